@@ -173,8 +173,8 @@ def pin(blas_threads: int = 1, blas_coretype: str | None = None) -> dict:
     4. Measure with threadpoolctl.  OpenBLAS caps its pool at the number of
        cores; a larger request is applied through threadpoolctl's runtime
        limit and measured again.  Every threaded BLAS pool must report
-       ``blas_threads``, and with a coretype every OpenBLAS pool must report
-       that ``architecture``.
+       ``blas_threads``.  With a coretype, pools reporting another
+       ``architecture`` are listed (:func:`kernel_mismatches`), not refused.
 
     Args:
         blas_threads: requested BLAS threads (int >= 1).
@@ -182,12 +182,13 @@ def pin(blas_threads: int = 1, blas_coretype: str | None = None) -> dict:
 
     Returns:
         ``{"blas_threads": measured int, "blas_coretype": str|None,
-        "pools": [threadpoolctl dicts]}``.
+        "pools": [threadpoolctl dicts], "kernel_mismatches": [str]}``.
 
     Raises:
-        PinError: numpy/scipy imported earlier with another count or kernel;
-            no BLAS pool found; a pool not running the requested count or
-            kernel; a coretype this CPU cannot run.
+        PinError: numpy/scipy imported earlier with another count, or
+            without the requested kernel in the environment; no BLAS pool
+            found; a pool not running the requested count; a coretype this
+            CPU cannot run.
     """
     env = pin_environment(blas_threads, blas_coretype)
     coretype = env.get("OPENBLAS_CORETYPE")
@@ -203,7 +204,12 @@ def pin(blas_threads: int = 1, blas_coretype: str | None = None) -> dict:
                 "(papermill --engine qencode-nb, or `qencode-nb audit`), which sets the "
                 "pins in the kernel's environment at launch, or remove the startup "
                 "code that imports numpy")
-        _check_architecture(pools, coretype, preloaded=preloaded)
+        if coretype and os.environ.get("OPENBLAS_CORETYPE") != coretype:
+            raise PinError(
+                f"{' and '.join(preloaded)} was imported before the pin cell without "
+                f"OPENBLAS_CORETYPE={coretype}; OpenBLAS picks its kernel when it loads, "
+                "so the kernel pin cannot take effect any more. Run the notebook through "
+                "the qencode-nb papermill engine, which sets it at kernel launch")
     os.environ.update(env)
     import numpy  # noqa: F401  (the point: load BLAS under the pins)
     import scipy.linalg  # noqa: F401  (scipy's own OpenBLAS)
@@ -219,22 +225,24 @@ def pin(blas_threads: int = 1, blas_coretype: str | None = None) -> dict:
     if have != blas_threads:
         raise PinError(f"requested {blas_threads} BLAS thread(s) but threadpoolctl "
                        f"measures {have}")
-    _check_architecture(pools, coretype)
-    return {"blas_threads": have, "blas_coretype": coretype, "pools": pools}
+    return {"blas_threads": have, "blas_coretype": coretype, "pools": pools,
+            "kernel_mismatches": kernel_mismatches(pools, coretype)}
 
 
-def _check_architecture(pools: list[dict], coretype: str | None, preloaded=()) -> None:
+def kernel_mismatches(pools: list[dict], coretype: str | None) -> list[str]:
+    """OpenBLAS pools whose reported ``architecture`` is not ``coretype``.
+
+    Not an error: an OpenBLAS build maps a requested coretype to the nearest
+    kernel it was built with (measured here: numpy 2.2.6's OpenBLAS 0.3.29
+    reports SkylakeX for ``OPENBLAS_CORETYPE=Cooperlake`` and Haswell for
+    Zen, scipy 1.13.1's 0.3.27 reports Cooperlake and Zen).  The provenance
+    records the list so the kernel actually in force is never hidden.
+    """
     if not coretype:
-        return
-    wrong = [p for p in pools if p.get("internal_api") == "openblas"
-             and p.get("threading_layer") != "disabled"
-             and str(p.get("architecture", "")).lower() != coretype.lower()]
-    if wrong:
-        why = (f"{' and '.join(preloaded)} was imported before the pin cell; "
-               if preloaded else "")
-        raise PinError(
-            why + f"OPENBLAS_CORETYPE={coretype} requested but "
-            + "; ".join(f"{p['filepath']} runs {p.get('architecture')}" for p in wrong))
+        return []
+    return [f"{p.get('filepath')} runs {p.get('architecture')}" for p in pools
+            if p.get("internal_api") == "openblas" and p.get("threading_layer") != "disabled"
+            and str(p.get("architecture", "")).lower() != coretype.lower()]
 
 
 def blas_report() -> dict:

@@ -1,0 +1,346 @@
+"""The audit: integrity, replay, re-run and the verdict (three tiers and margin).
+
+Definitions (DESIGN.md, "What reproducible means here"):
+
+- error = |E - E_ref| with E_ref the exact ground energy of the qubit
+  Hamiltonian (QEncode schema 4.0.0, results.quality.gap_reference
+  "exact_qubit_hamiltonian"); certified when error < threshold
+  (results.quality.gap_threshold, 0.01 Ha in QEncode v4).
+- margin = (threshold - error) / threshold; a certified entry with margin
+  below :data:`FRAGILE_MARGIN` is fragile.
+- bit-identical: the re-run energy equals the published one to the last bit
+  (compared as floats and as ``float.hex``); claimed only on the reference
+  environment, ``n/a`` with the reasons elsewhere.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+
+from qencode_nb import entries as entries_mod
+from qencode_nb.errors import CapabilityMissing, EntryError
+from qencode_nb.record import record
+
+#: A certified entry with margin below this is fragile (DESIGN.md).
+FRAGILE_MARGIN = 0.20
+#: Replay must agree with the published energy to this (Ha) to pass.
+REPLAY_TOL_HA = 1e-9
+#: Audit modes (notebook parameter ``mode``).
+MODES = ("full", "replay", "rerun")
+
+
+def check_mode(mode) -> str:
+    """Validate the ``mode`` parameter; raises EntryError listing the accepted modes."""
+    if mode not in MODES:
+        raise EntryError(f"{mode!r} is not accepted; accepted: {', '.join(MODES)}",
+                         field="mode")
+    return mode
+
+
+@contextlib.contextmanager
+def stage(name: str):
+    """Run one notebook stage; on failure record ``error`` (stage, type, message), re-raise.
+
+    A failed run thus keeps its executed notebook *and* a record of why it
+    failed, readable with :func:`qencode_nb.read_records`.
+    """
+    try:
+        yield
+    except BaseException as exc:
+        record("error", {"stage": name, "type": type(exc).__name__, "message": str(exc)})
+        raise
+
+
+# ---------------------------------------------------------------------------
+# Integrity
+# ---------------------------------------------------------------------------
+def integrity(entry) -> dict:
+    """SHA-256 by QEncode's rule, recomputed where the JSON is at hand.
+
+    Returns ``{"status": "pass"|"fail"|"n/a", "recorded", "recomputed",
+    "id_matches_hash", "signature", "reasons"}``.  The entry id ends in the
+    first 16 hex digits of the hash (generator ``assemble_entry``).
+    """
+    reasons = []
+    id_ok = entry.entry_id.endswith("__sha256_" + entry.sha256[:16])
+    if not id_ok:
+        reasons.append(f"entry_id {entry.entry_id} does not end in sha256[:16] "
+                       f"{entry.sha256[:16]}")
+    recomputed = None
+    if entry.raw is not None:
+        recomputed = entries_mod.qencode_sha256(entry.raw)
+        if recomputed != entry.sha256:
+            reasons.append(f"recomputed SHA-256 {recomputed} != recorded {entry.sha256}")
+        status = "pass" if not reasons else "fail"
+    else:
+        reasons.append("no QEncode JSON at hand (pass db=FOLDER) to recompute the SHA-256")
+        status = "fail" if not id_ok else "n/a"
+    signature = "absent"
+    if entry.raw is not None and (entry.raw.get("trust") or {}).get("signature_b64"):
+        signature = "present, not verified (no key given)"
+    return {"status": status, "recorded": entry.sha256, "recomputed": recomputed,
+            "id_matches_hash": id_ok, "signature": signature, "reasons": reasons}
+
+
+# ---------------------------------------------------------------------------
+# The qubit problem: Hamiltonian, circuit, energy
+# ---------------------------------------------------------------------------
+@dataclass
+class Problem:
+    """What a replay and a re-run need.  Energies in Ha.
+
+    ``constant_ha`` is the tapering constant correction added to every
+    energy after optimisation (encoding.tapering.bk_constant_correction_ha).
+    """
+
+    hamiltonian: object
+    hamiltonian_origin: str       # "stored" or "rebuilt (of_bridge)"
+    circuit: object
+    wires: list
+    num_params: int
+    constant_ha: float
+    e_target: float               # early-stop target: CASCI energy (generator main())
+
+
+def build_problem(entry) -> Problem:
+    """Hamiltonian and ansatz circuit of an entry.
+
+    HEA uses the stored qubit Hamiltonian when the entry has one, else the
+    one rebuilt from chemistry (PySCF -> OpenFermion, tapered).  Tapered
+    UCCSD always rebuilds the tapering (its operators are tapered with the
+    symmetry generators of the full Hamiltonian), and runs on the stored
+    Hamiltonian when there is one.
+
+    Raises:
+        CapabilityMissing: ADAPT entries (not implemented yet).
+    """
+    from qencode_nb import ansatz, hamiltonian
+
+    if entry.ansatz == "adapt":
+        raise CapabilityMissing(
+            f"{entry.entry_id}: ADAPT-VQE (operator pool, gradient selection and "
+            "re-optimisation) is not implemented yet; qencode-nb can audit hea and "
+            "uccsd entries today")
+    tapered = None
+    if entry.ansatz == "uccsd" or not entry.has_stored_hamiltonian:
+        from qencode_nb.rebuild import rebuild_tapered
+
+        _, tapered = rebuild_tapered(entry.geometry, entry.basis, entry.charge, entry.spin,
+                                     *entry.active_space, entry.orbital_optimization,
+                                     entry.mapping)
+    if entry.has_stored_hamiltonian:
+        H = hamiltonian.from_pauli_terms(entry.pauli_terms, entry.tapered_num_qubits)
+        origin = "stored"
+    else:
+        H = tapered.H_tapered
+        origin = "rebuilt (of_bridge)"
+    wires = list(range(entry.tapered_num_qubits))
+    if entry.ansatz == "hea":
+        circuit = ansatz.hea_circuit(entry.hf_tapered_state, entry.reps)
+        n_params = ansatz.hea_num_params(len(wires), entry.reps)
+    else:
+        ops = ansatz.tapered_uccsd_ops(entry.active_space[0], tapered.n_qubits_full,
+                                       tapered.generators, tapered.paulixops, tapered.sectors)
+        circuit = ansatz.uccsd_circuit(entry.hf_tapered_state, ops)
+        n_params = len(ops)
+    return Problem(hamiltonian=H, hamiltonian_origin=origin, circuit=circuit, wires=wires,
+                   num_params=n_params, constant_ha=entry.bk_constant_correction_ha or 0.0,
+                   e_target=entry.casci_energy)
+
+
+def energy_function(entry, problem: Problem):
+    """The entry's recorded backend as a :class:`~qencode_nb.engines.Energy`."""
+    from qencode_nb.engines import qnode_energy
+
+    return qnode_energy(problem.hamiltonian, problem.circuit, problem.wires, entry.backend)
+
+
+# ---------------------------------------------------------------------------
+# Replay and re-run
+# ---------------------------------------------------------------------------
+def compare(energy: float, published: float) -> dict:
+    """Bit-level comparison of two energies (Ha).
+
+    Returns ``{"energy", "published", "delta_ha" (energy - published),
+    "abs_delta_ha", "ulps", "energy_hex", "published_hex", "identical"}``;
+    ``ulps`` counts representable doubles between the two.
+    """
+    delta = energy - published
+    return {
+        "energy": energy, "published": published, "delta_ha": delta,
+        "abs_delta_ha": abs(delta), "ulps": ulp_distance(energy, published),
+        "energy_hex": float(energy).hex(), "published_hex": float(published).hex(),
+        "identical": float(energy).hex() == float(published).hex(),
+    }
+
+
+def ulp_distance(a: float, b: float) -> int:
+    """Number of representable doubles between ``a`` and ``b`` (0 when equal)."""
+    import struct
+
+    def ordered(x: float) -> int:
+        i = struct.unpack("<q", struct.pack("<d", x))[0]
+        return i if i >= 0 else -(i & 0x7FFFFFFFFFFFFFFF)
+
+    return abs(ordered(a) - ordered(b))
+
+
+def replay(entry, problem: Problem) -> dict:
+    """Energy of the stored optimal parameters on the problem's Hamiltonian.
+
+    Returns the :func:`compare` dict plus ``status`` ("pass" when
+    |ΔE| <= :data:`REPLAY_TOL_HA`, else "fail"; "n/a" with ``reason`` when
+    the entry stores no parameters) and ``hamiltonian`` (stored/rebuilt).
+    """
+    if entry.optimal_params is None:
+        return {"status": "n/a", "energy": None, "published": entry.published_energy,
+                "delta_ha": None,
+                "reason": f"{entry.source.name} stores no optimal parameters; pass "
+                          "db=FOLDER of QEncode JSON files to replay them"}
+    import numpy as np
+
+    if len(entry.optimal_params) != problem.num_params:
+        raise EntryError(f"{len(entry.optimal_params)} stored parameters but the "
+                         f"{entry.ansatz} ansatz has {problem.num_params}",
+                         field="results.vqe.optimal_params", path=entry.source)
+    energy = energy_function(entry, problem)(np.array(entry.optimal_params, dtype=float))
+    out = compare(energy + problem.constant_ha, entry.published_energy)
+    out["status"] = "pass" if out["abs_delta_ha"] <= REPLAY_TOL_HA else "fail"
+    out["tolerance_ha"] = REPLAY_TOL_HA
+    out["hamiltonian"] = problem.hamiltonian_origin
+    return out
+
+
+def rerun(entry, problem: Problem) -> dict:
+    """Re-run the recorded optimiser with the recorded budgets.
+
+    Uses ``run_config.max_iterations`` (never capped), ``multistart_requested``
+    restarts, the seed, the backend, and QEncode's early stop against the
+    CASCI energy on the energy *before* the constant correction (see
+    :mod:`qencode_nb.vqe`).
+
+    Returns a dict: ``energy`` (Ha, constant included), ``raw_energy``,
+    ``nfev``, ``restarts_run``, ``stopped_early``, ``restart_energies``,
+    ``restart_nfev``, the configuration used, and ``findings`` (quirks of
+    the generator's procedure that this run reproduced).
+    """
+    from qencode_nb.vqe import run_vqe
+
+    opt = entry.optimizer
+    if opt.name == "adapt":
+        raise CapabilityMissing("ADAPT-VQE re-run is not implemented yet")
+    energy = energy_function(entry, problem)
+    res = run_vqe(energy, problem.num_params, optimizer=opt.name,
+                  max_iterations=entry.max_iterations, restarts=entry.restarts_requested,
+                  seed=entry.seed, e_target=problem.e_target, early_stop=True,
+                  learning_rate=opt.learning_rate or 0.05)
+    findings = []
+    if abs(problem.constant_ha) > 0:
+        findings.append(
+            "the generator's early-stop check compares the energy before the tapering "
+            f"constant correction ({problem.constant_ha:+.6f} Ha) with the CASCI energy, "
+            f"so early stop cannot fire: {res.restarts_run} of {entry.restarts_requested} "
+            "restarts ran")
+    return {
+        "energy": res.best_energy + problem.constant_ha,
+        "raw_energy": res.best_energy,
+        "constant_ha": problem.constant_ha,
+        "params": res.best_params,
+        "nfev": res.nfev,
+        "energy_calls": energy.calls,
+        "restarts_run": res.restarts_run,
+        "stopped_early": res.stopped_early,
+        "restart_energies": res.restart_energies,
+        "restart_nfev": res.restart_nfev,
+        "config": {"optimizer": opt.name, "max_iterations": entry.max_iterations,
+                   "restarts_requested": entry.restarts_requested, "seed": entry.seed,
+                   "backend": energy.backend, "early_stop_target_ha": problem.e_target,
+                   "early_stop_threshold_ha": 0.01, "num_params": problem.num_params,
+                   "hamiltonian": problem.hamiltonian_origin},
+        "published": {"nfev": entry.published_nfev,
+                      "restarts_run": entry.published_restarts_run,
+                      "early_stopped": entry.published_early_stopped},
+        "findings": findings,
+    }
+
+
+# ---------------------------------------------------------------------------
+# Verdict
+# ---------------------------------------------------------------------------
+def margin(error: float, threshold: float) -> float:
+    """(threshold - error) / threshold; both in Ha (DESIGN.md)."""
+    return (threshold - error) / threshold
+
+
+def verdict(entry, rerun_energy: float | None, provenance: dict, blas_threads: int,
+            blas_coretype: str | None = None) -> dict:
+    """Tiers 2 and 3, margins and the one-line summary.
+
+    Args:
+        entry: the :class:`~qencode_nb.entries.Entry`.
+        rerun_energy: the re-run energy (Ha), or None in replay mode.
+        provenance: :func:`qencode_nb.provenance.collect` output.
+        blas_threads: the measured BLAS thread count.
+        blas_coretype: the OPENBLAS_CORETYPE set, if any.
+
+    Returns a dict with ``error_mha``, ``published_error_mha``,
+    ``movement_mha`` (signed: regenerated - published error), ``margin``,
+    ``margin_published``, ``certified``, ``fragile``, ``certification_change``,
+    ``bit_identical``, ``difference`` (:func:`compare`), ``tiers`` and
+    ``summary``.
+    """
+    thr = entry.threshold
+    pub_err = entry.published_error
+    out = {"threshold_mha": thr * 1e3, "published_error_mha": pub_err * 1e3,
+           "margin_published": margin(pub_err, thr), "reference_energy": entry.exact_ground_energy}
+    tiers = {"certification": {"status": "n/a", "reasons": ["no re-run (mode=replay)"]},
+             "bit_identical": {"status": "n/a", "reasons": ["no re-run (mode=replay)"]}}
+    if rerun_energy is None:
+        out.update({"error_mha": None, "movement_mha": None, "margin": None,
+                    "certified": None, "fragile": None, "certification_change": None,
+                    "bit_identical": None, "difference": None, "tiers": tiers,
+                    "summary": f"{entry.entry_id}: replay only; published error "
+                               f"{pub_err * 1e3:.6f} mHa"})
+        return out
+    err = abs(rerun_energy - entry.exact_ground_energy)
+    cert = err < thr
+    m = margin(err, thr)
+    change = None
+    if cert != entry.published_certified:
+        change = "gained certification" if cert else "lost certification"
+    tiers["certification"] = {
+        "status": "pass" if cert else "fail",
+        "reasons": [f"regenerated error {err * 1e3:.6f} mHa "
+                    f"{'<' if cert else '>='} threshold {thr * 1e3:.3f} mHa"]}
+    diff = compare(rerun_energy, entry.published_energy)
+    reasons = []
+    drift = [f"{k} {v['have']} (want {v['want']})" for k, v in provenance["versions"].items()
+             if not v["match"]]
+    if drift:
+        reasons.append("not the reference environment: " + ", ".join(drift))
+    if blas_threads != 1:
+        reasons.append(f"{blas_threads} BLAS threads measured (reference: 1)")
+    kernels = sorted({str(p.get("architecture")) for p in provenance["blas"]["pools"]
+                      if p.get("library") == "openblas"})
+    kernel_note = ("BLAS kernel not recorded by the entry; this run used "
+                   + (", ".join(kernels) or "no OpenBLAS")
+                   + (f" (OPENBLAS_CORETYPE={blas_coretype})" if blas_coretype else ""))
+    if reasons:
+        tiers["bit_identical"] = {"status": "n/a", "reasons": reasons + [kernel_note]}
+    else:
+        tiers["bit_identical"] = {"status": "pass" if diff["identical"] else "fail",
+                                  "reasons": [kernel_note]}
+    label = "certified" if cert else "NOT certified"
+    fragile = cert and m < FRAGILE_MARGIN
+    bits = ("bit-identical" if diff["identical"]
+            else f"differs by {diff['delta_ha']:+.3e} Ha ({diff['ulps']} ulps)")
+    out.update({
+        "error_mha": err * 1e3, "movement_mha": (err - pub_err) * 1e3, "margin": m,
+        "certified": cert, "fragile": fragile, "certification_change": change,
+        "bit_identical": diff["identical"], "difference": diff, "tiers": tiers,
+        "summary": (f"{entry.entry_id}: {label}, error {err * 1e3:.6f} mHa (published "
+                    f"{pub_err * 1e3:.6f}), margin {m:.1%}{' FRAGILE' if fragile else ''}"
+                    f"{'; ' + change if change else ''}; {bits}"),
+    })
+    return out

@@ -1,0 +1,82 @@
+"""The ``qencode-nb`` command.
+
+``qencode-nb audit ENTRY [--threads N] [--coretype K] [--mode M] [--db DIR]
+[--out OUT.ipynb] [--json]`` runs ``notebooks/audit.ipynb`` through the
+pinned papermill engine (:mod:`qencode_nb.runner`) and prints the verdict, or
+with ``--json`` every record as one JSON object.  Exit status: 0 when the
+run recorded ``done``, 1 when it failed (the executed notebook is kept and
+the reason printed), 2 on bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from qencode_nb.errors import QencodeNbError
+
+
+def _audit(args) -> int:
+    from qencode_nb.audit import MODES
+    from qencode_nb.record import encode, read_records
+    from qencode_nb.runner import NOTEBOOKS, run_notebook
+
+    if args.mode not in MODES:
+        print(f"qencode-nb: --mode {args.mode!r} is not accepted; accepted: "
+              + ", ".join(MODES), file=sys.stderr)
+        return 2
+    out = Path(args.out or f"audit-{Path(args.entry).stem}.ipynb")
+    params = {"entry": str(args.entry), "blas_threads": args.threads, "mode": args.mode}
+    if args.coretype:
+        params["blas_coretype"] = args.coretype
+    if args.db:
+        params["db"] = str(Path(args.db).resolve())
+    if Path(args.entry).suffix in (".json", ".yaml", ".yml"):
+        params["entry"] = str(Path(args.entry).resolve())
+    try:
+        records = run_notebook(NOTEBOOKS / "audit.ipynb", out.resolve(), params,
+                               timeout=args.timeout, progress_bar=not args.json)
+    except QencodeNbError as exc:
+        if args.json and out.exists():
+            print(json.dumps(encode(read_records(out)), indent=1, sort_keys=True))
+        print(f"qencode-nb: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(encode(records), indent=1, sort_keys=True))
+    else:
+        print(records["verdict"])
+        print(f"executed notebook: {out}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="qencode-nb",
+        description="Audit whether published VQE benchmark results still hold when re-run.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    audit = sub.add_parser("audit", help="audit one entry in an executed notebook")
+    audit.add_argument("entry", help="a name in params/ (lih, h2, h6) or a .yaml/.json path")
+    audit.add_argument("--threads", type=int, default=1, help="BLAS threads (default 1)")
+    audit.add_argument("--coretype", default=None,
+                       help="OPENBLAS_CORETYPE for the kernel, e.g. Cooperlake")
+    audit.add_argument("--mode", default="full", help="full (default), replay or rerun")
+    audit.add_argument("--db", default=None,
+                       help="folder of QEncode JSON files to complete a params/ entry")
+    audit.add_argument("--out", default=None, help="executed notebook path "
+                       "(default audit-ENTRY.ipynb)")
+    audit.add_argument("--timeout", type=int, default=None,
+                       help="per-cell timeout in seconds (default: none)")
+    audit.add_argument("--json", action="store_true", help="print all records as JSON")
+    audit.set_defaults(func=_audit)
+    return parser
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

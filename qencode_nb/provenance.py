@@ -1,0 +1,100 @@
+"""Provenance of a re-run: versions against the entry's pins, git, platform, BLAS.
+
+Tier 3 (bit-identical) is only claimed on the reference environment
+(DESIGN.md): every pin of the entry's ``provenance.tool_versions`` installed,
+one BLAS thread as measured, and the BLAS kernel where the entry records it.
+"""
+
+from __future__ import annotations
+
+import platform
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+
+from qencode_nb import threads
+
+#: ``tool_versions`` keys that are packages (distribution names on PyPI).
+PINNED_PACKAGES = ("pyscf", "pennylane", "openfermion", "numpy", "scipy")
+#: ``tool_versions`` keys that are not package pins.
+NOT_PINS = ("git_commit",)
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def installed_version(dist: str) -> str | None:
+    """Installed version of a distribution, or None when absent."""
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def version_drift(tool_versions: dict) -> dict:
+    """Compare installed versions with an entry's ``provenance.tool_versions``.
+
+    Python is compared on the full ``X.Y.Z`` string, packages on their exact
+    version string.
+
+    Returns:
+        ``{name: {"want": str, "have": str|None, "match": bool}}`` for every
+        pin of the entry (``git_commit`` excluded).
+    """
+    out = {}
+    for name, want in sorted(tool_versions.items()):
+        if name in NOT_PINS or want is None:
+            continue
+        have = platform.python_version() if name == "python" else installed_version(name)
+        out[name] = {"want": str(want), "have": have, "match": have == str(want)}
+    return out
+
+
+def git_state(path: Path = ROOT) -> dict:
+    """``{"commit": sha|None, "dirty": bool|None}`` of the qencode-nb checkout."""
+    def run(*args):
+        try:
+            return subprocess.run(["git", "-C", str(path), *args], capture_output=True,
+                                  text=True, timeout=10, check=True).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            return None
+
+    commit = run("rev-parse", "HEAD")
+    status = run("status", "--porcelain", "--untracked-files=no")
+    return {"commit": commit, "dirty": None if status is None else bool(status)}
+
+
+def cpu_model() -> str | None:
+    """The CPU model name from /proc/cpuinfo, else ``platform.processor()``."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or None
+
+
+def collect(tool_versions: dict | None = None) -> dict:
+    """Everything recorded as ``provenance`` for one audit.
+
+    Returns a dict with ``versions`` (drift table), ``installed`` (the
+    toolkit's stack), ``git``, ``platform``, ``python``, ``cpu``,
+    ``cpu_flags_avx512_bf16``, ``runnable_coretypes`` and ``blas`` (every
+    pool with library, version, architecture and threads, plus
+    ``OPENBLAS_CORETYPE`` and ``OPENBLAS_L2_SIZE``).
+    """
+    installed = {name: installed_version(name) for name in
+                 (*PINNED_PACKAGES, "pennylane_lightning", "papermill", "threadpoolctl")}
+    flags = threads.cpu_flags()
+    return {
+        "versions": version_drift(tool_versions or {}),
+        "installed": installed,
+        "python": platform.python_version(),
+        "git": git_state(),
+        "platform": f"{sys.platform} {platform.machine()} {platform.release()}",
+        "cpu": cpu_model(),
+        "runnable_coretypes": threads.runnable_coretypes(flags),
+        "blas": threads.blas_report(),
+    }
