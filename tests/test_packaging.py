@@ -1,0 +1,99 @@
+"""The pinned environment files agree, binder pins threads, the engine is registered."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import yaml
+
+from conftest import ROOT
+
+
+def _pip_pins(lines) -> dict[str, str]:
+    pins = {}
+    for line in lines:
+        line = line.split("#", 1)[0].strip()
+        m = re.match(r"^([A-Za-z0-9_.\-]+)==([^\s;]+)$", line)
+        if m:
+            pins[m.group(1).lower().replace("_", "-")] = m.group(2)
+    return pins
+
+
+def _env_pins(path) -> dict[str, str]:
+    env = yaml.safe_load(path.read_text())
+    pip_list = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
+    conda = [d for d in env["dependencies"] if isinstance(d, str)]
+    pins = _pip_pins(pip_list)
+    for d in conda:
+        if "=" in d:
+            name, version = d.split("=", 1)
+            pins[name.lower()] = version.lstrip("=")
+    return pins
+
+
+def test_environment_yml_and_lock_agree():
+    env = _env_pins(ROOT / "environment.yml")
+    lock = _pip_pins((ROOT / "requirements.lock").read_text().splitlines())
+    shared = set(env) & set(lock)
+    assert len(shared) >= 15, f"too few packages named by both: {sorted(shared)}"
+    disagree = {n: (env[n], lock[n]) for n in shared if env[n] != lock[n]}
+    assert not disagree
+    # Every pip package of environment.yml is in the lock.
+    assert set(env) - {"python"} <= set(lock)
+
+
+def test_qencode_v4_pins_are_the_reference():
+    want = _pip_pins((ROOT.parent / "shared" / "qencode-v4" / "requirements-v4.txt")
+                     .read_text().splitlines())
+    env = _env_pins(ROOT / "environment.yml")
+    assert want == {"pennylane": "0.45.0", "numpy": "2.2.6", "pyscf": "2.6.2",
+                    "scipy": "1.13.1", "openfermion": "1.6.1"}
+    assert all(env[name] == version for name, version in want.items())
+    assert env["python"] == "3.11"
+
+
+def test_binder_environment_agrees():
+    assert _env_pins(ROOT / "binder" / "environment.yml") == _env_pins(ROOT / "environment.yml")
+
+
+def test_binder_start_exports_six_thread_variables_then_execs():
+    out = subprocess.run(["bash", str(ROOT / "binder" / "start"), "env"],
+                         capture_output=True, text=True, check=True,
+                         env={"PATH": "/usr/bin:/bin"}).stdout
+    env = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                "BLIS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS"):
+        assert env[var] == "1", var
+
+
+def test_papermill_engine_is_registered_under_the_entry_point_group():
+    from importlib.metadata import entry_points
+
+    eps = entry_points(group="papermill.engine")
+    assert "qencode-nb" in [ep.name for ep in eps]
+    from papermill.engines import papermill_engines
+
+    from qencode_nb.runner import PinnedEngine
+
+    assert papermill_engines.get_engine("qencode-nb") is PinnedEngine
+
+
+def test_importing_the_package_does_not_import_numpy():
+    code = ("import sys, qencode_nb, qencode_nb.threads, qencode_nb.entries, "
+            "qencode_nb.audit, qencode_nb.vocabulary, qencode_nb.cli;"
+            "print(sorted(m for m in ('numpy','scipy') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == "[]"
+
+
+def test_console_script_is_installed():
+    import shutil
+
+    exe = shutil.which("qencode-nb", path=str(ROOT / ".venv" / "bin")) or \
+        shutil.which("qencode-nb")
+    assert exe, "qencode-nb console script not found"
+    out = subprocess.run([exe, "audit", "--help"], capture_output=True, text=True, check=True)
+    assert "--threads" in out.stdout and "--json" in out.stdout

@@ -1,0 +1,112 @@
+"""Thread and kernel pins, in fresh processes (the pin only works before numpy loads)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from qencode_nb import threads
+from qencode_nb.errors import PinError
+
+
+def _clean_env(**extra):
+    env = {k: v for k, v in os.environ.items() if k not in threads.THREAD_VARS}
+    env.update(extra)
+    return env
+
+
+def _run(code: str, **env) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=_clean_env(**env))
+
+
+@pytest.mark.parametrize("n", [1, 2])
+def test_pin_sets_every_blas_pool_to_the_requested_count(n):
+    code = ("from qencode_nb.threads import pin, blas_pools;"
+            f"r = pin({n});"
+            "blas = [p for p in blas_pools() if p['user_api'] == 'blas'];"
+            "print(r['blas_threads'], len(blas), *sorted(p['num_threads'] for p in blas))")
+    out = _run(code)
+    assert out.returncode == 0, out.stderr
+    measured, n_pools, *counts = map(int, out.stdout.split())
+    assert measured == n
+    assert n_pools >= 2, "numpy's and scipy's OpenBLAS should both be loaded"
+    assert counts == [n] * n_pools
+
+
+def test_pin_refuses_after_numpy_was_imported_with_another_count():
+    code = ("import numpy, scipy.linalg\n"
+            "from qencode_nb.threads import pin\n"
+            "pin(1)\n")
+    out = _run(code, OPENBLAS_NUM_THREADS="2", OMP_NUM_THREADS="2")
+    assert out.returncode != 0
+    assert "PinError" in out.stderr and "imported before the pin cell" in out.stderr
+    assert "2 BLAS thread(s)" in out.stderr
+
+
+def test_pin_accepts_preloaded_numpy_running_the_requested_count():
+    code = ("import numpy\nfrom qencode_nb.threads import pin\nprint(pin(1)['blas_threads'])")
+    out = _run(code, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "1"
+
+
+def test_pin_refuses_a_kernel_that_can_no_longer_be_set():
+    code = ("import numpy\nfrom qencode_nb.threads import pin\npin(1, 'Haswell')")
+    out = _run(code, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+    assert out.returncode != 0
+    assert "OPENBLAS_CORETYPE=Haswell" in out.stderr
+
+
+def test_coretype_the_cpu_cannot_run_is_refused():
+    with pytest.raises(PinError, match=r"needs CPU flags avx512_bf16.*can run: .*Haswell"):
+        threads.check_coretype("Cooperlake", flags={"sse3", "ssse3", "sse4_2", "avx",
+                                                    "avx2", "fma", "avx512f", "avx512cd",
+                                                    "avx512bw", "avx512dq", "avx512vl"})
+
+
+def test_unknown_coretype_lists_the_accepted_names():
+    with pytest.raises(PinError, match="accepted: .*Cooperlake"):
+        threads.check_coretype("Skylake-ish")
+
+
+def test_coretype_is_case_insensitive_and_canonicalised():
+    flags = set(threads.CORETYPE_CPU_FLAGS["Haswell"])
+    assert threads.check_coretype("haswell", flags=flags) == "Haswell"
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, "2", True, None])
+def test_bad_thread_counts_are_refused(bad):
+    with pytest.raises(PinError, match="accepted: an integer >= 1"):
+        threads.pin_environment(bad)
+
+
+def test_pin_environment_sets_the_six_variables():
+    env = threads.pin_environment(3)
+    assert env == {v: "3" for v in threads.THREAD_VARS}
+    assert len(threads.THREAD_VARS) == 6
+
+
+def test_a_guard_that_finds_no_blas_pool_fails():
+    with pytest.raises(PinError, match="no BLAS library"):
+        threads.measured_blas_threads([{"user_api": "openmp", "num_threads": 1}])
+
+
+def test_disagreeing_pools_are_reported():
+    pools = [{"user_api": "blas", "num_threads": 1, "filepath": "a"},
+             {"user_api": "blas", "num_threads": 2, "filepath": "b"}]
+    with pytest.raises(PinError, match="different thread counts"):
+        threads.measured_blas_threads(pools)
+
+
+@pytest.mark.skipif("avx512_bf16" not in threads.cpu_flags(), reason="CPU lacks avx512_bf16")
+def test_cooperlake_kernel_is_taken_by_scipys_openblas():
+    code = ("from qencode_nb.threads import pin;"
+            "r = pin(1, 'Cooperlake');"
+            "print(sorted(p.get('architecture') for p in r['pools'] if p['user_api']=='blas'))")
+    out = _run(code)
+    assert out.returncode == 0, out.stderr
+    assert "Cooperlake" in out.stdout
