@@ -1,79 +1,24 @@
-"""Papermill execution with the pins set in the kernel's environment at launch.
+"""Papermill execution of the project's notebooks under the pinned engine.
 
-:class:`PinnedEngine` is a papermill engine, registered under the entry-point
-group ``papermill.engine`` as ``qencode-nb`` (see pyproject.toml), so that
-``papermill --engine qencode-nb in.ipynb out.ipynb -p blas_threads 2`` also
-works.  It reads ``blas_threads`` and ``blas_coretype`` from the notebook's
-parameters and starts the kernel with the six thread variables (and
-``OPENBLAS_CORETYPE``) already in its environment: the pins then hold even
-when an IPython startup file imports numpy before the pin cell runs.
-Every run starts its own kernel process; concurrent runs never share one.
+:func:`run_notebook` validates parameter names, executes through the
+``qencode-nb`` engine (:mod:`qencode_nb.papermill_engine`), always keeps the
+executed notebook, and returns its records or raises :class:`RunFailed`.
 """
 
 from __future__ import annotations
 
-import logging
-import os
 from pathlib import Path
 
-from papermill.engines import NBClientEngine
-from papermill.clientwrap import PapermillNotebookClient
-from papermill.utils import merge_kwargs, remove_args
+import papermill  # loads papermill.engines, which registers our engine's entry point
 
 from qencode_nb.errors import ParameterError, RunFailed
-from qencode_nb.threads import pin_environment
+from qencode_nb.papermill_engine import ENGINE_NAME, PinnedEngine, kernel_environment
+
+__all__ = ["ENGINE_NAME", "NOTEBOOKS", "PinnedEngine", "check_parameters",
+           "kernel_environment", "run_notebook"]
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
-ENGINE_NAME = "qencode-nb"
-
-
-def _notebook_parameters(nb) -> dict:
-    """Defaults of the ``parameters`` cell, overridden by papermill's injected values."""
-    from papermill.inspection import _infer_parameters
-
-    values = {}
-    for p in _infer_parameters(nb):
-        try:
-            import ast
-
-            values[p.name] = ast.literal_eval(p.default)
-        except (ValueError, SyntaxError):
-            values[p.name] = p.default
-    values.update((nb.metadata.get("papermill") or {}).get("parameters") or {})
-    return values
-
-
-def kernel_environment(blas_threads=1, blas_coretype=None, base=None) -> dict:
-    """The kernel's launch environment: ``base`` (default os.environ) plus the pins.
-
-    Without ``blas_coretype`` an inherited ``OPENBLAS_CORETYPE`` is left as it is
-    (some machines set it so that old OpenBLAS builds run correctly); the
-    provenance records whatever kernel was in force.
-    """
-    env = dict(os.environ if base is None else base)
-    env.update(pin_environment(blas_threads, blas_coretype))
-    return env
-
-
-class PinnedEngine(NBClientEngine):
-    """nbclient engine whose kernel starts with the BLAS pins in its environment."""
-
-    @classmethod
-    def execute_managed_notebook(cls, nb_man, kernel_name, log_output=False, stdout_file=None,
-                                 stderr_file=None, start_timeout=60, execution_timeout=None,
-                                 **kwargs):
-        params = _notebook_parameters(nb_man.nb)
-        env = kernel_environment(params.get("blas_threads", 1), params.get("blas_coretype"))
-        kwargs = remove_args(["input_path"], **kwargs)
-        safe_kwargs = remove_args(["timeout", "startup_timeout"], **kwargs)
-        final_kwargs = merge_kwargs(
-            safe_kwargs,
-            timeout=execution_timeout if execution_timeout else kwargs.get("timeout"),
-            startup_timeout=start_timeout, kernel_name=kernel_name,
-            log=logging.getLogger("papermill"), log_output=log_output,
-            stdout_file=stdout_file, stderr_file=stderr_file)
-        return PapermillNotebookClient(nb_man, **final_kwargs).execute(env=env)
 
 
 def check_parameters(notebook, parameters: dict) -> None:
@@ -85,8 +30,6 @@ def check_parameters(notebook, parameters: dict) -> None:
     Raises:
         ParameterError: names the unknown parameter(s) and the accepted ones.
     """
-    import papermill
-
     declared = papermill.inspect_notebook(str(notebook))
     unknown = sorted(set(parameters) - set(declared))
     if unknown:
@@ -117,7 +60,6 @@ def run_notebook(notebook, output, parameters: dict | None = None, *, timeout=No
         RunFailed: a cell raised, or the run did not record ``done``; the
             message carries the recorded ``error`` when there is one.
     """
-    import papermill
     from papermill.exceptions import PapermillExecutionError
 
     from qencode_nb.record import read_records

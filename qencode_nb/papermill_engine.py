@@ -1,0 +1,90 @@
+"""The papermill engine ``qencode-nb``: pins set in the kernel's environment at launch.
+
+Registered under the entry-point group ``papermill.engine`` (pyproject.toml),
+so ``papermill --engine qencode-nb in.ipynb out.ipynb -p blas_threads 2``
+works too.  It reads ``blas_threads`` and ``blas_coretype`` from the
+notebook's parameters and starts the kernel with the six thread variables
+(and ``OPENBLAS_CORETYPE``) already in its environment: the pins then hold
+even when an IPython startup file imports numpy before the pin cell runs.
+Every run starts its own kernel process; concurrent runs never share one.
+
+Papermill loads the entry point while ``papermill.engines`` is still being
+imported, so this module imports no papermill at module level: the class is
+built on first access (PEP 562 ``__getattr__``), by which time
+``NBClientEngine`` exists whichever module was imported first.
+"""
+
+from __future__ import annotations
+
+import ast
+import logging
+import os
+
+from qencode_nb.threads import pin_environment
+
+ENGINE_NAME = "qencode-nb"
+
+
+def _notebook_parameters(nb) -> dict:
+    """Defaults of the ``parameters`` cell, overridden by papermill's injected values."""
+    from papermill.inspection import _infer_parameters
+
+    values = {}
+    for p in _infer_parameters(nb):
+        try:
+            values[p.name] = ast.literal_eval(p.default)
+        except (ValueError, SyntaxError):
+            values[p.name] = p.default
+    values.update((nb.metadata.get("papermill") or {}).get("parameters") or {})
+    return values
+
+
+def kernel_environment(blas_threads=1, blas_coretype=None, base=None) -> dict:
+    """The kernel's launch environment: ``base`` (default os.environ) plus the pins.
+
+    Without ``blas_coretype`` an inherited ``OPENBLAS_CORETYPE`` is left as it is
+    (some machines set it so that old OpenBLAS builds run correctly); the
+    provenance records whatever kernel was in force.
+    """
+    env = dict(os.environ if base is None else base)
+    env.update(pin_environment(blas_threads, blas_coretype))
+    return env
+
+
+def _build_engine():
+    from papermill.clientwrap import PapermillNotebookClient
+    from papermill.engines import NBClientEngine
+    from papermill.utils import merge_kwargs, remove_args
+
+    class PinnedEngine(NBClientEngine):
+        """nbclient engine whose kernel starts with the BLAS pins in its environment."""
+
+        @classmethod
+        def execute_managed_notebook(cls, nb_man, kernel_name, log_output=False, stdout_file=None,
+                                     stderr_file=None, start_timeout=60, execution_timeout=None,
+                                     **kwargs):
+            params = _notebook_parameters(nb_man.nb)
+            env = kernel_environment(params.get("blas_threads", 1), params.get("blas_coretype"))
+            kwargs = remove_args(["input_path"], **kwargs)
+            safe_kwargs = remove_args(["timeout", "startup_timeout"], **kwargs)
+            final_kwargs = merge_kwargs(
+                safe_kwargs,
+                timeout=execution_timeout if execution_timeout else kwargs.get("timeout"),
+                startup_timeout=start_timeout, kernel_name=kernel_name,
+                log=logging.getLogger("papermill"), log_output=log_output,
+                stdout_file=stdout_file, stderr_file=stderr_file)
+            return PapermillNotebookClient(nb_man, **final_kwargs).execute(env=env)
+
+    return PinnedEngine
+
+
+_ENGINE = None
+
+
+def __getattr__(name):
+    global _ENGINE
+    if name == "PinnedEngine":
+        if _ENGINE is None:
+            _ENGINE = _build_engine()
+        return _ENGINE
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
