@@ -114,7 +114,9 @@ def test_numpy_imported_at_startup_fails_loudly_under_stock_papermill(tmp_path, 
                                                "mode": "replay"})
     assert err.value.ename == "PinError"
     assert "imported before the pin cell with 1 BLAS thread(s)" in err.value.evalue
-    assert "done" not in read_records(out)
+    r = read_records(out)
+    assert r["error"]["stage"] == "pin" and r["error"]["type"] == "PinError"
+    assert "done" not in r
 
 
 def test_numpy_imported_at_startup_runs_pinned_under_the_engine(tmp_path, numpy_at_startup):
