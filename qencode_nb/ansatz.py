@@ -47,3 +47,145 @@ def hea_circuit(hf_state, reps: int):
                     qml.CNOT(wires=[wires[i], wires[i + 1]])
 
     return circuit
+
+
+# ---------------------------------------------------------------------------
+# Tapered UCCSD (generator: _get_tapered_uccsd_ops, _apply_tapered_op,
+# build_uccsd_circuit; qencode-benchmark commit e1f44cd)
+# ---------------------------------------------------------------------------
+
+TAPER_OPERATION_MAX_QUBITS = 12
+"""Largest untapered qubit count for which the generator tapers operations
+with ``qchem.taper_operation`` (it builds dense ``2^N x 2^N`` matrices)."""
+
+
+def tapered_uccsd_ops(num_electrons: int, n_qubits_full: int, generators,
+                      paulixops, sectors) -> list:
+    """QEncode's tapered UCCSD pool (``_get_tapered_uccsd_ops``, <= 12 qubits).
+
+    Every double excitation of ``qchem.excitations(num_electrons,
+    n_qubits_full)`` first, then every single, each built at angle 0.0 and
+    passed to ``qchem.taper_operation`` (``wire_order = range(n_qubits_full)``).
+    Each Pauli word of a tapered generator becomes its own operator
+    ``Exp(0j * P)``, so one excitation can contribute 0, 1 or several pool
+    entries; excitations that do not commute with the symmetries contribute
+    none.  An excitation whose tapering raises is skipped, as in the generator.
+    The order of the list is the order of the parameters.
+
+    Args:
+        num_electrons: active electrons.
+        n_qubits_full: untapered qubit count (``encoding.tapering.original_num_qubits``).
+        generators, paulixops, sectors: from :func:`qencode_nb.hamiltonian.taper`.
+
+    Returns:
+        list of PennyLane operators (``Exp`` with a Pauli-word ``base``); its
+        length is the entry's ``results.vqe.num_params``.
+
+    Raises:
+        CapabilityMissing: ``n_qubits_full > 12`` (the generator then tapers
+            the generators instead; not implemented yet).
+    """
+    import pennylane as qml
+    from pennylane import qchem
+
+    from qencode_nb.errors import CapabilityMissing
+
+    if n_qubits_full > TAPER_OPERATION_MAX_QUBITS:
+        raise CapabilityMissing(
+            "tapered UCCSD pool above 12 qubits (generator tapering) is not "
+            "implemented yet")
+    singles, doubles = qchem.excitations(num_electrons, n_qubits_full)
+    wire_order = list(range(n_qubits_full))
+    excitations = ([(qml.DoubleExcitation, w) for w in doubles]
+                   + [(qml.SingleExcitation, w) for w in singles])
+    pool = []
+    with qml.QueuingManager.stop_recording():
+        for gate, exc_wires in excitations:
+            try:
+                tapered = qchem.taper_operation(
+                    gate(0.0, wires=list(exc_wires)), generators, paulixops,
+                    sectors, wire_order=wire_order)
+            except Exception:  # the generator skips such an excitation
+                continue
+            if not isinstance(tapered, (list, tuple)):
+                tapered = [tapered]
+            pool.extend(op for op in tapered
+                        if op is not None and getattr(op, "num_params", 0) > 0)
+    return pool
+
+
+_SINGLE_WIRE_ROTATIONS = {"PauliX": "RX", "PauliY": "RY", "PauliZ": "RZ"}
+
+
+def apply_tapered_op(op, param) -> None:
+    """Queue one tapered UCCSD operator at angle ``param`` (``_apply_tapered_op``).
+
+    Call inside a QNode.  The parameterisation is the generator's, quirks
+    included (the stored ``optimal_params`` are only meaningful for it):
+
+    - ``op.base`` a single-wire Pauli X/Y/Z: one ``RX/RY/RZ(param)``, i.e.
+      ``exp(-i param P / 2)``;
+    - any other ``op.base`` (a multi-wire Pauli word): ``qml.exp(base,
+      1j * param)``, i.e. ``exp(i param P)``, queued **twice**: the generator
+      passes the freshly built (hence already queued) operator to
+      ``qml.apply``, which queues it again, so the net rotation is
+      ``exp(2i param P)``;
+    - ``op`` without ``base``: ``type(op)(param, wires=op.wires)``, also
+      queued twice for the same reason.
+
+    The coefficient of the tapered generator's Pauli word is discarded.
+
+    Args:
+        op: one entry of :func:`tapered_uccsd_ops`.
+        param: angle in radians (scalar, may be trainable).
+    """
+    import pennylane as qml
+
+    base = getattr(op, "base", None)
+    if base is None:
+        gate = type(op)(param, wires=op.wires)
+        qml.apply(gate)
+        return
+    rotation = _SINGLE_WIRE_ROTATIONS.get(type(base).__name__)
+    if rotation is not None and len(base.wires) == 1:
+        getattr(qml, rotation)(param, wires=base.wires[0])
+        return
+    evolution = qml.exp(base, coeff=1j * param)
+    qml.apply(evolution)
+
+
+def uccsd_circuit(hf_state, ops):
+    """QEncode's tapered UCCSD circuit (``build_uccsd_circuit``).
+
+    ``qml.BasisState(hf_state)`` on the tapered wires, then
+    :func:`apply_tapered_op` for each pool operator with its own parameter.
+
+    Args:
+        hf_state: tapered HF occupation, shape ``(num_qubits,)`` of 0/1
+            (``encoding.tapering.hf_tapered_state``).
+        ops: the pool from :func:`tapered_uccsd_ops`.
+
+    Returns:
+        ``circuit(params, wires)`` with ``params`` of shape ``(len(ops),)`` in
+        radians and ``wires`` the sorted tapered wires.
+
+    Raises:
+        ValueError: ``ops`` is empty.  (The generator then silently builds
+            its HEA with reps=2 and labels the entry accordingly; that is an
+            HEA entry, not a UCCSD one.)
+    """
+    import numpy as np
+    import pennylane as qml
+
+    if not ops:
+        raise ValueError("uccsd_circuit: the tapered UCCSD pool is empty; the "
+                         "generator falls back to HEA (reps=2) in that case")
+    hf = np.array(hf_state, dtype=int)
+    pool = list(ops)
+
+    def circuit(params, wires):
+        qml.BasisState(hf, wires=wires)
+        for op, param in zip(pool, params, strict=True):
+            apply_tapered_op(op, param)
+
+    return circuit

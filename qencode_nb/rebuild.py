@@ -1,0 +1,70 @@
+"""Rebuild an entry's tapered qubit problem from its declared procedure.
+
+Glue of :mod:`qencode_nb.chemistry` and :mod:`qencode_nb.hamiltonian`: the
+generator's steps 1-3 (``run_pyscf_suite``, ``build_pl_hamiltonian`` through
+of_bridge, ``apply_tapering``).  Heavy libraries are imported by those
+modules, inside their functions.
+"""
+
+from __future__ import annotations
+
+
+def rebuild_tapered(geometry: str, basis: str, charge: int, spin: int,
+                    num_electrons: int, num_spatial_orbitals: int,
+                    orbital_optimization: str, mapping: str, *,
+                    classical: bool = False, verify_tol: float | None = 1e-4):
+    """Chemistry, of_bridge Hamiltonian and Z2 tapering of one problem.
+
+    Args:
+        geometry: PySCF atom string, Angstrom (``problem.geometry``).
+        basis, charge, spin: ``problem.basis``, ``problem.charge``, ``problem.spin``.
+        num_electrons, num_spatial_orbitals: ``problem.active_space``.
+        orbital_optimization: ``"hf"`` or ``"casscf"``.
+        mapping: ``jordan_wigner``, ``parity`` or ``bravyi_kitaev``.
+        classical: also compute MP2/CCSD/CCSD(T).
+        verify_tol: of_bridge exact-diagonalisation check against CASCI (Ha);
+            ``None`` skips it.
+
+    Returns:
+        ``(ChemistryResult, TaperResult)``; energies in Ha.
+
+    Raises:
+        EntryError: a field value is not accepted.
+        HamiltonianMismatch: a Hamiltonian check failed.
+    """
+    from qencode_nb.chemistry import run_chemistry
+    from qencode_nb.hamiltonian import build_of_bridge, check_mapping, taper
+
+    check_mapping(mapping)
+    chem = run_chemistry(geometry, basis, charge, spin, num_electrons,
+                         num_spatial_orbitals, orbital_optimization,
+                         classical=classical)
+    H, n_qubits = build_of_bridge(chem, mapping, verify_tol=verify_tol)
+    tapered = taper(H, n_qubits, num_electrons, chem.e_casci, mapping)
+    return chem, tapered
+
+
+def _field(entry: dict, dotted: str):
+    from qencode_nb.errors import EntryError
+
+    node = entry
+    for key in dotted.split("."):
+        if not isinstance(node, dict) or key not in node:
+            raise EntryError("required field is missing (never defaulted)", field=dotted)
+        node = node[key]
+    return node
+
+
+def rebuild_tapered_from_entry(entry: dict):
+    """:func:`rebuild_tapered` with the fields of a QEncode 4.0.0 entry dict.
+
+    Reads ``problem.{geometry, basis, charge, spin,
+    active_space.num_electrons, active_space.num_spatial_orbitals,
+    orbital_optimization}`` and ``encoding.mapping``; a missing one raises
+    :class:`~qencode_nb.errors.EntryError` (no default is assumed).
+    """
+    names = ("problem.geometry", "problem.basis", "problem.charge", "problem.spin",
+             "problem.active_space.num_electrons",
+             "problem.active_space.num_spatial_orbitals",
+             "problem.orbital_optimization", "encoding.mapping")
+    return rebuild_tapered(*(_field(entry, name) for name in names))
