@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
-import pytest
+# Determinism (DESIGN.md): the test process and the kernels it starts run at one BLAS
+# thread unless a test asks otherwise.  Set before anything here imports numpy; the
+# runtime limit covers a numpy that a plugin may have loaded earlier.
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+             "BLIS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS"):
+    os.environ[_var] = "1"
+
+import pytest  # noqa: E402
+from threadpoolctl import threadpool_limits  # noqa: E402
+
+threadpool_limits(limits=1)
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DB = ROOT.parent / "shared" / "qencode-v4" / "db"
