@@ -1,0 +1,277 @@
+"""Hamiltonian check: a rebuilt qubit Hamiltonian against the stored one.
+
+DESIGN.md, "Three tiers" / Hamiltonian check: rebuilt vs stored Pauli
+terms, exact ground energies, and the energy fingerprint that infers the
+``hamiltonian_source`` an entry was built with.  Energies in Ha.
+
+The fingerprint is |E_exact(qubit H) - E_CASCI|.  QEncode's generator used two
+paths without recording which (before v4.4): OpenFermion from PySCF's CASCI
+integrals (``of_bridge``; the qubit ground energy equals CASCI to ~1e-15 Ha)
+and PennyLane's native ``molecular_hamiltonian``, which runs its own
+Hartree-Fock (``pennylane_native``; up to 3.6e-4 Ha from CASCI).
+
+Numpy and PennyLane are imported inside the functions.
+"""
+
+from __future__ import annotations
+
+FINGERPRINT_THRESHOLD_HA = 1e-6
+"""Fingerprint below which a Hamiltonian is inferred to be ``of_bridge``.
+
+Sources: the generator's comments (``generate_entry_v4.py`` e1f44cd, the
+``--use-of-bridge`` help and the ``hamiltonian_source`` comment):
+of_bridge "matches CASCI to ~1e-15 Ha"; pennylane_native "deviates from CASCI
+by up to ~3.6e-4 Ha" (HF, H2O), 1.4e-4 (LiH), 1.3e-4 (NH3); the smallest
+native deviation we plan for is ~1e-5 Ha.  Measured on the 40 shared v4.4
+entries (all of_bridge): stored |E_exact - E_CASCI| <= 2.8e-13 Ha up to 12
+qubits, and 1.8e-9 / 1.9e-9 Ha for H10 / H8, where PySCF's iterative CASCI
+(FCI Davidson) converges only to ~1e-9 Ha.  1e-6 Ha sits ~500x above the
+worst of_bridge value and 10x below the smallest native one.
+"""
+
+COEFF_MATCH_HA = 1e-8
+"""Largest |coefficient difference| (Ha) for which two Hamiltonians count as
+the same build (the project's rebuild tolerance: PySCF moves by a few ulps
+with the BLAS kernel; measured rebuilt-vs-stored differences are <= 1e-13)."""
+
+WEYL_REUSE_HA = 1e-9
+"""When the stored and rebuilt operators differ by at most this much in
+operator norm (bounded by the sum of |coefficient differences|, Weyl's
+inequality), the stored operator's ground energy is taken from the rebuilt
+one instead of diagonalising it again; the bound is reported."""
+
+MAX_LISTED = 20
+"""``missing`` / ``extra`` list at most this many Pauli strings."""
+
+EXACT_DENSE_MAX_QUBITS = 14
+"""Dense diagonalisation up to this many qubits, sparse ``eigsh`` above (the
+generator's ``e_exact_qubit`` switch)."""
+
+
+def _method(n_wires: int) -> str:
+    return "dense" if n_wires <= EXACT_DENSE_MAX_QUBITS else "sparse"
+
+
+def _ground(H, wires):
+    from qencode_nb.hamiltonian import exact_ground_energy
+
+    return exact_ground_energy(H, wires, dense_max_qubits=EXACT_DENSE_MAX_QUBITS)
+
+
+def _canonical_terms(pauli_terms) -> dict:
+    """``{canonical pauli_string: coefficient}`` of QEncode terms, in order."""
+    from qencode_nb.hamiltonian import format_pauli_word, parse_pauli_string
+
+    return {format_pauli_word(parse_pauli_string(t["pauli_string"])): t["coefficient"]
+            for t in pauli_terms}
+
+
+def _rebuilt_terms(H) -> dict:
+    """``{pauli_string: complex coefficient}`` of an operator's ``pauli_rep``."""
+    from qencode_nb.hamiltonian import format_pauli_word
+
+    return {format_pauli_word(dict(word)): complex(c) for word, c in H.pauli_rep.items()}
+
+
+def infer_source(fingerprint_ha: float) -> str:
+    """``"of_bridge"`` below :data:`FINGERPRINT_THRESHOLD_HA`, else ``"pennylane_native"``."""
+    return "of_bridge" if fingerprint_ha < FINGERPRINT_THRESHOLD_HA else "pennylane_native"
+
+
+def compare_hamiltonian(stored_terms, num_qubits: int, rebuilt_H, *,
+                        e_exact_stored: float | None, e_casci: float,
+                        constant_ha: float | None = 0.0,
+                        constant_rebuilt_ha: float | None = None,
+                        hamiltonian_source_recorded: str | None = None,
+                        rebuilt_ground_ha: float | None = None,
+                        diagonalise_stored: str = "auto") -> dict:
+    """Compare a stored tapered Hamiltonian with a rebuilt (of_bridge) one.
+
+    Args:
+        stored_terms: the entry's ``artifacts.qubit_hamiltonian.pauli_terms``.
+        num_qubits: the entry's ``artifacts.qubit_hamiltonian.num_qubits``.
+        rebuilt_H: the rebuilt tapered operator (PennyLane, e.g.
+            ``TaperResult.H_tapered``), built through of_bridge, or a list of
+            QEncode terms.
+        e_exact_stored: the entry's ``exact_qubit_ground_energy_hartree``
+            (``None`` when not recorded).
+        e_casci: the entry's ``casci_ground_energy_hartree``.
+        constant_ha: the entry's ``bk_constant_correction_ha`` (``None`` = 0),
+            added to the stored operator's energies.
+        constant_rebuilt_ha: the rebuild's correction; default ``constant_ha``.
+        hamiltonian_source_recorded: ``provenance.hamiltonian_source`` (``None``
+            when undeclared).
+        rebuilt_ground_ha: lowest eigenvalue of ``rebuilt_H`` alone when
+            already known (e.g. :attr:`ChemSummary.e_exact_tapered_ha` from the
+            cache); otherwise it is computed.
+        diagonalise_stored: ``"auto"`` (diagonalise the stored operator unless
+            it is within :data:`WEYL_REUSE_HA` of the rebuilt one), ``"always"``
+            or ``"never"`` (always reuse with the reported bound).
+
+    Returns:
+        dict with ``n_terms`` (rebuilt), ``n_terms_stored``, ``terms_match``
+        (same Pauli-string sets), ``order_match``, ``missing`` (stored strings
+        absent from the rebuild) and ``extra`` (the reverse), each at most
+        :data:`MAX_LISTED` long, with ``n_missing`` / ``n_extra``;
+        ``max_abs_dcoeff`` (Ha, over common strings, ``None`` if none) and
+        ``max_abs_dcoeff_term``; ``coeffs_bit_identical``; ``weyl_bound_ha``
+        (sum of |coefficient differences|, missing/extra terms counted whole,
+        plus |constant difference|: a bound on any eigenvalue shift);
+        ``ground_energy`` (exact ground of the rebuilt operator + its
+        constant), ``ground_method``; ``ground_energy_stored`` (recorded),
+        ``ground_energy_diff`` (rebuilt - recorded); ``ground_energy_stored_terms``
+        (exact ground of the stored terms + constant) and
+        ``stored_ground_method``; ``fingerprint_ha`` = |E_exact(stored qubit H)
+        - E_CASCI| and ``fingerprint_rebuilt_ha``; ``fingerprint_informative``;
+        ``hamiltonian_source_inferred`` with ``inference_basis``;
+        ``hamiltonian_source_recorded``; ``source_matches`` (``None`` when
+        undeclared); the thresholds used.
+
+    Inference: with no constant correction, the fingerprint decides
+    (:data:`FINGERPRINT_THRESHOLD_HA`).  With a correction the fingerprint is
+    ~0 by construction (the generator sets the constant to E_CASCI minus the
+    sector ground energy), so the coefficients decide instead: ``of_bridge``
+    when every stored term matches the of_bridge rebuild within
+    :data:`COEFF_MATCH_HA`, else ``pennylane_native`` (the only other path).
+
+    Raises:
+        EntryError: malformed stored terms (via ``from_pauli_terms``).
+        ValueError: ``diagonalise_stored`` not one of the three values.
+    """
+    from qencode_nb.hamiltonian import from_pauli_terms
+
+    if diagonalise_stored not in ("auto", "always", "never"):
+        raise ValueError(f"diagonalise_stored {diagonalise_stored!r}; accepted: "
+                         "auto, always, never")
+    H_stored = from_pauli_terms(stored_terms, num_qubits)  # validates the terms
+    stored = _canonical_terms(stored_terms)
+    if isinstance(rebuilt_H, list):
+        from qencode_nb.hamiltonian import parse_pauli_string
+
+        top = max((max(parse_pauli_string(t["pauli_string"]), default=-1)
+                   for t in rebuilt_H), default=-1)
+        rebuilt_H = from_pauli_terms(rebuilt_H, max(num_qubits, top + 1))
+    rebuilt = _rebuilt_terms(rebuilt_H)
+
+    constant = float(constant_ha or 0.0)
+    constant_rebuilt = constant if constant_rebuilt_ha is None else float(constant_rebuilt_ha)
+
+    missing = [s for s in stored if s not in rebuilt]
+    extra = [s for s in rebuilt if s not in stored]
+    common = [s for s in stored if s in rebuilt]
+    dcoeff = {s: abs(rebuilt[s] - stored[s]) for s in common}
+    max_term = max(dcoeff, key=dcoeff.get) if dcoeff else None
+    weyl = (sum(dcoeff.values()) + sum(abs(stored[s]) for s in missing)
+            + sum(abs(rebuilt[s]) for s in extra) + abs(constant_rebuilt - constant))
+
+    # Rebuilt ground energy (the generator's e_exact_qubit procedure).
+    rebuilt_wires = sorted(rebuilt_H.wires) or list(range(num_qubits))
+    if rebuilt_ground_ha is None:
+        rebuilt_ground_ha = _ground(rebuilt_H, rebuilt_wires)
+        ground_method = _method(len(rebuilt_wires))
+    else:
+        ground_method = "given"
+    ground = rebuilt_ground_ha + constant_rebuilt
+
+    # Stored operator's ground energy: diagonalised, or bounded by Weyl.
+    reuse = diagonalise_stored == "never" or (
+        diagonalise_stored == "auto" and weyl <= WEYL_REUSE_HA)
+    if reuse:
+        ground_stored_terms = rebuilt_ground_ha + constant
+        stored_method = f"reused rebuilt ground (Weyl bound {weyl:.3e} Ha)"
+    else:
+        stored_wires = list(range(num_qubits))
+        ground_stored_terms = _ground(H_stored, stored_wires) + constant
+        stored_method = _method(num_qubits)
+
+    fingerprint = abs(ground_stored_terms - e_casci)
+    fingerprint_rebuilt = abs(ground - e_casci)
+    informative = constant == 0.0
+    coeffs_match = not missing and not extra and (
+        max(dcoeff.values(), default=0.0) <= COEFF_MATCH_HA)
+    if informative:
+        inferred = infer_source(fingerprint)
+        basis = (f"fingerprint {fingerprint:.3e} Ha "
+                 f"{'<' if inferred == 'of_bridge' else '>='} "
+                 f"{FINGERPRINT_THRESHOLD_HA:.0e} Ha")
+    else:
+        inferred = "of_bridge" if coeffs_match else "pennylane_native"
+        basis = ("coefficients vs the of_bridge rebuild "
+                 f"({'match' if coeffs_match else 'differ'} within {COEFF_MATCH_HA:.0e} Ha); "
+                 "the fingerprint is 0 by construction with a constant correction")
+
+    return {
+        "num_qubits": num_qubits,
+        "n_qubits_rebuilt": len(rebuilt_H.wires),
+        "n_terms": len(rebuilt),
+        "n_terms_stored": len(stored),
+        "terms_match": not missing and not extra,
+        "order_match": list(stored) == list(rebuilt),
+        "missing": missing[:MAX_LISTED],
+        "extra": extra[:MAX_LISTED],
+        "n_missing": len(missing),
+        "n_extra": len(extra),
+        "max_abs_dcoeff": dcoeff[max_term] if max_term is not None else None,
+        "max_abs_dcoeff_term": max_term,
+        "coeffs_bit_identical": (not missing and not extra
+                                 and all(rebuilt[s] == stored[s] for s in common)),
+        "weyl_bound_ha": weyl,
+        "constant_ha": constant,
+        "constant_rebuilt_ha": constant_rebuilt,
+        "ground_energy": ground,
+        "ground_method": ground_method,
+        "ground_energy_stored": e_exact_stored,
+        "ground_energy_diff": None if e_exact_stored is None else ground - e_exact_stored,
+        "ground_energy_stored_terms": ground_stored_terms,
+        "stored_ground_method": stored_method,
+        "e_casci": e_casci,
+        "fingerprint_ha": fingerprint,
+        "fingerprint_rebuilt_ha": fingerprint_rebuilt,
+        "fingerprint_informative": informative,
+        "fingerprint_threshold_ha": FINGERPRINT_THRESHOLD_HA,
+        "coeff_match_ha": COEFF_MATCH_HA,
+        "hamiltonian_source_inferred": inferred,
+        "inference_basis": basis,
+        "hamiltonian_source_recorded": hamiltonian_source_recorded,
+        "source_matches": (None if hamiltonian_source_recorded is None
+                           else hamiltonian_source_recorded == inferred),
+    }
+
+
+def check_entry(entry, *, cache_dir=None, diagonalise_stored: str = "auto") -> dict:
+    """Rebuild an entry through the cache and compare its stored Hamiltonian.
+
+    Args:
+        entry: :class:`~qencode_nb.entries.Entry` with a stored Hamiltonian
+            (a QEncode JSON entry, or a params entry completed from ``db``).
+        cache_dir: cache root (see :func:`qencode_nb.cache.cache_root`).
+
+    Returns:
+        :func:`compare_hamiltonian`'s dict plus ``cache_hit``, ``cache_key``,
+        ``constant_rebuilt_ha`` from the rebuild and ``e_casci_rebuilt``.
+
+    Raises:
+        EntryError: the entry stores no Hamiltonian, or a field is not accepted.
+        CapabilityMissing: the declared source cannot be rebuilt.
+    """
+    from qencode_nb.cache import cached_rebuild_entry
+    from qencode_nb.errors import EntryError
+
+    if entry.pauli_terms is None:
+        raise EntryError("the entry stores no qubit Hamiltonian; load it with its db",
+                         field="artifacts.qubit_hamiltonian.pauli_terms")
+    chem, tap = cached_rebuild_entry(entry, cache_dir=cache_dir)
+    num_qubits = (entry.raw["artifacts"]["qubit_hamiltonian"]["num_qubits"]
+                  if entry.raw else entry.tapered_num_qubits)
+    result = compare_hamiltonian(
+        entry.pauli_terms, num_qubits, tap.H_tapered,
+        e_exact_stored=entry.exact_ground_energy, e_casci=entry.casci_energy,
+        constant_ha=entry.bk_constant_correction_ha,
+        constant_rebuilt_ha=tap.bk_constant_correction_ha or 0.0,
+        hamiltonian_source_recorded=entry.hamiltonian_source,
+        rebuilt_ground_ha=chem.e_exact_tapered_ha,
+        diagonalise_stored=diagonalise_stored)
+    result.update(cache_hit=chem.cache_hit, cache_key=chem.cache_key,
+                  e_casci_rebuilt=chem.e_casci,
+                  e_casci_diff=chem.e_casci - entry.casci_energy)
+    return result

@@ -1,0 +1,542 @@
+"""Hamiltonian check (rebuilt vs stored) and the on-disk reference cache.
+
+Real shared entries (../shared/qencode-v4/db, never copied).  Every check is
+also shown to fail on a perturbed input.  Caches live in pytest temporary
+folders, never in ~/.cache.  No test asserts a wall-clock time.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DB = ROOT.parent / "shared" / "qencode-v4" / "db"
+
+ENTRIES = {
+    "H2_JW": "H2_ccpvdz_JW_UCCSD_v4_tapered__sha256_93a0f8a8604d9aed.json",
+    "H2_PAR": "H2_ccpvdz_PAR_HEA_v4_tapered__sha256_47f0004357aeddae.json",
+    "H2_BK": "H2_ccpvdz_BK_HEA_v4_tapered__sha256_6e206ec6f1f02ea4.json",
+    "LiH_PAR_HEA": "LiH_ccpvdz_PAR_HEA_v4_tapered__sha256_e94da71e7eb3b98e.json",
+    "BeH2_PAR_UCCSD": "BeH2_ccpvdz_PAR_UCCSD_v4_tapered__sha256_f71541a4f8d3e964.json",
+    "H6_JW_HEA_casscf": "H6_ccpvdz_JW_HEA_v4_casscf_tapered__sha256_254551c7b5295e51.json",
+}
+
+TOL_HA = 1e-8
+SUBPROCESS_ENV = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
+                      PYTHONPATH=str(ROOT))
+
+
+def _load(key):
+    from qencode_nb import entries
+
+    path = DB / ENTRIES[key]
+    if not path.is_file():
+        pytest.fail(f"shared QEncode entry missing: {path}")
+    return entries.load(path)
+
+
+@pytest.fixture(scope="module")
+def shared_cache(tmp_path_factory):
+    return tmp_path_factory.mktemp("qnb-cache")
+
+
+_REBUILT: dict = {}
+
+
+def _rebuilt(key, cache_dir):
+    """(entry, ChemSummary, TaperResult) through one module-wide cache."""
+    if key not in _REBUILT:
+        from qencode_nb.cache import cached_rebuild_entry
+
+        entry = _load(key)
+        chem, tap = cached_rebuild_entry(entry, cache_dir=cache_dir)
+        _REBUILT[key] = (entry, chem, tap)
+    return _REBUILT[key]
+
+
+def _compare(entry, tap, stored_terms=None, **overrides):
+    from qencode_nb.hamcheck import compare_hamiltonian
+
+    kwargs = dict(e_exact_stored=entry.exact_ground_energy, e_casci=entry.casci_energy,
+                  constant_ha=entry.bk_constant_correction_ha,
+                  constant_rebuilt_ha=tap.bk_constant_correction_ha or 0.0,
+                  hamiltonian_source_recorded=entry.hamiltonian_source,
+                  diagonalise_stored="always")
+    kwargs.update(overrides)
+    terms = entry.pauli_terms if stored_terms is None else stored_terms
+    return compare_hamiltonian(terms, entry.raw["artifacts"]["qubit_hamiltonian"]["num_qubits"],
+                               tap.H_tapered, **kwargs)
+
+
+# ---------------------------------------------------------------------------
+# Hamiltonian check on real entries
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("key", list(ENTRIES))
+def test_rebuilt_hamiltonian_matches_stored(key, shared_cache):
+    entry, chem, tap = _rebuilt(key, shared_cache)
+    r = _compare(entry, tap)
+    print(f"{key}: terms {r['n_terms']}/{r['n_terms_stored']}, max|dc| "
+          f"{r['max_abs_dcoeff']:.2e} Ha, dE {r['ground_energy_diff']:.2e} Ha, "
+          f"fingerprint {r['fingerprint_ha']:.2e} Ha, {r['inference_basis']}")
+    assert r["terms_match"] and r["order_match"]
+    assert r["missing"] == [] and r["extra"] == []
+    assert r["n_terms"] == r["n_terms_stored"] == len(entry.pauli_terms)
+    assert r["max_abs_dcoeff"] <= TOL_HA
+    assert abs(r["ground_energy_diff"]) <= TOL_HA
+    assert abs(r["ground_energy_stored_terms"] - entry.exact_ground_energy) <= TOL_HA
+    assert r["ground_method"] == "dense" and r["stored_ground_method"] == "dense"
+    assert r["fingerprint_ha"] < TOL_HA and r["fingerprint_rebuilt_ha"] < TOL_HA
+    assert r["hamiltonian_source_inferred"] == "of_bridge"
+    assert r["hamiltonian_source_recorded"] == "of_bridge" and r["source_matches"] is True
+    assert r["fingerprint_informative"] is (entry.bk_constant_correction_ha is None)
+    # The cache's exact ground energy is the generator's e_exact_qubit.
+    assert abs(chem.e_exact_qubit_ha - entry.exact_ground_energy) <= TOL_HA
+    assert abs(chem.e_casci - entry.casci_energy) <= TOL_HA
+
+
+def test_check_entry_uses_the_cached_ground_energy(shared_cache):
+    from qencode_nb.hamcheck import check_entry
+
+    entry, _, _ = _rebuilt("LiH_PAR_HEA", shared_cache)
+    r = check_entry(entry, cache_dir=shared_cache)
+    assert r["cache_hit"] is True and r["ground_method"] == "given"
+    assert r["stored_ground_method"].startswith("reused rebuilt ground (Weyl bound")
+    assert r["weyl_bound_ha"] <= 1e-9
+    assert r["hamiltonian_source_inferred"] == "of_bridge" and r["source_matches"]
+    assert abs(r["ground_energy_diff"]) <= TOL_HA and abs(r["e_casci_diff"]) <= TOL_HA
+
+
+def _shifted(terms, index, delta):
+    out = copy.deepcopy(terms)
+    out[index]["coefficient"] += delta
+    return out
+
+
+def test_perturbed_coefficient_is_caught_by_every_check(shared_cache):
+    """LiH PAR/HEA (no constant correction): shift the identity by 1e-4 Ha."""
+    entry, _, tap = _rebuilt("LiH_PAR_HEA", shared_cache)
+    assert entry.pauli_terms[0]["pauli_string"] == "I"
+    r = _compare(entry, tap, stored_terms=_shifted(entry.pauli_terms, 0, 1e-4),
+                 diagonalise_stored="auto")
+    assert r["terms_match"]  # same strings ...
+    assert r["max_abs_dcoeff"] == pytest.approx(1e-4, rel=1e-6)  # ... other values
+    assert r["max_abs_dcoeff_term"] == "I"
+    assert r["stored_ground_method"] == "dense"  # Weyl bound 1e-4: diagonalised
+    assert r["fingerprint_ha"] == pytest.approx(1e-4, rel=1e-6)
+    assert r["hamiltonian_source_inferred"] == "pennylane_native"
+    assert r["source_matches"] is False
+
+
+def test_perturbed_non_diagonal_term_moves_the_fingerprint(shared_cache):
+    entry, _, tap = _rebuilt("LiH_PAR_HEA", shared_cache)
+    index = max(range(len(entry.pauli_terms)),
+                key=lambda i: abs(entry.pauli_terms[i]["coefficient"])
+                if entry.pauli_terms[i]["pauli_string"] != "I" else 0.0)
+    r = _compare(entry, tap, stored_terms=_shifted(entry.pauli_terms, index, 1e-4))
+    assert r["max_abs_dcoeff"] == pytest.approx(1e-4, rel=1e-6)
+    assert 1e-6 < r["fingerprint_ha"] <= 1e-4 + 1e-12  # Weyl: |dE| <= |dc|
+    assert r["hamiltonian_source_inferred"] == "pennylane_native"
+
+
+def test_perturbed_rebuild_moves_its_ground_energy(shared_cache):
+    """The rebuilt side fails too: ground_energy_diff and fingerprint_rebuilt."""
+    from qencode_nb.hamcheck import compare_hamiltonian
+
+    entry, _, _ = _rebuilt("LiH_PAR_HEA", shared_cache)
+    bad = _shifted(entry.pauli_terms, 0, 1e-4)
+    r = compare_hamiltonian(entry.pauli_terms, 5, bad, e_exact_stored=entry.exact_ground_energy,
+                            e_casci=entry.casci_energy)
+    assert r["ground_energy_diff"] == pytest.approx(1e-4, rel=1e-6)
+    assert r["fingerprint_rebuilt_ha"] == pytest.approx(1e-4, rel=1e-6)
+    assert r["fingerprint_ha"] < TOL_HA  # the stored side is still of_bridge
+    r = compare_hamiltonian(entry.pauli_terms, 5, entry.pauli_terms,
+                            e_exact_stored=entry.exact_ground_energy + 1e-6,
+                            e_casci=entry.casci_energy)
+    assert r["ground_energy_diff"] == pytest.approx(-1e-6, rel=1e-6)
+
+
+def test_missing_and_extra_terms_are_listed(shared_cache):
+    entry, _, tap = _rebuilt("LiH_PAR_HEA", shared_cache)
+    dropped = entry.pauli_terms[3]["pauli_string"]
+    terms = [t for i, t in enumerate(entry.pauli_terms) if i != 3]
+    present = {t["pauli_string"] for t in entry.pauli_terms}
+    new = next(s for s in ("Y0", "Y1", "X0Y1", "Y0Y1Y2") if s not in present)
+    terms.append({"pauli_string": new, "coefficient": 0.0})
+    r = _compare(entry, tap, stored_terms=terms)
+    assert not r["terms_match"] and not r["order_match"]
+    assert r["missing"] == [new] and r["extra"] == [dropped]
+    assert r["n_missing"] == r["n_extra"] == 1
+
+
+def test_constant_correction_entry_infers_from_coefficients(shared_cache):
+    """BeH2 PAR: the constant makes the fingerprint 0 by construction, so a
+    shifted coefficient is caught by the coefficient comparison."""
+    entry, _, tap = _rebuilt("BeH2_PAR_UCCSD", shared_cache)
+    assert entry.bk_constant_correction_ha is not None
+    r = _compare(entry, tap, stored_terms=_shifted(entry.pauli_terms, 1, 1e-4))
+    assert r["fingerprint_informative"] is False
+    assert r["max_abs_dcoeff"] == pytest.approx(1e-4, rel=1e-6)
+    assert r["hamiltonian_source_inferred"] == "pennylane_native"
+    assert "coefficients" in r["inference_basis"]
+    # And a wrong constant shows up in the energies.
+    r = _compare(entry, tap, constant_ha=entry.bk_constant_correction_ha + 1e-4)
+    assert r["weyl_bound_ha"] == pytest.approx(1e-4, rel=1e-6)
+    assert abs(r["ground_energy_diff"]) <= TOL_HA
+    assert r["fingerprint_ha"] == pytest.approx(1e-4, rel=1e-4)
+
+
+def test_undeclared_source_and_bad_arguments(shared_cache):
+    from qencode_nb.errors import EntryError
+
+    entry, _, tap = _rebuilt("H2_JW", shared_cache)
+    r = _compare(entry, tap, hamiltonian_source_recorded=None)
+    assert r["source_matches"] is None and r["hamiltonian_source_inferred"] == "of_bridge"
+    with pytest.raises(ValueError, match="diagonalise_stored"):
+        _compare(entry, tap, diagonalise_stored="sometimes")
+    with pytest.raises(EntryError, match="outside"):
+        _compare(entry, tap, stored_terms=[{"pauli_string": "Z7", "coefficient": 1.0}])
+
+
+def test_threshold_separates_the_measured_of_bridge_and_native_ranges():
+    from qencode_nb import hamcheck
+
+    assert hamcheck.FINGERPRINT_THRESHOLD_HA == 1e-6
+    assert "3.6e-4" in hamcheck.__doc__ and "1e-15" in hamcheck.__doc__
+    assert hamcheck.infer_source(1.9e-9) == "of_bridge"  # H8 / H10 (iterative CASCI)
+    assert hamcheck.infer_source(1e-5) == "pennylane_native"
+
+
+# ---------------------------------------------------------------------------
+# Cache
+# ---------------------------------------------------------------------------
+
+def _fields(key):
+    from qencode_nb.cache import entry_fields
+
+    return entry_fields(_load(key))
+
+
+def test_second_call_is_a_hit_without_pyscf(tmp_path, monkeypatch):
+    from qencode_nb import cache, rebuild
+
+    fields = _fields("H2_BK")
+    chem, _ = cache.cached_rebuild(**fields, cache_dir=tmp_path)
+    assert chem.cache_hit is False and chem.cache_status == "absent"
+    assert Path(chem.cache_path).is_file()
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("PySCF rebuild called on a cache hit")
+
+    monkeypatch.setattr(rebuild, "rebuild_tapered", refuse)
+    hits = cache.STATS["hits"]
+    chem2, _ = cache.cached_rebuild(**fields, cache_dir=tmp_path)
+    assert chem2.cache_hit is True and chem2.cache_status == "hit"
+    assert cache.STATS["hits"] == hits + 1
+    assert chem2.cache_key == chem.cache_key
+
+    # A fresh process: the hit never imports PySCF or OpenFermion.
+    code = textwrap.dedent(f"""
+        import json, sys
+        from qencode_nb import cache
+        chem, tap = cache.cached_rebuild(**json.loads(sys.argv[1]), cache_dir=sys.argv[2])
+        print(json.dumps([chem.cache_hit, 'pyscf' in sys.modules,
+                          'openfermion' in sys.modules]))
+    """)
+    out = subprocess.run([sys.executable, "-c", code, json.dumps(fields), str(tmp_path)],
+                         env=SUBPROCESS_ENV, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == [True, False, False]
+
+
+@pytest.mark.parametrize("key", ["H2_BK", "BeH2_PAR_UCCSD", "LiH_PAR_HEA"])
+def test_cached_result_equals_fresh(key, tmp_path):
+    import numpy as np
+    import pennylane as qml
+
+    from qencode_nb import cache
+    from qencode_nb.rebuild import rebuild_tapered
+
+    fields = _fields(key)
+    source = fields.pop("hamiltonian_source")
+    fresh_chem, fresh = rebuild_tapered(**fields)
+    cache.cached_rebuild(**fields, hamiltonian_source=source, cache_dir=tmp_path)
+    chem, tap = cache.cached_rebuild(**fields, hamiltonian_source=source, cache_dir=tmp_path)
+    assert chem.cache_hit
+    for name in ("e_hf", "e_casci", "e_casci_first_excited", "e_casscf",
+                 "orbital_optimization", "num_electrons", "num_spatial_orbitals"):
+        assert getattr(chem, name) == getattr(fresh_chem, name), name
+    assert qml.equal(tap.H_tapered, fresh.H_tapered)
+    assert list(tap.H_tapered.pauli_rep.items()) == list(fresh.H_tapered.pauli_rep.items())
+    wires = list(range(tap.n_qubits_tapered))
+    assert np.array_equal(qml.matrix(tap.H_tapered, wire_order=wires),
+                          qml.matrix(fresh.H_tapered, wire_order=wires))
+    assert len(tap.generators) == len(fresh.generators)
+    for a, b in zip(tap.generators + tap.paulixops, fresh.generators + fresh.paulixops):
+        assert qml.equal(a, b) and type(a) is type(b)
+    assert tap.hf_tapered.dtype == fresh.hf_tapered.dtype
+    assert np.array_equal(tap.hf_tapered, fresh.hf_tapered)
+    for name in ("sectors", "n_qubits_full", "n_qubits_tapered", "e_sector_ground_ha",
+                 "bk_constant_correction_ha", "bk_imaginary_stripped",
+                 "bk_max_imaginary_abs_ha", "max_imaginary_abs_ha", "num_symmetries"):
+        assert getattr(tap, name) == getattr(fresh, name), name
+
+
+@pytest.mark.parametrize("key", ["H2_JW", "BeH2_PAR_UCCSD"])
+def test_uccsd_pool_from_cached_generators_equals_fresh(key, tmp_path):
+    import pennylane as qml
+
+    from qencode_nb import cache
+    from qencode_nb.ansatz import tapered_uccsd_ops
+    from qencode_nb.rebuild import rebuild_tapered
+
+    fields = _fields(key)
+    source = fields.pop("hamiltonian_source")
+    chem, fresh = rebuild_tapered(**fields)
+    cache.cached_rebuild(**fields, hamiltonian_source=source, cache_dir=tmp_path)
+    _, tap = cache.cached_rebuild(**fields, hamiltonian_source=source, cache_dir=tmp_path)
+    pool_fresh = tapered_uccsd_ops(chem.num_electrons, fresh.n_qubits_full, fresh.generators,
+                                   fresh.paulixops, fresh.sectors)
+    pool_cached = tapered_uccsd_ops(chem.num_electrons, tap.n_qubits_full, tap.generators,
+                                    tap.paulixops, tap.sectors)
+    assert len(pool_cached) == len(pool_fresh) == _load(key).num_params
+    for a, b in zip(pool_cached, pool_fresh):
+        assert qml.equal(a, b)
+
+
+def test_key_covers_versions_coretype_threads_code_and_procedure(monkeypatch):
+    from qencode_nb import cache
+
+    fields = _fields("H2_JW")
+    base = cache.cache_key(**fields)
+    assert base == cache.cache_key(**fields)
+    assert len(base) == 64
+    assert cache.cache_key(**{**fields, "hamiltonian_source": None}) == base  # builds of_bridge
+
+    changed = {}
+    for name, value in (("geometry", fields["geometry"] + " "), ("basis", "sto-3g"),
+                        ("charge", 1), ("spin", 2), ("num_electrons", 1),
+                        ("num_spatial_orbitals", 3), ("orbital_optimization", "casscf"),
+                        ("mapping", "parity")):
+        changed[name] = cache.cache_key(**{**fields, name: value})
+    changed["classical"] = cache.cache_key(**fields, classical=True)
+    changed["verify_tol"] = cache.cache_key(**fields, verify_tol=None)
+
+    real_version = cache._package_version
+    for pkg in cache.KEY_PACKAGES:
+        monkeypatch.setattr(cache, "_package_version",
+                            lambda n, pkg=pkg: "0.0.0-test" if n == pkg else real_version(n))
+        changed[f"version:{pkg}"] = cache.cache_key(**fields)
+    monkeypatch.setattr(cache, "_package_version", real_version)
+
+    monkeypatch.setenv("OPENBLAS_CORETYPE", "Cooperlake")
+    changed["coretype=Cooperlake"] = cache.cache_key(**fields)
+    monkeypatch.setenv("OPENBLAS_CORETYPE", "Zen")
+    changed["coretype=Zen"] = cache.cache_key(**fields)
+    monkeypatch.delenv("OPENBLAS_CORETYPE")
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    changed["omp=2"] = cache.cache_key(**fields)
+    monkeypatch.undo()
+    monkeypatch.setattr(cache, "FORMAT_VERSION", cache.FORMAT_VERSION + 1)
+    changed["format"] = cache.cache_key(**fields)
+    monkeypatch.undo()
+    monkeypatch.setattr(cache, "_code_sha256", lambda: "0" * 64)
+    changed["code"] = cache.cache_key(**fields)
+    monkeypatch.undo()
+
+    assert cache.cache_key(**fields) == base
+    assert base not in changed.values()
+    assert len(set(changed.values())) == len(changed), changed
+
+
+def test_key_is_the_same_in_another_process():
+    from qencode_nb import cache
+
+    fields = _fields("H2_JW")
+    code = ("import json, sys; from qencode_nb import cache; "
+            "print(cache.cache_key(**json.loads(sys.argv[1])))")
+    out = subprocess.run([sys.executable, "-c", code, json.dumps(fields)],
+                         env=SUBPROCESS_ENV, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == cache.cache_key(**fields)
+
+
+def test_pennylane_native_source_is_a_missing_capability(tmp_path):
+    from qencode_nb import cache
+    from qencode_nb.errors import CapabilityMissing, EntryError
+
+    fields = _fields("H2_JW")
+    with pytest.raises(CapabilityMissing, match="pennylane_native"):
+        cache.cached_rebuild(**{**fields, "hamiltonian_source": "pennylane_native"},
+                             cache_dir=tmp_path)
+    with pytest.raises(EntryError, match="hamiltonian_source"):
+        cache.cache_key(**{**fields, "hamiltonian_source": "magic"})
+
+
+def _corruptions():
+    def truncate(text):
+        return text[: len(text) // 2]
+
+    def flip_coefficient(text):
+        doc = json.loads(text)
+        doc["payload"]["taper"]["H_tapered"]["terms"][0][1] += 1e-12
+        return json.dumps(doc)
+
+    def wrong_key(text):
+        doc = json.loads(text)
+        doc["key"] = "0" * 64
+        return json.dumps(doc)
+
+    def forged_checksum_bad_structure(text):
+        from qencode_nb import cache
+
+        doc = json.loads(text)
+        del doc["payload"]["taper"]["sectors"]
+        doc["payload_sha256"] = cache._sha256(doc["payload"])
+        return json.dumps(doc)
+
+    def bad_pauli_string(text):
+        from qencode_nb import cache
+
+        doc = json.loads(text)
+        doc["payload"]["taper"]["H_tapered"]["terms"][0][0] = "Q9"
+        doc["payload_sha256"] = cache._sha256(doc["payload"])
+        return json.dumps(doc)
+
+    def old_format(text):
+        doc = json.loads(text)
+        doc["format_version"] = 0
+        return json.dumps(doc)
+
+    def not_json(text):
+        return "\x00\x01garbage"
+
+    return [truncate, flip_coefficient, wrong_key, forged_checksum_bad_structure,
+            bad_pauli_string, old_format, not_json]
+
+
+@pytest.mark.parametrize("corrupt", _corruptions(), ids=lambda f: f.__name__)
+def test_corrupted_file_is_detected_and_rebuilt(corrupt, tmp_path):
+    import pennylane as qml
+
+    from qencode_nb import cache
+
+    fields = _fields("H2_BK")
+    chem, fresh = cache.cached_rebuild(**fields, cache_dir=tmp_path)
+    path = Path(chem.cache_path)
+    good = path.read_text()
+    path.write_text(corrupt(good))
+    with pytest.raises(cache.CacheCorrupt):
+        cache.load(chem.cache_key, tmp_path)
+    before = cache.STATS["corrupt"]
+    with pytest.warns(cache.CacheWarning, match="corrupt"):
+        chem2, tap2 = cache.cached_rebuild(**fields, cache_dir=tmp_path)
+    assert chem2.cache_hit is False and chem2.cache_status.startswith("corrupt: ")
+    assert cache.STATS["corrupt"] == before + 1
+    assert qml.equal(tap2.H_tapered, fresh.H_tapered)
+    # The file was rewritten and is trusted again.
+    chem3, tap3 = cache.cached_rebuild(**fields, cache_dir=tmp_path)
+    assert chem3.cache_hit is True
+    assert qml.equal(tap3.H_tapered, fresh.H_tapered)
+
+
+_WRITER = textwrap.dedent("""
+    import json, sys
+    from qencode_nb import cache
+    chem, tap = cache.cached_rebuild(**json.loads(sys.argv[1]), cache_dir=sys.argv[2],
+                                     lock=sys.argv[3] == "lock")
+    print(json.dumps([chem.cache_hit, chem.cache_status, len(tap.H_tapered.pauli_rep)]))
+""")
+
+
+@pytest.mark.parametrize("lock", ["lock", "nolock"])
+def test_two_concurrent_processes_leave_a_valid_file(lock, tmp_path):
+    from qencode_nb import cache
+
+    fields = _fields("H2_JW")
+    procs = [subprocess.Popen([sys.executable, "-c", _WRITER, json.dumps(fields),
+                               str(tmp_path), lock], env=SUBPROCESS_ENV,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(2)]
+    results = []
+    for p in procs:
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err[-2000:]
+        results.append(json.loads(out.strip().splitlines()[-1]))
+    assert all(r[2] == 3 for r in results)
+    if lock == "lock":  # one built, the other waited and read it
+        assert sorted(r[0] for r in results) == [False, True]
+    key = cache.cache_key(**fields)
+    chem, tap = cache.load(key, tmp_path)
+    assert len(tap.H_tapered.pauli_rep) == 3
+    assert [p.name for p in (tmp_path / cache.SUBDIR).iterdir()
+            if p.name.startswith(".tmp-")] == []
+
+
+_HAMMER = textwrap.dedent("""
+    import sys
+    from pathlib import Path
+    from qencode_nb.cache import write_atomic
+    path, tag = Path(sys.argv[1]), sys.argv[2]
+    body = ('{"tag": "%s", "pad": "%s"}' % (tag, tag * 400000)).encode()
+    for _ in range(60):
+        write_atomic(path, body)
+""")
+
+
+def test_atomic_writes_are_never_seen_half_written(tmp_path):
+    target = tmp_path / "rebuild" / "k.json"
+    procs = [subprocess.Popen([sys.executable, "-c", _HAMMER, str(target), tag],
+                              env=SUBPROCESS_ENV, stderr=subprocess.PIPE, text=True)
+             for tag in ("a", "b")]
+    reads = 0
+    while any(p.poll() is None for p in procs):
+        try:
+            text = target.read_text()
+        except FileNotFoundError:
+            continue
+        doc = json.loads(text)  # a partial file would raise here
+        assert doc["tag"] in ("a", "b") and len(doc["pad"]) == 400000
+        reads += 1
+    for p in procs:
+        assert p.wait() == 0, p.stderr.read()[-2000:]
+    assert json.loads(target.read_text())["tag"] in ("a", "b")
+    assert reads > 0
+    assert [p.name for p in target.parent.iterdir()] == ["k.json"]
+
+
+def test_clear_and_location(tmp_path, monkeypatch):
+    from qencode_nb import cache
+
+    fields = _fields("H2_PAR")
+    chem, _ = cache.cached_rebuild(**fields, cache_dir=tmp_path)
+    assert cache.clear(tmp_path, key="f" * 64) == 0
+    assert cache.clear(tmp_path, key=chem.cache_key) == 2  # .json and .lock
+    assert not Path(chem.cache_path).exists()
+    assert cache.clear(tmp_path / "nowhere") == 0
+
+    monkeypatch.setenv(cache.ENV_CACHE_DIR, str(tmp_path / "env"))
+    assert cache.cache_root() == tmp_path / "env"
+    chem, _ = cache.cached_rebuild(**fields)
+    assert Path(chem.cache_path).parent == tmp_path / "env" / cache.SUBDIR
+    assert cache.clear() == 2
+    monkeypatch.delenv(cache.ENV_CACHE_DIR)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache.cache_root() == tmp_path / "xdg" / "qencode-nb"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    assert cache.cache_root() == Path.home() / ".cache" / "qencode-nb"
+
+
+def test_modules_do_not_import_numpy_on_import():
+    code = ("import sys, qencode_nb.cache, qencode_nb.hamcheck; "
+            "print('numpy' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=SUBPROCESS_ENV,
+                         capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "False"
