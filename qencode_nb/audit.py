@@ -103,14 +103,75 @@ class Problem:
     e_target: float               # early-stop target: CASCI energy (generator main())
 
 
-def build_problem(entry) -> Problem:
+def rebuild(entry):
+    """Rebuild the entry's problem from its declared procedure, through the disk cache.
+
+    PySCF (RHF, CASSCF orbitals when declared, CASCI) -> OpenFermion ->
+    qubit mapping -> Z2 tapering, as the generator does (of_bridge path).
+
+    Returns:
+        ``(ChemSummary, TaperResult)`` (:func:`qencode_nb.cache.cached_rebuild`).
+
+    Raises:
+        CapabilityMissing: a ``hamiltonian_source`` that cannot be rebuilt.
+    """
+    from qencode_nb.cache import cached_rebuild_entry
+
+    return cached_rebuild_entry(entry)
+
+
+def hamiltonian_check(entry, rebuilt) -> dict:
+    """Audit stage "hamiltonian": the rebuilt Hamiltonian against the entry.
+
+    With a stored Hamiltonian: :func:`qencode_nb.hamcheck.compare_hamiltonian`
+    (term sets, largest |Δ coefficient|, exact ground energies stored vs
+    rebuilt, fingerprint |E_exact - E_CASCI| and the inferred
+    ``hamiltonian_source``).  Without one (a params/ entry without ``db``) the
+    rebuilt ground energy is compared with the published exact ground energy
+    and the fingerprint is taken from the rebuild.  Both add the chemistry
+    checks: rebuilt HF and CASCI energies minus the published ones (Ha).
+    """
+    from qencode_nb import hamcheck
+    from qencode_nb.hamiltonian import to_pauli_terms
+
+    chem, tap = rebuilt
+    constant = tap.bk_constant_correction_ha or 0.0
+    if entry.has_stored_hamiltonian:
+        out = hamcheck.compare_hamiltonian(
+            entry.pauli_terms, entry.tapered_num_qubits, tap.H_tapered,
+            e_exact_stored=entry.exact_ground_energy, e_casci=entry.casci_energy,
+            constant_ha=entry.bk_constant_correction_ha, constant_rebuilt_ha=constant,
+            hamiltonian_source_recorded=entry.hamiltonian_source,
+            rebuilt_ground_ha=chem.e_exact_tapered_ha)
+    else:
+        ground = chem.e_exact_qubit_ha
+        fingerprint = abs(ground - entry.casci_energy)
+        inferred = hamcheck.infer_source(fingerprint)
+        out = {"n_terms": len(to_pauli_terms(tap.H_tapered)), "n_terms_stored": None,
+               "terms_match": None, "max_abs_dcoeff": None, "ground_energy": ground,
+               "ground_energy_stored": entry.exact_ground_energy,
+               "ground_energy_diff": ground - entry.exact_ground_energy,
+               "fingerprint_ha": fingerprint, "hamiltonian_source_inferred": inferred,
+               "hamiltonian_source_recorded": entry.hamiltonian_source,
+               "source_matches": (None if entry.hamiltonian_source is None
+                                  else entry.hamiltonian_source == inferred),
+               "note": "no stored Hamiltonian (pass db=FOLDER to compare terms)"}
+    out.update({"e_hf_rebuilt": chem.e_hf, "e_hf_diff": chem.e_hf - entry.hf_energy,
+                "e_casci_rebuilt": chem.e_casci,
+                "e_casci_diff": chem.e_casci - entry.casci_energy,
+                "sectors_rebuilt": [int(x) for x in tap.sectors],
+                "sectors_match": [int(x) for x in tap.sectors] == entry.tapering_sectors,
+                "cache_hit": chem.cache_hit, "cache_key": chem.cache_key})
+    return out
+
+
+def build_problem(entry, rebuilt) -> Problem:
     """Hamiltonian and ansatz circuit of an entry.
 
-    HEA uses the stored qubit Hamiltonian when the entry has one, else the
-    one rebuilt from chemistry (PySCF -> OpenFermion, tapered).  Tapered
-    UCCSD always rebuilds the tapering (its operators are tapered with the
-    symmetry generators of the full Hamiltonian), and runs on the stored
-    Hamiltonian when there is one.
+    The stored qubit Hamiltonian is used when the entry has one, else the
+    rebuilt one.  Tapered UCCSD operators are tapered with the symmetry
+    generators of the rebuilt full Hamiltonian (``rebuilt`` from
+    :func:`rebuild`).
 
     Raises:
         CapabilityMissing: ADAPT entries (not implemented yet).
@@ -122,13 +183,7 @@ def build_problem(entry) -> Problem:
             f"{entry.entry_id}: ADAPT-VQE (operator pool, gradient selection and "
             "re-optimisation) is not implemented yet; qencode-nb can audit hea and "
             "uccsd entries today")
-    tapered = None
-    if entry.ansatz == "uccsd" or not entry.has_stored_hamiltonian:
-        from qencode_nb.rebuild import rebuild_tapered
-
-        _, tapered = rebuild_tapered(entry.geometry, entry.basis, entry.charge, entry.spin,
-                                     *entry.active_space, entry.orbital_optimization,
-                                     entry.mapping)
+    _, tapered = rebuilt
     if entry.has_stored_hamiltonian:
         H = hamiltonian.from_pauli_terms(entry.pauli_terms, entry.tapered_num_qubits)
         origin = "stored"

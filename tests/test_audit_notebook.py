@@ -74,6 +74,11 @@ def test_lih_qencode_json_replay_and_rerun(tmp_path):
     assert min(abs(r["error_mha"] - k) for k in LIH_KNOWN_ERRORS_MHA) < 1e-6
     pools = r["provenance"]["blas"]["pools"]
     assert [p for p in pools if p["user_api"] == "blas"], "BLAS pools must be recorded"
+    h = r["hamiltonian"]
+    assert h["terms_match"] and h["n_terms"] == h["n_terms_stored"] == 155
+    assert h["max_abs_dcoeff"] <= 1e-8
+    assert abs(h["ground_energy"] - h["ground_energy_stored"]) <= 1e-8
+    assert h["fingerprint_ha"] < 1e-8 and h["hamiltonian_source_inferred"] == "of_bridge"
 
 
 def test_h2_uccsd_replays_and_reruns_bit_identically(tmp_path):
