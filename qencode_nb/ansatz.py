@@ -61,15 +61,30 @@ with ``qchem.taper_operation`` (it builds dense ``2^N x 2^N`` matrices)."""
 
 def tapered_uccsd_ops(num_electrons: int, n_qubits_full: int, generators,
                       paulixops, sectors) -> list:
-    """QEncode's tapered UCCSD pool (``_get_tapered_uccsd_ops``, <= 12 qubits).
+    """QEncode's tapered UCCSD / ADAPT pool (``_get_tapered_uccsd_ops``).
 
     Every double excitation of ``qchem.excitations(num_electrons,
-    n_qubits_full)`` first, then every single, each built at angle 0.0 and
-    passed to ``qchem.taper_operation`` (``wire_order = range(n_qubits_full)``).
-    Each Pauli word of a tapered generator becomes its own operator
-    ``Exp(0j * P)``, so one excitation can contribute 0, 1 or several pool
-    entries; excitations that do not commute with the symmetries contribute
-    none.  An excitation whose tapering raises is skipped, as in the generator.
+    n_qubits_full)`` first, then every single.  Two branches, as in the
+    generator:
+
+    - ``n_qubits_full <= 12``: each excitation is built at angle 0.0 and
+      passed to ``qchem.taper_operation`` (``wire_order =
+      range(n_qubits_full)``).  Each Pauli word of a tapered generator becomes
+      its own operator ``Exp(0j * P)``, so one excitation can contribute 0, 1
+      or several pool entries; excitations that do not commute with the
+      symmetries contribute none.  An excitation whose tapering raises is
+      skipped.
+    - ``n_qubits_full > 12`` (``taper_operation`` would build dense
+      ``2^N x 2^N`` matrices): the excitation's generator
+      ``qml.generator(gate(0.0), format="observable")`` is tapered with
+      ``qchem.taper`` like the Hamiltonian.  It is kept, as one operator
+      ``qml.exp(G_tap, coeff=0j)``, when its CSR matrix on
+      ``range(n_qubits_full - len(generators))`` is non-zero and
+      ``B = 2i G_tap`` passes ``max|B^3 + B| <= 1e-8``; a generator that
+      tapers to ``None``, has no Pauli representation, vanishes or raises is
+      dropped, as is one that fails the ``B^3 = -B`` check.  (Generator,
+      e1f44cd: H8 360 -> 278 operators, H10 875 -> 875.)
+
     The order of the list is the order of the parameters.
 
     Args:
@@ -78,26 +93,22 @@ def tapered_uccsd_ops(num_electrons: int, n_qubits_full: int, generators,
         generators, paulixops, sectors: from :func:`qencode_nb.hamiltonian.taper`.
 
     Returns:
-        list of PennyLane operators (``Exp`` with a Pauli-word ``base``); its
-        length is the entry's ``results.vqe.num_params``.
-
-    Raises:
-        CapabilityMissing: ``n_qubits_full > 12`` (the generator then tapers
-            the generators instead; not implemented yet).
+        list of PennyLane ``Exp`` operators: above 12 qubits with a
+        (multi-term) tapered generator as ``base``, otherwise with a
+        Pauli-word ``base``.  For UCCSD its length is the entry's
+        ``results.vqe.num_params``; for ADAPT it is
+        ``encoding.adapt_metadata.n_operators_pool``.
     """
     import pennylane as qml
     from pennylane import qchem
 
-    from qencode_nb.errors import CapabilityMissing
-
-    if n_qubits_full > TAPER_OPERATION_MAX_QUBITS:
-        raise CapabilityMissing(
-            "tapered UCCSD pool above 12 qubits (generator tapering) is not "
-            "implemented yet")
     singles, doubles = qchem.excitations(num_electrons, n_qubits_full)
-    wire_order = list(range(n_qubits_full))
     excitations = ([(qml.DoubleExcitation, w) for w in doubles]
                    + [(qml.SingleExcitation, w) for w in singles])
+    if n_qubits_full > TAPER_OPERATION_MAX_QUBITS:
+        return _tapered_generator_pool(excitations, n_qubits_full, generators,
+                                       paulixops, sectors)
+    wire_order = list(range(n_qubits_full))
     pool = []
     with qml.QueuingManager.stop_recording():
         for gate, exc_wires in excitations:
@@ -111,6 +122,39 @@ def tapered_uccsd_ops(num_electrons: int, n_qubits_full: int, generators,
                 tapered = [tapered]
             pool.extend(op for op in tapered
                         if op is not None and getattr(op, "num_params", 0) > 0)
+    return pool
+
+
+B_CUBED_TOL = 1e-8
+"""Tolerance of the generator's ``max|B^3 + B|`` validity check (> 12 qubits)."""
+
+
+def _tapered_generator_pool(excitations, n_qubits_full, generators, paulixops,
+                            sectors) -> list:
+    """The > 12-qubit branch of :func:`tapered_uccsd_ops` (tapered generators)."""
+    import pennylane as qml
+    from pennylane import qchem
+
+    from qencode_nb.statevector import pauli_csr
+
+    tapered_wires = list(range(n_qubits_full - len(generators)))
+    pool = []
+    with qml.QueuingManager.stop_recording():
+        for gate, exc_wires in excitations:
+            try:
+                G = qml.generator(gate(0.0, wires=list(exc_wires)), format="observable")
+                G_tap = qchem.taper(G, generators, paulixops, sectors)
+                if G_tap is None or G_tap.pauli_rep is None:
+                    continue
+                M = pauli_csr(G_tap, tapered_wires)
+                if M.nnz == 0:
+                    continue
+                B = (2j * M).tocsr()
+                if abs(B @ B @ B + B).max() > B_CUBED_TOL:
+                    continue
+                pool.append(qml.exp(G_tap, coeff=0j))
+            except Exception:  # the generator counts these as vanished and drops them
+                continue
     return pool
 
 
