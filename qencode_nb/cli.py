@@ -1,5 +1,9 @@
 """The ``qencode-nb`` command.
 
+``qencode-nb sweep DIR_OR_NAMES... [--mode M] [--workers N] [--out RUNS_DIR]``
+audits many entries (:mod:`qencode_nb.sweep`) and writes ``RUNS_DIR/summary.csv``;
+exit status 1 when any audit failed (each failure is listed).
+
 ``qencode-nb audit ENTRY [--threads N] [--coretype K] [--mode M] [--db DIR]
 [--out OUT.ipynb] [--json]`` runs ``notebooks/audit.ipynb`` through the
 pinned papermill engine (:mod:`qencode_nb.runner`) and prints the verdict, or
@@ -51,6 +55,24 @@ def _audit(args) -> int:
     return 0
 
 
+def _sweep(args) -> int:
+    from qencode_nb.sweep import sweep
+
+    try:
+        table = sweep(args.targets, args.out, mode=args.mode, workers=args.workers,
+                      blas_threads=args.threads, blas_coretype=args.coretype, db=args.db,
+                      timeout=args.timeout)
+    except QencodeNbError as exc:
+        print(f"qencode-nb: {exc}", file=sys.stderr)
+        return 2
+    failed = table[table["status"] != "done"]
+    print(f"{len(table) - len(failed)}/{len(table)} audits done; summary: "
+          f"{Path(args.out) / 'summary.csv'}")
+    for _, row in failed.iterrows():
+        print(f"FAILED {Path(row['notebook']).stem}: {row['failure']}")
+    return 1 if len(failed) else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="qencode-nb",
@@ -70,6 +92,19 @@ def build_parser() -> argparse.ArgumentParser:
                        help="per-cell timeout in seconds (default: none)")
     audit.add_argument("--json", action="store_true", help="print all records as JSON")
     audit.set_defaults(func=_audit)
+
+    sw = sub.add_parser("sweep", help="audit many entries, one kernel each; writes summary.csv")
+    sw.add_argument("targets", nargs="+",
+                    help="folders of QEncode JSON files, entry files, or bundled names")
+    sw.add_argument("--mode", default="full", help="full (default), replay or rerun")
+    sw.add_argument("--workers", type=int, default=1, help="parallel runs (default 1)")
+    sw.add_argument("--threads", type=int, default=1, help="BLAS threads per run (default 1)")
+    sw.add_argument("--coretype", default=None, help="OPENBLAS_CORETYPE for every run")
+    sw.add_argument("--db", default=None, help="folder completing bundled entries")
+    sw.add_argument("--out", default="runs", help="folder for executed notebooks (default runs)")
+    sw.add_argument("--timeout", type=int, default=None,
+                    help="per-cell timeout in seconds (default: none)")
+    sw.set_defaults(func=_sweep)
     return parser
 
 
