@@ -19,7 +19,7 @@ import contextlib
 from dataclasses import dataclass
 
 from qencode_nb import entries as entries_mod
-from qencode_nb.errors import CapabilityMissing, EntryError
+from qencode_nb.errors import EntryError
 from qencode_nb.record import record
 
 #: A certified entry with margin below this is fragile (DESIGN.md).
@@ -96,11 +96,13 @@ class Problem:
 
     hamiltonian: object
     hamiltonian_origin: str       # "stored" or "rebuilt (of_bridge)"
-    circuit: object
+    circuit: object               # None for ADAPT (grown operator by operator)
     wires: list
-    num_params: int
+    num_params: int               # ADAPT: number of selected operators, when recorded
     constant_ha: float
     e_target: float               # early-stop target: CASCI energy (generator main())
+    pool: list | None = None      # ADAPT operator pool
+    engine: str | None = None     # ADAPT engine: "qnode" or "statevector"
 
 
 def rebuild(entry):
@@ -173,16 +175,13 @@ def build_problem(entry, rebuilt) -> Problem:
     generators of the rebuilt full Hamiltonian (``rebuilt`` from
     :func:`rebuild`).
 
-    Raises:
-        CapabilityMissing: ADAPT entries (not implemented yet).
+    ADAPT entries get their operator pool (the tapered UCCSD excitations,
+    :func:`qencode_nb.ansatz.tapered_uccsd_ops`) and the recorded engine
+    (the optimiser string, e.g. "ADAPT-VQE (L-BFGS-B inner, statevector
+    engine)"; "qnode" when it names none).
     """
     from qencode_nb import ansatz, hamiltonian
 
-    if entry.ansatz == "adapt":
-        raise CapabilityMissing(
-            f"{entry.entry_id}: ADAPT-VQE (operator pool, gradient selection and "
-            "re-optimisation) is not implemented yet; qencode-nb can audit hea and "
-            "uccsd entries today")
     _, tapered = rebuilt
     if entry.has_stored_hamiltonian:
         H = hamiltonian.from_pauli_terms(entry.pauli_terms, entry.tapered_num_qubits)
@@ -191,17 +190,23 @@ def build_problem(entry, rebuilt) -> Problem:
         H = tapered.H_tapered
         origin = "rebuilt (of_bridge)"
     wires = list(range(entry.tapered_num_qubits))
+    pool = engine = None
     if entry.ansatz == "hea":
         circuit = ansatz.hea_circuit(entry.hf_tapered_state, entry.reps)
         n_params = ansatz.hea_num_params(len(wires), entry.reps)
     else:
         ops = ansatz.tapered_uccsd_ops(entry.active_space[0], tapered.n_qubits_full,
                                        tapered.generators, tapered.paulixops, tapered.sectors)
-        circuit = ansatz.uccsd_circuit(entry.hf_tapered_state, ops)
-        n_params = len(ops)
+        if entry.ansatz == "uccsd":
+            circuit = ansatz.uccsd_circuit(entry.hf_tapered_state, ops)
+            n_params = len(ops)
+        else:
+            circuit, pool = None, ops
+            engine = entry.optimizer.engine or "qnode"
+            n_params = len((entry.adapt or {}).get("selected_operator_indices") or [])
     return Problem(hamiltonian=H, hamiltonian_origin=origin, circuit=circuit, wires=wires,
                    num_params=n_params, constant_ha=entry.bk_constant_correction_ha or 0.0,
-                   e_target=entry.casci_energy)
+                   e_target=entry.casci_energy, pool=pool, engine=engine)
 
 
 def energy_function(entry, problem: Problem):
@@ -259,7 +264,20 @@ def replay(entry, problem: Problem) -> dict:
         raise EntryError(f"{len(entry.optimal_params)} stored parameters but the "
                          f"{entry.ansatz} ansatz has {problem.num_params}",
                          field="results.vqe.optimal_params", path=entry.source)
-    energy = energy_function(entry, problem)(np.array(entry.optimal_params, dtype=float))
+    if problem.pool is not None:
+        from qencode_nb import adapt
+
+        n_pool = entry.adapt.get("n_operators_pool")
+        if n_pool is not None and n_pool != len(problem.pool):
+            raise EntryError(f"records a pool of {n_pool} operators; the rebuilt pool has "
+                             f"{len(problem.pool)}",
+                             field="encoding.adapt_metadata.n_operators_pool", path=entry.source)
+        energy = adapt.replay_energy(problem.hamiltonian, problem.pool, entry.hf_tapered_state,
+                                     entry.adapt["selected_operator_indices"],
+                                     entry.optimal_params, problem.wires,
+                                     engine=problem.engine, backend=entry.backend)
+    else:
+        energy = energy_function(entry, problem)(np.array(entry.optimal_params, dtype=float))
     out = compare(energy + problem.constant_ha, entry.published_energy)
     out["status"] = "pass" if out["abs_delta_ha"] <= REPLAY_TOL_HA else "fail"
     out["tolerance_ha"] = REPLAY_TOL_HA
@@ -283,8 +301,8 @@ def rerun(entry, problem: Problem) -> dict:
     from qencode_nb.vqe import run_vqe
 
     opt = entry.optimizer
-    if opt.name == "adapt":
-        raise CapabilityMissing("ADAPT-VQE re-run is not implemented yet")
+    if problem.pool is not None:
+        return _rerun_adapt(entry, problem)
     energy = energy_function(entry, problem)
     res = run_vqe(energy, problem.num_params, optimizer=opt.name,
                   max_iterations=entry.max_iterations, restarts=entry.restarts_requested,
@@ -316,6 +334,52 @@ def rerun(entry, problem: Problem) -> dict:
         "published": {"nfev": entry.published_nfev,
                       "restarts_run": entry.published_restarts_run,
                       "early_stopped": entry.published_early_stopped},
+        "findings": findings,
+    }
+
+
+def _rerun_adapt(entry, problem: Problem) -> dict:
+    """ADAPT-VQE re-run with the recorded threshold, operator cap, inner
+    optimiser, engine and ``max_iterations`` (see :func:`qencode_nb.adapt.run_adapt`)."""
+    from qencode_nb import adapt
+
+    meta = entry.adapt
+    res = adapt.run_adapt(problem.hamiltonian, problem.pool, entry.hf_tapered_state,
+                          problem.wires, gradient_threshold=meta["gradient_threshold"],
+                          max_operators=meta["max_operators"],
+                          max_iterations=entry.max_iterations, seed=entry.seed,
+                          e_target=problem.e_target, early_stop=True,
+                          inner=entry.optimizer.inner or "cobyla", engine=problem.engine,
+                          backend=entry.backend)
+    recorded = meta.get("selected_operator_indices")
+    findings = ["the generator's ADAPT draws no random numbers: the recorded seed has no "
+                f"effect (run_config.seed={entry.seed}, multistart_requested="
+                f"{entry.restarts_requested} unused)"]
+    if abs(problem.constant_ha) > 0:
+        findings.append("early stop compares the energy before the tapering constant "
+                        f"correction ({problem.constant_ha:+.6f} Ha) with the CASCI energy")
+    return {
+        "energy": res.best_energy + problem.constant_ha,
+        "raw_energy": res.best_energy,
+        "constant_ha": problem.constant_ha,
+        "params": res.params,
+        "nfev": res.nfev,
+        "restarts_run": 1,
+        "stopped_early": res.stopped_early,
+        "selected_operator_indices": res.selected_indices,
+        "selection_matches": None if recorded is None else res.selected_indices == recorded,
+        "converged": res.converged,
+        "n_iterations": res.n_iterations,
+        "max_gradients": res.max_gradients,
+        "config": {"optimizer": "adapt", "inner": res.inner, "engine": res.engine,
+                   "gradient_threshold": res.gradient_threshold,
+                   "max_operators": res.max_operators, "max_iterations": res.max_iterations,
+                   "pool": res.n_pool, "backend": entry.backend,
+                   "early_stop_target_ha": problem.e_target, "early_stop_threshold_ha": 0.01,
+                   "hamiltonian": problem.hamiltonian_origin},
+        "published": {"nfev": entry.published_nfev, "early_stopped": entry.published_early_stopped,
+                      "selected_operator_indices": recorded,
+                      "converged": meta.get("converged"), "n_iterations": meta.get("n_iterations")},
         "findings": findings,
     }
 

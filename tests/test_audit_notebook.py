@@ -134,12 +134,35 @@ def test_numpy_imported_at_startup_runs_pinned_under_the_engine(tmp_path, numpy_
     assert {p["threads"] for p in blas} == {2}
 
 
-def test_adapt_entry_fails_naming_the_missing_capability(tmp_path):
-    out = tmp_path / "h6.ipynb"
-    with pytest.raises(RunFailed, match="CapabilityMissing: .*ADAPT-VQE"):
-        run_notebook(AUDIT_NB, out, {"entry": "h6"})
+def test_h6_adapt_replays_bit_identically(tmp_path):
+    out, r = _papermill(tmp_path, "h6", entry="h6", db=str(SHARED_DB), mode="replay")
+    assert r["done"] is True and r["replay"]["identical"] is True
+    assert r["hamiltonian"]["terms_match"] and r["hamiltonian"]["max_abs_dcoeff"] <= 1e-8
+
+
+def test_h4_adapt_reruns_the_recorded_selection(tmp_path):
+    h4 = SHARED_DB / "H4_ccpvdz_JW_ADAPT_v4_tapered__sha256_39f9134a722ad612.json"
+    out, r = _papermill(tmp_path, "h4", entry=str(h4))
+    assert r["done"] is True and r["replay"]["delta_ha"] == 0.0
+    rerun = r["rerun"]
+    assert rerun["selected_operator_indices"] == [44] and rerun["selection_matches"] is True
+    assert rerun["nfev"] == 20 and rerun["config"]["pool"] == 64
+    assert rerun["config"]["max_operators"] == 50 and rerun["config"]["engine"] == "qnode"
+    assert r["bit_identical"] is True
+    assert r["fragile"] is True and r["margin"] < 0.2   # 9.94 mHa of 10
+
+
+def test_missing_capability_fails_naming_it_and_keeps_the_notebook(tmp_path):
+    raw = json.loads(LIH_PAR_HEA.read_text())
+    raw["provenance"]["hamiltonian_source"] = "pennylane_native"
+    entry = tmp_path / "native.json"
+    entry.write_text(json.dumps(raw))
+    out = tmp_path / "native.ipynb"
+    with pytest.raises(RunFailed, match="CapabilityMissing: .*pennylane_native"):
+        run_notebook(AUDIT_NB, out, {"entry": str(entry)})
     r = read_records(out)          # the executed notebook is kept, with the reason
-    assert r["error"]["stage"] == "problem" and r["error"]["type"] == "CapabilityMissing"
+    assert r["error"]["stage"] == "hamiltonian" and r["error"]["type"] == "CapabilityMissing"
+    assert r["integrity"]["status"] == "fail"   # the edit broke the SHA-256
     assert "done" not in r
 
 
