@@ -76,10 +76,6 @@ BUILDABLE_SOURCES = ("of_bridge",)
 not declare its source) builds ``of_bridge``, the generator's default since
 v4.4; ``pennylane_native`` raises :class:`CapabilityMissing`."""
 
-EXACT_DENSE_MAX_QUBITS = 14
-"""Exact ground energy: dense up to this many tapered qubits, sparse above
-(the generator's ``e_exact_qubit`` switch)."""
-
 STATS = {"hits": 0, "misses": 0, "corrupt": 0, "builds": 0, "writes": 0}
 """Per-process counters (a hit never calls PySCF)."""
 
@@ -310,13 +306,14 @@ def _operator_spec(operator, candidates) -> dict:
 
 
 def _exact(H_tapered, correction):
-    from qencode_nb.hamiltonian import exact_ground_energy
+    """Ground energy of the tapered operator as the generator's ``e_exact_qubit``
+    (see :func:`qencode_nb.hamcheck.exact_ground`)."""
+    from qencode_nb.hamcheck import exact_ground
 
     wires = sorted(H_tapered.wires)
     if not wires:
         return None, None, "no wire"
-    method = "dense" if len(wires) <= EXACT_DENSE_MAX_QUBITS else "sparse"
-    e = exact_ground_energy(H_tapered, wires, dense_max_qubits=EXACT_DENSE_MAX_QUBITS)
+    e, method = exact_ground(H_tapered, wires)
     return e, e + (correction or 0.0), method
 
 
@@ -615,12 +612,15 @@ def cached_rebuild(geometry: str, basis: str, charge: int, spin: int,
             _mark(result[0], True, status, key, path)
             return result
     with _Lock(path.with_suffix(".lock"), lock):
-        if not refresh and status == "absent":
-            # Another process may have built it while we waited for the lock.
-            result, status = _try_load(key, root)
+        if not refresh:
+            # Another process may have (re)built it while we waited for the lock.
+            try:
+                result = load(key, root)
+            except CacheCorrupt:  # already reported above
+                result = None
             if result is not None:
                 STATS["hits"] += 1
-                _mark(result[0], True, status, key, path)
+                _mark(result[0], True, "hit", key, path)
                 return result
         STATS["misses"] += 1
         from qencode_nb.rebuild import rebuild_tapered

@@ -540,3 +540,21 @@ def test_modules_do_not_import_numpy_on_import():
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=SUBPROCESS_ENV,
                          capture_output=True, text=True, check=True).stdout.strip()
     assert out == "False"
+
+
+def test_dense_via_sparse_path_agrees_with_qml_matrix(monkeypatch):
+    """13-14 qubits use sparse_matrix().toarray(); forced here on LiH's 5 qubits."""
+    from qencode_nb import hamcheck
+    from qencode_nb.hamiltonian import exact_ground_energy, from_pauli_terms
+
+    entry = _load("LiH_PAR_HEA")
+    H = from_pauli_terms(entry.pauli_terms, 5)
+    reference = exact_ground_energy(H, range(5))
+    monkeypatch.setattr(hamcheck, "QML_MATRIX_MAX_QUBITS", 4)
+    energy, method = hamcheck.exact_ground(H, range(5))
+    assert method == "dense (via sparse)"
+    assert abs(energy - reference) <= 1e-12
+    assert abs(energy - entry.exact_ground_energy) <= TOL_HA
+    monkeypatch.setattr(hamcheck, "EXACT_DENSE_MAX_QUBITS", 4)
+    energy, method = hamcheck.exact_ground(H, range(5))
+    assert method == "sparse" and abs(energy - reference) <= 1e-10
