@@ -114,7 +114,8 @@ def main(argv=None) -> int:
               f"{'fingerp.':>8s} {'source':>9s} {'cold s':>8s} {'warm s':>8s} {'ratio':>7s}")
     print(header)
     for path in files:
-        name = path.name.split("__sha256")[0]
+        stem, _, digest = path.stem.partition("__sha256_")
+        name = f"{stem.replace('_tapered', '')}#{digest[:6]}"
         try:
             entry = entries.load(path)
         except Exception as exc:  # noqa: BLE001

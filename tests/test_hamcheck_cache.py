@@ -558,3 +558,33 @@ def test_dense_via_sparse_path_agrees_with_qml_matrix(monkeypatch):
     monkeypatch.setattr(hamcheck, "EXACT_DENSE_MAX_QUBITS", 4)
     energy, method = hamcheck.exact_ground(H, range(5))
     assert method == "sparse" and abs(energy - reference) <= 1e-10
+
+
+_COOPERLAKE = textwrap.dedent("""
+    import json, sys
+    from qencode_nb import entries
+    from qencode_nb.hamcheck import check_entry
+    r = check_entry(entries.load(sys.argv[1]), cache_dir=sys.argv[2])
+    print(json.dumps([r["coeffs_bit_identical"], r["ground_energy_diff"], r["cache_key"]]))
+""")
+
+
+def test_cooperlake_rebuild_is_bit_identical_and_keyed_apart(tmp_path, monkeypatch):
+    """With OPENBLAS_CORETYPE=Cooperlake (before numpy loads) LiH PAR/HEA's
+    rebuilt coefficients and exact ground energy equal the entry's to the bit;
+    without it they move by ~1e-15 Ha.  The two runs get different keys."""
+    from qencode_nb import cache
+    from qencode_nb.threads import cpu_flags
+
+    if "avx512_bf16" not in cpu_flags():
+        pytest.skip("this CPU cannot run OpenBLAS's Cooperlake kernel")
+    path = str(DB / ENTRIES["LiH_PAR_HEA"])
+    env = dict(SUBPROCESS_ENV, OPENBLAS_CORETYPE="Cooperlake")
+    out = subprocess.run([sys.executable, "-c", _COOPERLAKE, path, str(tmp_path)], env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    bit_identical, d_exact, key = json.loads(out.stdout.strip().splitlines()[-1])
+    assert bit_identical is True and d_exact == 0.0
+    monkeypatch.delenv("OPENBLAS_CORETYPE", raising=False)
+    assert key != cache.cache_key(**_fields("LiH_PAR_HEA"))  # same problem, no coretype
+    assert cache.load(key, tmp_path) is not None
