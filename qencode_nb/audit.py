@@ -48,7 +48,10 @@ def stage(name: str):
     try:
         yield
     except BaseException as exc:
-        record("error", {"stage": name, "type": type(exc).__name__, "message": str(exc)})
+        message = str(exc)
+        if isinstance(exc, KeyboardInterrupt) and not message:
+            message = "interrupted (a cell timeout or a user interrupt)"
+        record("error", {"stage": name, "type": type(exc).__name__, "message": message})
         raise
 
 
@@ -392,8 +395,40 @@ def margin(error: float, threshold: float) -> float:
     return (threshold - error) / threshold
 
 
+#: Energies this far below the exact ground energy (Ha) break the variational
+#: bound: the Hamiltonian, the reference or the published energy is inconsistent.
+VARIATIONAL_TOL_HA = 1e-9
+#: Relative tolerance when recomputing the published gap from the published energies.
+GAP_CONSISTENCY_REL = 1e-9
+
+
+def consistency(entry, rerun_energy: float | None) -> dict:
+    """Internal consistency of the published numbers and of the re-run (Ha).
+
+    - ``published_gap_recomputed`` = |E_published - E_exact| must equal the
+      stated ``abs_vqe_exact_gap`` (relative :data:`GAP_CONSISTENCY_REL`);
+    - the published and re-run energies must not lie more than
+      :data:`VARIATIONAL_TOL_HA` below the exact ground energy.
+
+    Returns ``{"status": "pass"|"fail", "reasons": [...], ...}``.
+    """
+    exact = entry.exact_ground_energy
+    gap = abs(entry.published_energy - exact)
+    reasons = []
+    if abs(gap - entry.published_error) > GAP_CONSISTENCY_REL * max(gap, 1e-12) + 1e-15:
+        reasons.append(f"stated published error {entry.published_error:.9e} Ha but "
+                       f"|E_published - E_exact| = {gap:.9e} Ha")
+    for label, energy in (("published", entry.published_energy), ("re-run", rerun_energy)):
+        if energy is not None and energy < exact - VARIATIONAL_TOL_HA:
+            reasons.append(f"{label} energy {energy:.12f} Ha lies {exact - energy:.3e} Ha "
+                           "below the exact ground energy (variational bound broken)")
+    return {"status": "fail" if reasons else "pass", "reasons": reasons,
+            "published_gap_recomputed": gap, "published_gap_stated": entry.published_error}
+
+
 def verdict(entry, rerun_energy: float | None, provenance: dict, blas_threads: int,
-            blas_coretype: str | None = None) -> dict:
+            blas_coretype: str | None = None, integrity: dict | None = None,
+            replay: dict | None = None) -> dict:
     """Tiers 2 and 3, margins and the one-line summary.
 
     Args:
@@ -401,18 +436,32 @@ def verdict(entry, rerun_energy: float | None, provenance: dict, blas_threads: i
         rerun_energy: the re-run energy (Ha), or None in replay mode.
         provenance: :func:`qencode_nb.provenance.collect` output.
         blas_threads: the measured BLAS thread count.
-        blas_coretype: the OPENBLAS_CORETYPE set, if any.
+        blas_coretype: the OPENBLAS_CORETYPE in force, if any.
+        integrity, replay: the stage results; a failure of either is named
+            in the summary line.
 
     Returns a dict with ``error_mha``, ``published_error_mha``,
     ``movement_mha`` (signed: regenerated - published error), ``margin``,
     ``margin_published``, ``certified``, ``fragile``, ``certification_change``,
-    ``bit_identical``, ``difference`` (:func:`compare`), ``tiers`` and
-    ``summary``.
+    ``bit_identical`` (the measured fact: re-run energy equal to the
+    published one to the last bit, whatever tier 3 says), ``difference``
+    (:func:`compare`), ``consistency`` (:func:`consistency`), ``tiers``,
+    ``alerts`` and ``summary``.
     """
     thr = entry.threshold
     pub_err = entry.published_error
+    cons = consistency(entry, rerun_energy)
+    alerts = []
+    if integrity and integrity.get("status") == "fail":
+        alerts.append("INTEGRITY FAIL")
+    if replay and replay.get("status") == "fail":
+        alerts.append(f"REPLAY FAIL ({replay.get('abs_delta_ha', float('nan')):.3e} Ha)")
+    if cons["status"] == "fail":
+        alerts.append("INCONSISTENT: " + "; ".join(cons["reasons"]))
+    alert_text = "".join(f"; {a}" for a in alerts)
     out = {"threshold_mha": thr * 1e3, "published_error_mha": pub_err * 1e3,
-           "margin_published": margin(pub_err, thr), "reference_energy": entry.exact_ground_energy}
+           "margin_published": margin(pub_err, thr), "reference_energy": entry.exact_ground_energy,
+           "consistency": cons, "alerts": alerts}
     tiers = {"certification": {"status": "n/a", "reasons": ["no re-run (mode=replay)"]},
              "bit_identical": {"status": "n/a", "reasons": ["no re-run (mode=replay)"]}}
     if rerun_energy is None:
@@ -420,7 +469,7 @@ def verdict(entry, rerun_energy: float | None, provenance: dict, blas_threads: i
                     "certified": None, "fragile": None, "certification_change": None,
                     "bit_identical": None, "difference": None, "tiers": tiers,
                     "summary": f"{entry.entry_id}: replay only; published error "
-                               f"{pub_err * 1e3:.6f} mHa"})
+                               f"{pub_err * 1e3:.6f} mHa{alert_text}"})
         return out
     err = abs(rerun_energy - entry.exact_ground_energy)
     cert = err < thr
@@ -436,6 +485,9 @@ def verdict(entry, rerun_energy: float | None, provenance: dict, blas_threads: i
     reasons = []
     drift = [f"{k} {v['have']} (want {v['want']})" for k, v in provenance["versions"].items()
              if not v["match"]]
+    if not provenance["versions"]:
+        reasons.append("the entry records no package pins (provenance.tool_versions), so "
+                       "no environment can be called its reference")
     if drift:
         reasons.append("not the reference environment: " + ", ".join(drift))
     if blas_threads != 1:
@@ -452,14 +504,16 @@ def verdict(entry, rerun_energy: float | None, provenance: dict, blas_threads: i
                                   "reasons": [kernel_note]}
     label = "certified" if cert else "NOT certified"
     fragile = cert and m < FRAGILE_MARGIN
-    bits = ("bit-identical" if diff["identical"]
-            else f"differs by {diff['delta_ha']:+.3e} Ha ({diff['ulps']} ulps)")
+    bits = ("bit-identical to the published energy" if diff["identical"]
+            else f"differs from the published energy by {diff['delta_ha']:+.3e} Ha "
+                 f"({diff['ulps']} ulps)")
+    bits += f" (tier 3 {tiers['bit_identical']['status']})"
     out.update({
         "error_mha": err * 1e3, "movement_mha": (err - pub_err) * 1e3, "margin": m,
         "certified": cert, "fragile": fragile, "certification_change": change,
         "bit_identical": diff["identical"], "difference": diff, "tiers": tiers,
         "summary": (f"{entry.entry_id}: {label}, error {err * 1e3:.6f} mHa (published "
                     f"{pub_err * 1e3:.6f}), margin {m:.1%}{' FRAGILE' if fragile else ''}"
-                    f"{'; ' + change if change else ''}; {bits}"),
+                    f"{'; ' + change if change else ''}; {bits}{alert_text}"),
     })
     return out

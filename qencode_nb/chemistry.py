@@ -148,7 +148,8 @@ def run_chemistry(geometry: str, basis: str, charge: int, spin: int,
         :class:`ChemistryResult`, energies in Ha.
 
     Raises:
-        EntryError: a field has a value that is not accepted.
+        EntryError: a field has a value that is not accepted, or PySCF cannot
+            build the molecule from them.
     """
     _check_inputs(geometry, basis, num_electrons, num_spatial_orbitals,
                   orbital_optimization)
@@ -160,7 +161,14 @@ def run_chemistry(geometry: str, basis: str, charge: int, spin: int,
     mol.charge = charge
     mol.spin = spin
     mol.verbose = 0
-    mol.build()
+    try:
+        mol.build()
+    except (RuntimeError, ValueError, KeyError) as exc:
+        raise EntryError(
+            f"PySCF cannot build the molecule from geometry {geometry!r}, basis "
+            f"{basis!r}, charge {charge}, spin {spin}: {exc}; accepted: element "
+            "symbols with x y z in Angstrom, and a charge/spin (2S) the electron "
+            "count allows", field="problem.geometry/basis/charge/spin") from None
 
     mf = scf.RHF(mol).run()
     e_hf = float(mf.e_tot)

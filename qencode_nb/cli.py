@@ -8,8 +8,10 @@ exit status 1 when any audit failed (each failure is listed).
 [--out OUT.ipynb] [--json]`` runs ``notebooks/audit.ipynb`` through the
 pinned papermill engine (:mod:`qencode_nb.runner`) and prints the verdict, or
 with ``--json`` every record as one JSON object.  Exit status: 0 when the
-run recorded ``done``, 1 when it failed (the executed notebook is kept and
-the reason printed), 2 on bad arguments.
+run recorded ``done`` with no alert, 3 when it did but raised alerts
+(integrity or replay failed, inconsistent published numbers), 1 when it
+failed (the executed notebook is kept and the reason printed), 2 on bad
+arguments.
 """
 
 from __future__ import annotations
@@ -37,8 +39,8 @@ def _audit(args) -> int:
         params["blas_coretype"] = args.coretype
     if args.db:
         params["db"] = str(Path(args.db).resolve())
-    if Path(args.entry).suffix in (".json", ".yaml", ".yml"):
-        params["entry"] = str(Path(args.entry).resolve())
+    if Path(args.entry).exists() or Path(args.entry).suffix in (".json", ".yaml", ".yml"):
+        params["entry"] = str(Path(args.entry).resolve())   # the kernel runs elsewhere
     try:
         records = run_notebook(NOTEBOOKS / "audit.ipynb", out.resolve(), params,
                                timeout=args.timeout, progress_bar=not args.json)
@@ -52,7 +54,7 @@ def _audit(args) -> int:
     else:
         print(records["verdict"])
         print(f"executed notebook: {out}")
-    return 0
+    return 3 if records.get("alerts") else 0
 
 
 def _sweep(args) -> int:

@@ -273,7 +273,7 @@ def _from_qencode(raw: dict, path: Path) -> Entry:
         if not raw["provenance"].get("hamiltonian_source"):
             undeclared["hamiltonian_source"] = "provenance.hamiltonian_source missing"
         ham = raw["artifacts"]["qubit_hamiltonian"]
-        return Entry(
+        entry = Entry(
             source=path, kind="qencode-json", entry_id=raw["entry_id"],
             sha256=raw["provenance"]["entry_hash_sha256"], name=p["name"],
             geometry=p["geometry"], basis=p["basis"], charge=p["charge"], spin=p["spin"],
@@ -304,6 +304,18 @@ def _from_qencode(raw: dict, path: Path) -> Entry:
             adapt=adapt, pauli_terms=ham["pauli_terms"],
             optimal_params=res["vqe"]["optimal_params"], raw=raw, undeclared=undeclared,
         )
+        from qencode_nb.hamiltonian import validate_pauli_terms
+
+        validate_pauli_terms(ham["pauli_terms"], ham["num_qubits"])
+        if ham["num_pauli_terms"] != len(ham["pauli_terms"]):
+            raise EntryError(f"{ham['num_pauli_terms']} but pauli_terms holds "
+                             f"{len(ham['pauli_terms'])} terms",
+                             field="artifacts.qubit_hamiltonian.num_pauli_terms")
+        if ham["num_qubits"] != tap["tapered_num_qubits"]:
+            raise EntryError(f"{ham['num_qubits']} but encoding.tapering.tapered_num_qubits "
+                             f"is {tap['tapered_num_qubits']}",
+                             field="artifacts.qubit_hamiltonian.num_qubits")
+        return check_semantics(entry, _JSON_NAMES)
     except EntryError as err:
         raise err.with_path(path) from None
 
@@ -321,7 +333,7 @@ def _from_params(data: dict, path: Path) -> Entry:
             raise EntryError("required for ansatz hea", field="encoding.reps")
         if ansatz == "adapt" and "adapt" not in enc:
             raise EntryError("required for ansatz adapt", field="encoding.adapt")
-        return Entry(
+        entry = Entry(
             source=path, kind="params-yaml", entry_id=data["qencode"]["entry_id"],
             sha256=data["qencode"]["sha256"], name=p["molecule"], geometry=p["geometry"],
             basis=p["basis"], charge=p["charge"], spin=p["spin"],
@@ -349,8 +361,62 @@ def _from_params(data: dict, path: Path) -> Entry:
             undeclared={"early_stop": "QEncode records whether a run stopped early, "
                                       "not whether early stop was enabled"},
         )
+        return check_semantics(entry, _YAML_NAMES)
     except EntryError as err:
         raise err.with_path(path) from None
+
+
+def _positive(value, field: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise EntryError(f"{value!r} is not accepted; accepted: an integer >= 1", field=field)
+
+
+def check_semantics(e: Entry, names: dict) -> Entry:
+    """Value checks beyond types: budgets >= 1, a positive threshold, numeric
+    parameters, a 0/1 HF state of the tapered size, sectors of +-1.
+
+    ``names`` maps Entry attributes to the file's field names (for messages).
+
+    Raises:
+        EntryError: naming the field, the value and what is accepted.
+    """
+    _positive(e.max_iterations, names["max_iterations"])
+    _positive(e.restarts_requested, names["restarts_requested"])
+    _positive(e.tapered_num_qubits, names["tapered_num_qubits"])
+    if e.reps is not None and e.reps < 0:
+        raise EntryError(f"{e.reps!r} is not accepted; accepted: an integer >= 0",
+                         field=names["reps"])
+    if not e.threshold > 0:
+        raise EntryError(f"{e.threshold!r} is not accepted; accepted: a number > 0 (Ha)",
+                         field=names["threshold"])
+    hf = e.hf_tapered_state
+    if len(hf) != e.tapered_num_qubits or any(b not in (0, 1) or isinstance(b, bool)
+                                              for b in hf):
+        raise EntryError(f"{hf!r} is not accepted; accepted: {e.tapered_num_qubits} bits "
+                         "(0 or 1), one per tapered qubit", field=names["hf_tapered_state"])
+    if any(x not in (1, -1) or isinstance(x, bool) for x in e.tapering_sectors):
+        raise EntryError(f"{e.tapering_sectors!r} is not accepted; accepted: a list of "
+                         "+1/-1", field=names["tapering_sectors"])
+    if e.optimal_params is not None:
+        bad = [(i, x) for i, x in enumerate(e.optimal_params)
+               if isinstance(x, bool) or not isinstance(x, (int, float))]
+        if bad:
+            raise EntryError(f"element {bad[0][0]} is {bad[0][1]!r}; accepted: numbers "
+                             "(radians)", field="results.vqe.optimal_params")
+    return e
+
+
+_JSON_NAMES = {"max_iterations": "run_config.max_iterations",
+               "restarts_requested": "run_config.multistart_requested",
+               "tapered_num_qubits": "encoding.tapering.tapered_num_qubits",
+               "reps": "encoding.ansatz_reps", "threshold": "results.quality.gap_threshold",
+               "hf_tapered_state": "encoding.tapering.hf_tapered_state",
+               "tapering_sectors": "encoding.tapering.sectors"}
+_YAML_NAMES = {"max_iterations": "run.max_iterations", "restarts_requested": "run.restarts",
+               "tapered_num_qubits": "encoding.tapered_num_qubits", "reps": "encoding.reps",
+               "threshold": "published.threshold_ha",
+               "hf_tapered_state": "encoding.hf_tapered_state",
+               "tapering_sectors": "encoding.tapering_sectors"}
 
 
 def read_qencode_json(path) -> Entry:
@@ -420,7 +486,13 @@ _CROSS_CHECK = ("entry_id", "sha256", "geometry", "basis", "charge", "spin", "ac
                 "tapered_num_qubits", "bk_constant_correction_ha", "published_energy",
                 "exact_ground_energy", "casci_energy", "hf_energy", "published_error",
                 "threshold", "published_certified", "published_nfev",
-                "published_restarts_run", "published_early_stopped", "num_params")
+                "published_restarts_run", "published_early_stopped", "num_params",
+                "tool_versions")
+
+
+def _looks_like_json(path: Path) -> bool:
+    with open(path, "rb") as fh:
+        return fh.read(64).lstrip().startswith(b"{")
 
 
 def load(entry, db=None) -> Entry:
@@ -438,8 +510,16 @@ def load(entry, db=None) -> Entry:
         EntryError: unknown name (lists the bundled names), malformed file,
             or a YAML fact that disagrees with its JSON.
     """
+    if not isinstance(entry, (str, Path)):
+        raise EntryError(f"{entry!r} is not accepted; accepted: a bundled name or a path",
+                         field="entry")
+    if db is not None and not isinstance(db, (str, Path)):
+        raise EntryError(f"{db!r} is not accepted; accepted: a folder path", field="db")
     text = str(entry)
     path = Path(text)
+    if path.is_dir():
+        raise EntryError(f"{text!r} is a folder; accepted: one entry file or a bundled name "
+                         "(audit a folder with `qencode-nb sweep`)", field="entry")
     if path.suffix.lower() in (".json", ".yaml", ".yml") or path.exists():
         if not path.is_file():
             raise EntryError(f"no such file {text!r}", field="entry")
@@ -448,7 +528,7 @@ def load(entry, db=None) -> Entry:
         if not path.is_file():
             raise EntryError(f"{text!r} is neither a file nor a bundled entry; bundled: "
                              + ", ".join(bundled_names()), field="entry")
-    if path.suffix.lower() == ".json":
+    if path.suffix.lower() == ".json" or _looks_like_json(path):
         return read_qencode_json(path)
     short = read_params_yaml(path)
     if db is None:

@@ -52,6 +52,46 @@ def format_pauli_word(word: dict) -> str:
     return "".join(f"{word[w]}{w}" for w in sorted(word))
 
 
+def validate_pauli_terms(pauli_terms, num_qubits: int) -> list[tuple[dict, float]]:
+    """Check QEncode ``pauli_terms`` without importing PennyLane.
+
+    Returns ``[(word, coefficient)]`` in the stored order, ``word`` as from
+    :func:`parse_pauli_string`, coefficients in Ha.
+
+    Raises:
+        EntryError: a term that is not ``{"pauli_string", "coefficient"}``, a
+            non-numeric coefficient, a malformed string, a wire outside
+            ``range(num_qubits)``, or a repeated Pauli string.
+    """
+    field = "artifacts.qubit_hamiltonian.pauli_terms"
+    if not isinstance(pauli_terms, list):
+        raise EntryError(f"{type(pauli_terms).__name__} is not accepted; accepted: a list",
+                         field=field)
+    out, seen = [], set()
+    for i, term in enumerate(pauli_terms):
+        if not isinstance(term, dict) or set(term) != {"pauli_string", "coefficient"}:
+            raise EntryError(
+                f"term {i} is {term!r}; accepted: an object with exactly "
+                "'pauli_string' and 'coefficient'", field=field)
+        coeff = term["coefficient"]
+        if isinstance(coeff, bool) or not isinstance(coeff, (int, float)):
+            raise EntryError(
+                f"term {i} coefficient {coeff!r} is not a number (Ha)", field=field)
+        word = parse_pauli_string(term["pauli_string"])
+        bad = [w for w in word if w >= num_qubits]
+        if bad:
+            raise EntryError(
+                f"term {i} {term['pauli_string']!r} acts on wire {bad[0]}, outside "
+                f"range({num_qubits}) of num_qubits", field=field)
+        key = format_pauli_word(word)
+        if key in seen:
+            raise EntryError(
+                f"term {i} repeats Pauli string {term['pauli_string']!r}", field=field)
+        seen.add(key)
+        out.append((word, float(coeff)))
+    return out
+
+
 def from_pauli_terms(pauli_terms: list[dict], num_qubits: int):
     """Build a PennyLane operator from QEncode ``pauli_terms``.
 
@@ -74,27 +114,8 @@ def from_pauli_terms(pauli_terms: list[dict], num_qubits: int):
     import pennylane as qml
 
     sentence = qml.pauli.PauliSentence()
-    field = "artifacts.qubit_hamiltonian.pauli_terms"
-    for i, term in enumerate(pauli_terms):
-        if not isinstance(term, dict) or set(term) != {"pauli_string", "coefficient"}:
-            raise EntryError(
-                f"term {i} is {term!r}; accepted: an object with exactly "
-                "'pauli_string' and 'coefficient'", field=field)
-        coeff = term["coefficient"]
-        if isinstance(coeff, bool) or not isinstance(coeff, (int, float)):
-            raise EntryError(
-                f"term {i} coefficient {coeff!r} is not a number (Ha)", field=field)
-        word = parse_pauli_string(term["pauli_string"])
-        bad = [w for w in word if w >= num_qubits]
-        if bad:
-            raise EntryError(
-                f"term {i} {term['pauli_string']!r} acts on wire {bad[0]}, outside "
-                f"range({num_qubits}) of num_qubits", field=field)
-        pw = qml.pauli.PauliWord(word)
-        if pw in sentence:
-            raise EntryError(
-                f"term {i} repeats Pauli string {term['pauli_string']!r}", field=field)
-        sentence[pw] = float(coeff)
+    for word, coeff in validate_pauli_terms(pauli_terms, num_qubits):
+        sentence[qml.pauli.PauliWord(word)] = coeff
     return sentence.operation(wire_order=list(range(num_qubits)))
 
 

@@ -20,14 +20,22 @@ import ast
 import logging
 import os
 
+from qencode_nb.errors import PinError
 from qencode_nb.threads import pin_environment
 
 ENGINE_NAME = "qencode-nb"
 
 
 def _notebook_parameters(nb) -> dict:
-    """Defaults of the ``parameters`` cell, overridden by papermill's injected values."""
+    """Defaults of the ``parameters`` cell, overridden by papermill's injected values.
+
+    Raises:
+        ParameterError: an injected name the notebook does not declare
+            (papermill itself only warns).
+    """
     from papermill.inspection import _infer_parameters
+
+    from qencode_nb.errors import ParameterError
 
     values = {}
     for p in _infer_parameters(nb):
@@ -35,7 +43,12 @@ def _notebook_parameters(nb) -> dict:
             values[p.name] = ast.literal_eval(p.default)
         except (ValueError, SyntaxError):
             values[p.name] = p.default
-    values.update((nb.metadata.get("papermill") or {}).get("parameters") or {})
+    injected = (nb.metadata.get("papermill") or {}).get("parameters") or {}
+    unknown = sorted(set(injected) - set(values))
+    if unknown:
+        raise ParameterError(f"unknown parameter(s) {', '.join(unknown)}; accepted: "
+                             + ", ".join(values))
+    values.update(injected)
     return values
 
 
@@ -47,7 +60,12 @@ def kernel_environment(blas_threads=1, blas_coretype=None, base=None) -> dict:
     provenance records whatever kernel was in force.
     """
     env = dict(os.environ if base is None else base)
-    env.update(pin_environment(blas_threads, blas_coretype))
+    try:
+        env.update(pin_environment(blas_threads, blas_coretype))
+    except PinError as exc:
+        # Start the kernel anyway: the notebook's pin cell raises the same error
+        # and records it, so the executed notebook says why the run failed.
+        logging.getLogger("papermill").warning("qencode-nb engine: %s", exc)
     return env
 
 

@@ -75,6 +75,12 @@ def run_notebook(notebook, output, parameters: dict | None = None, *, timeout=No
                                    cwd=str(ROOT))
     except PapermillExecutionError as exc:
         failure = f"{exc.ename}: {exc.evalue}"
+    except Exception as exc:  # nbclient's CellTimeoutError, a dead kernel ...
+        name = type(exc).__name__
+        failure = (f"{name}: a cell ran longer than the timeout of {timeout} s"
+                   if "Timeout" in name else f"{name}: {exc}")
+    if not Path(output).is_file():
+        raise RunFailed(f"{output}: {failure or 'no executed notebook was written'}")
     records = read_records(output)
     if failure or records.get("done") is not True:
         why = failure or "the notebook ended without recording done"

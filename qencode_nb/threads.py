@@ -181,8 +181,10 @@ def pin(blas_threads: int = 1, blas_coretype: str | None = None) -> dict:
         blas_coretype: optional ``OPENBLAS_CORETYPE`` (e.g. "Cooperlake").
 
     Returns:
-        ``{"blas_threads": measured int, "blas_coretype": str|None,
-        "pools": [threadpoolctl dicts], "kernel_mismatches": [str]}``.
+        ``{"blas_threads": measured int, "blas_coretype": the
+        OPENBLAS_CORETYPE in force (requested, or inherited from the
+        environment) or None, "pools": [threadpoolctl dicts],
+        "kernel_mismatches": [str]}``.
 
     Raises:
         PinError: numpy/scipy imported earlier with another count, or
@@ -225,8 +227,9 @@ def pin(blas_threads: int = 1, blas_coretype: str | None = None) -> dict:
     if have != blas_threads:
         raise PinError(f"requested {blas_threads} BLAS thread(s) but threadpoolctl "
                        f"measures {have}")
-    return {"blas_threads": have, "blas_coretype": coretype, "pools": pools,
-            "kernel_mismatches": kernel_mismatches(pools, coretype)}
+    in_force = os.environ.get("OPENBLAS_CORETYPE") or None
+    return {"blas_threads": have, "blas_coretype": in_force, "pools": pools,
+            "kernel_mismatches": kernel_mismatches(pools, in_force)}
 
 
 def kernel_mismatches(pools: list[dict], coretype: str | None) -> list[str]:
@@ -241,7 +244,7 @@ def kernel_mismatches(pools: list[dict], coretype: str | None) -> list[str]:
     if not coretype:
         return []
     return [f"{p.get('filepath')} runs {p.get('architecture')}" for p in pools
-            if p.get("internal_api") == "openblas" and p.get("threading_layer") != "disabled"
+            if p.get("internal_api") == "openblas"
             and str(p.get("architecture", "")).lower() != coretype.lower()]
 
 

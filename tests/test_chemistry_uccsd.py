@@ -197,14 +197,6 @@ def test_apply_tapered_op_reproduces_the_generators_double_queueing():
     assert tape.operations[0].coeff == 0.3j and tape.operations[2].parameters == [0.7]
 
 
-def test_pool_above_twelve_qubits_is_a_missing_capability():
-    from qencode_nb.ansatz import tapered_uccsd_ops
-    from qencode_nb.errors import CapabilityMissing
-
-    with pytest.raises(CapabilityMissing, match="above 12 qubits"):
-        tapered_uccsd_ops(4, 14, [], [], [])
-
-
 def test_empty_pool_is_refused():
     from qencode_nb.ansatz import uccsd_circuit
 
