@@ -200,3 +200,49 @@ def test_lih_with_the_cooperlake_kernel(tmp_path):
     assert r["provenance"]["blas"]["OPENBLAS_CORETYPE"] == "Cooperlake"
     openblas = [p for p in pools if p["library"] == "openblas"]
     assert len(openblas) >= 2 and all(p["architecture"] for p in openblas)
+
+
+def test_the_engine_refuses_unknown_parameters_even_via_stock_papermill(tmp_path):
+    from qencode_nb.errors import ParameterError as PE
+
+    with pytest.raises(PE, match="unknown parameter.*blas_thread; accepted: .*blas_threads"):
+        papermill.execute_notebook(str(AUDIT_NB), str(tmp_path / "x.ipynb"),
+                                   parameters={"entry": "h2", "blas_thread": 2},
+                                   engine_name="qencode-nb", progress_bar=False)
+
+
+def test_a_bad_coretype_through_the_engine_is_recorded_by_the_pin_cell(tmp_path):
+    out = tmp_path / "core.ipynb"
+    with pytest.raises(RunFailed, match="PinError: blas_coretype 'nonsense'"):
+        run_notebook(AUDIT_NB, out, {"entry": "h2", "blas_coretype": "nonsense"})
+    r = read_records(out)
+    assert r["error"]["stage"] == "pin" and "accepted: " in r["error"]["message"]
+
+
+def test_tampered_entry_raises_alerts_and_cli_exit_3(tmp_path):
+    raw = json.loads(H2_JW_UCCSD.read_text())
+    terms = raw["artifacts"]["qubit_hamiltonian"]["pauli_terms"]
+    assert terms[0]["pauli_string"] == "I"
+    terms[0]["coefficient"] -= 1e-3          # every energy drops 1 mHa below E_exact
+    bad = tmp_path / "tampered.json"
+    bad.write_text(json.dumps(raw))
+    exe = ROOT / ".venv" / "bin" / "qencode-nb"
+    proc = subprocess.run([str(exe), "audit", str(bad), "--out", str(tmp_path / "t.ipynb"),
+                           "--json"], capture_output=True, text=True)
+    assert proc.returncode == 3, proc.stderr
+    r = json.loads(proc.stdout)
+    assert r["integrity"]["status"] == "fail" and r["replay"]["status"] == "fail"
+    assert any(a.startswith("INTEGRITY FAIL") for a in r["alerts"])
+    assert any("variational bound" in a for a in r["alerts"])
+    assert "INTEGRITY FAIL" in r["verdict"]
+
+
+def test_tier3_is_not_claimed_when_the_entry_records_no_pins(tmp_path):
+    raw = json.loads(H2_JW_UCCSD.read_text())
+    raw["provenance"]["tool_versions"] = {}
+    bad = tmp_path / "nopins.json"
+    bad.write_text(json.dumps(raw))
+    out, r = _papermill(tmp_path, "nopins", entry=str(bad))
+    assert r["bit_identical"] is True           # the measured fact
+    assert r["tiers"]["bit_identical"]["status"] == "n/a"
+    assert "no package pins" in r["tiers"]["bit_identical"]["reasons"][0]
