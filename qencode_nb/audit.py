@@ -19,13 +19,16 @@ import contextlib
 from dataclasses import dataclass
 
 from qencode_nb import entries as entries_mod
-from qencode_nb.errors import EntryError
+from qencode_nb.errors import CapabilityMissing, EntryError
 from qencode_nb.record import record
 
 #: A certified entry with margin below this is fragile (DESIGN.md).
 FRAGILE_MARGIN = 0.20
 #: Replay must agree with the published energy to this (Ha) to pass.
 REPLAY_TOL_HA = 1e-9
+#: Largest untapered qubit count :func:`rebuild` attempts (H8, 16 qubits, fits in
+#: 24 GiB; H10, 20 qubits, was estimated at ~32 GB of sparse matrices).
+MAX_REBUILD_QUBITS = 16
 #: Audit modes (notebook parameter ``mode``).
 MODES = ("full", "replay", "rerun")
 
@@ -122,6 +125,14 @@ def rebuild(entry):
     """
     from qencode_nb.cache import cached_rebuild_entry
 
+    full_qubits = 2 * entry.active_space[1]
+    if full_qubits > MAX_REBUILD_QUBITS:
+        raise CapabilityMissing(
+            f"rebuilding a {full_qubits}-qubit Hamiltonian (active space "
+            f"{list(entry.active_space)}) is not possible on this toolkit yet: the "
+            "of_bridge check and the sector search hold sparse matrices of ~8 GB "
+            f"(18 tapered qubits) to ~32 GB ({full_qubits} qubits); limit "
+            f"{MAX_REBUILD_QUBITS} qubits")
     return cached_rebuild_entry(entry)
 
 
