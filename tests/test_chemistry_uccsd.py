@@ -17,8 +17,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-DB = ROOT.parent / "shared" / "qencode-v4" / "db"
+from conftest import ROOT, SHARED_DB as DB  # noqa: E402,F401
 
 UCCSD = {
     "H2_JW": "H2_ccpvdz_JW_UCCSD_v4_tapered__sha256_93a0f8a8604d9aed.json",
