@@ -75,6 +75,9 @@ class AdaptResult:
         stopped_early: stopped because ``|E - e_target| < 0.01`` Ha.
         max_gradients: largest |gradient| of each outer iteration (Ha/rad),
             ``n_iterations`` values (the last may be the sub-threshold one).
+        runner_up_gradients: second-largest |gradient| of each outer
+            iteration; equal to ``max_gradients`` where the choice was a tie
+            settled by the lowest index (a choice that ulps can flip).
         energies: energy after each inner optimisation (Ha), one per
             selected operator.
         inner_nfev: raw ``nfev`` of each inner optimisation.
@@ -93,6 +96,7 @@ class AdaptResult:
     n_iterations: int
     stopped_early: bool
     max_gradients: list = field(default_factory=list)
+    runner_up_gradients: list = field(default_factory=list)
     energies: list = field(default_factory=list)
     inner_nfev: list = field(default_factory=list)
     engine: str = "qnode"
@@ -109,6 +113,14 @@ class AdaptResult:
     def hit_max_operators(self) -> bool:
         """Neither converged nor stopped early: the ``max_operators`` cap ended it."""
         return not self.converged and not self.stopped_early
+
+    @property
+    def tied_iterations(self) -> list:
+        """1-based outer iterations whose winner tied (relative gap < 1e-12)
+        with another operator's |gradient|: the lowest index won."""
+        return [i + 1 for i, (a, b) in enumerate(zip(self.max_gradients,
+                                                     self.runner_up_gradients))
+                if a > 0 and (a - b) <= 1e-12 * a]
 
     @property
     def optimizer_label(self) -> str:
@@ -199,7 +211,8 @@ def _qnode_energy_fn(H, pool, hf_state, wires, backend):
 
 
 def replay_energy(H, pool, hf_state, selected_indices, params, wires, *,
-                  engine: str = "qnode", backend: str = "default.qubit") -> float:
+                  engine: str = "qnode", backend: str = "default.qubit",
+                  matrix_free: bool = False) -> float:
     """Energy of the selected operators at the stored angles (Ha, uncorrected).
 
     Builds the final ansatz exactly as the generator's engine evaluates it:
@@ -222,6 +235,10 @@ def replay_energy(H, pool, hf_state, selected_indices, params, wires, *,
         wires: the sorted Hamiltonian wires, length ``n``.
         engine: ``"qnode"`` or ``"statevector"`` (see :func:`engine_for`).
         backend: PennyLane device name for the QNode engine.
+        matrix_free: statevector engine only: evaluate ``<psi|H|psi>`` word by
+            word (:func:`qencode_nb.statevector.pauli_expectation`) instead of
+            through ``H.sparse_matrix`` -- for H10 (18 qubits) the matrix
+            needs several GB.  Agrees to rounding, not bit for bit.
 
     Returns:
         the energy in Ha; add ``bk_constant_correction_ha`` (if any) to
@@ -242,12 +259,13 @@ def replay_energy(H, pool, hf_state, selected_indices, params, wires, *,
     from qencode_nb import statevector as sv
 
     wires = list(wires)
-    H_sp = H.sparse_matrix(wire_order=wires).tocsr()
-    used = sorted(set(selected))
-    Bs, B2s = sv.pool_matrices([pool[k] for k in used], wires)
-    slot = {k: i for i, k in enumerate(used)}
-    psi = sv.build_state(sv.hf_statevector(hf_state), Bs, B2s,
-                         [slot[k] for k in selected], list(theta))
+    H_sp = None if matrix_free else H.sparse_matrix(wire_order=wires).tocsr()
+    psi = sv.hf_statevector(hf_state)
+    for k, angle in zip(selected, list(theta)):  # _sv_build_state, one B at a time
+        (B,), (B2,) = sv.pool_matrices([pool[k]], wires)
+        psi = sv.apply_exp(B, B2, angle, psi)
+    if matrix_free:
+        return sv.pauli_expectation(H, psi, wires)
     return sv.energy(H_sp, psi)
 
 
@@ -320,16 +338,22 @@ def run_adapt(H, pool, hf_state, wires, *, gradient_threshold: float,
     return result
 
 
-def _screen(gradient, n_pool, selected):
-    """Largest |gradient| over unselected indices; ties to the lowest index."""
-    best_abs, best_idx = 0.0, -1
+def _screen(gradient, n_pool, selected, runner_up: list):
+    """Largest |gradient| over unselected indices; ties to the lowest index.
+
+    Appends the second-largest |gradient| (any other index) to ``runner_up``.
+    """
+    best_abs, best_idx, second = 0.0, -1, 0.0
     taken = set(selected)
     for k in range(n_pool):
         if k in taken:
             continue
         g = abs(gradient(k))
         if g > best_abs:
-            best_abs, best_idx = g, k
+            best_abs, best_idx, second = g, k, best_abs
+        elif g > second:
+            second = g
+    runner_up.append(second)
     return best_abs, best_idx
 
 
@@ -382,7 +406,7 @@ def _run_qnode(result, H, pool, hf_state, wires, backend, early_stop, callback):
         # dE/dtheta = -2 * 2 * Im<H psi|G psi> (the generator's _COMM_FACTOR 2.0)
         best_abs, best_idx = _screen(
             lambda k: -2.0 * 2.0 * float(np.imag(np.vdot(Hpsi, G_sps[k] @ psi))),
-            len(pool), selected)
+            len(pool), selected, result.runner_up_gradients)
         result.max_gradients.append(best_abs)
         if best_idx < 0 or best_abs < result.gradient_threshold:
             result.converged = True
@@ -417,7 +441,8 @@ def _run_statevector(result, H, pool, hf_state, wires, early_stop, callback):
         psi = sv.build_state(psi0, Bs, B2s, selected, params)
         Hpsi = H_sp @ psi
         best_abs, best_idx = _screen(
-            lambda k: float(np.real(np.vdot(Hpsi, Bs[k] @ psi))), len(pool), selected)
+            lambda k: float(np.real(np.vdot(Hpsi, Bs[k] @ psi))), len(pool), selected,
+            result.runner_up_gradients)
         result.max_gradients.append(best_abs)
         if best_idx < 0 or best_abs < result.gradient_threshold:
             result.converged = True
