@@ -372,6 +372,13 @@ def _rerun_adapt(entry, problem: Problem) -> dict:
     if abs(problem.constant_ha) > 0:
         findings.append("early stop compares the energy before the tapering constant "
                         f"correction ({problem.constant_ha:+.6f} Ha) with the CASCI energy")
+    if res.tied_iterations:
+        findings.append("operator selection tied at outer iteration(s) "
+                        f"{res.tied_iterations}; the lowest pool index won, a choice "
+                        "last-digit differences can flip")
+    if res.engine == "statevector":
+        findings.append("the statevector engine's nfev counts optimiser steps x (1 + "
+                        "n_params), not energy evaluations; not comparable with COBYLA nfev")
     return {
         "energy": res.best_energy + problem.constant_ha,
         "raw_energy": res.best_energy,
@@ -385,6 +392,8 @@ def _rerun_adapt(entry, problem: Problem) -> dict:
         "converged": res.converged,
         "n_iterations": res.n_iterations,
         "max_gradients": res.max_gradients,
+        "tied_iterations": res.tied_iterations,
+        "optimizer_label": res.optimizer_label,
         "config": {"optimizer": "adapt", "inner": res.inner, "engine": res.engine,
                    "gradient_threshold": res.gradient_threshold,
                    "max_operators": res.max_operators, "max_iterations": res.max_iterations,
