@@ -148,6 +148,8 @@ def test_h4_adapt_reruns_the_recorded_selection(tmp_path):
     assert rerun["selected_operator_indices"] == [44] and rerun["selection_matches"] is True
     assert rerun["nfev"] == 20 and rerun["config"]["pool"] == 64
     assert rerun["config"]["max_operators"] == 50 and rerun["config"]["engine"] == "qnode"
+    assert rerun["tied_iterations"] == [1]      # several Pauli words of one excitation tie
+    assert any("tied" in f for f in rerun["findings"])
     assert r["bit_identical"] is True
     assert r["fragile"] is True and r["margin"] < 0.2   # 9.94 mHa of 10
 
