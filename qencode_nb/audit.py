@@ -322,22 +322,13 @@ def rerun(entry, problem: Problem) -> dict:
                   max_iterations=entry.max_iterations, restarts=entry.restarts_requested,
                   seed=entry.seed, e_target=problem.e_target, early_stop=True,
                   learning_rate=opt.learning_rate or 0.05)
-    findings = []
-    if abs(problem.constant_ha) > 0:
-        findings.append(
-            "the generator's early-stop check compares the energy before the tapering "
-            f"constant correction ({problem.constant_ha:+.6f} Ha) with the CASCI energy, "
-            f"so early stop cannot fire: {res.restarts_run} of {entry.restarts_requested} "
-            "restarts ran")
+    findings = _constant_finding(
+        problem, f"; early stop cannot fire: {res.restarts_run} of "
+                 f"{entry.restarts_requested} restarts ran")
     return {
-        "energy": res.best_energy + problem.constant_ha,
-        "raw_energy": res.best_energy,
-        "constant_ha": problem.constant_ha,
-        "params": res.best_params,
-        "nfev": res.nfev,
+        **_outcome(problem, res.best_energy, res.best_params, res.nfev, res.restarts_run,
+                   res.stopped_early),
         "energy_calls": energy.calls,
-        "restarts_run": res.restarts_run,
-        "stopped_early": res.stopped_early,
         "restart_energies": res.restart_energies,
         "restart_nfev": res.restart_nfev,
         "config": {"optimizer": opt.name, "max_iterations": entry.max_iterations,
@@ -350,6 +341,23 @@ def rerun(entry, problem: Problem) -> dict:
                       "early_stopped": entry.published_early_stopped},
         "findings": findings,
     }
+
+
+def _outcome(problem: Problem, raw_energy: float, params, nfev: int, restarts_run: int,
+             stopped_early: bool) -> dict:
+    """The part of a re-run record every optimiser shares (energies in Ha)."""
+    return {"energy": raw_energy + problem.constant_ha, "raw_energy": raw_energy,
+            "constant_ha": problem.constant_ha, "params": params, "nfev": nfev,
+            "restarts_run": restarts_run, "stopped_early": stopped_early}
+
+
+def _constant_finding(problem: Problem, consequence: str = "") -> list[str]:
+    """The generator's early-stop quirk, when the entry has a constant correction."""
+    if not abs(problem.constant_ha) > 0:
+        return []
+    return ["the generator's early-stop check compares the energy before the tapering "
+            f"constant correction ({problem.constant_ha:+.6f} Ha) with the CASCI energy"
+            + consequence]
 
 
 def _rerun_adapt(entry, problem: Problem) -> dict:
@@ -369,9 +377,7 @@ def _rerun_adapt(entry, problem: Problem) -> dict:
     findings = ["the generator's ADAPT draws no random numbers: the recorded seed has no "
                 f"effect (run_config.seed={entry.seed}, multistart_requested="
                 f"{entry.restarts_requested} unused)"]
-    if abs(problem.constant_ha) > 0:
-        findings.append("early stop compares the energy before the tapering constant "
-                        f"correction ({problem.constant_ha:+.6f} Ha) with the CASCI energy")
+    findings += _constant_finding(problem)
     if res.tied_iterations:
         findings.append("operator selection tied at outer iteration(s) "
                         f"{res.tied_iterations}; the lowest pool index won, a choice "
@@ -380,13 +386,7 @@ def _rerun_adapt(entry, problem: Problem) -> dict:
         findings.append("the statevector engine's nfev counts optimiser steps x (1 + "
                         "n_params), not energy evaluations; not comparable with COBYLA nfev")
     return {
-        "energy": res.best_energy + problem.constant_ha,
-        "raw_energy": res.best_energy,
-        "constant_ha": problem.constant_ha,
-        "params": res.params,
-        "nfev": res.nfev,
-        "restarts_run": 1,
-        "stopped_early": res.stopped_early,
+        **_outcome(problem, res.best_energy, res.params, res.nfev, 1, res.stopped_early),
         "selected_operator_indices": res.selected_indices,
         "selection_matches": None if recorded is None else res.selected_indices == recorded,
         "converged": res.converged,

@@ -248,3 +248,15 @@ def test_tier3_is_not_claimed_when_the_entry_records_no_pins(tmp_path):
     assert r["bit_identical"] is True           # the measured fact
     assert r["tiers"]["bit_identical"]["status"] == "n/a"
     assert "no package pins" in r["tiers"]["bit_identical"]["reasons"][0]
+
+
+def test_constant_correction_quirk_runs_every_restart_as_the_entry_records(tmp_path):
+    """BeH2 PAR/UCCSD: early stop compares the uncorrected energy, so all 10 restarts run."""
+    beh2 = SHARED_DB / "BeH2_ccpvdz_PAR_UCCSD_v4_tapered__sha256_f71541a4f8d3e964.json"
+    r = run_notebook(AUDIT_NB, tmp_path / "beh2.ipynb", {"entry": str(beh2), "mode": "rerun"})
+    rerun = r["rerun"]
+    assert rerun["restarts_run"] == 10 and rerun["stopped_early"] is False
+    assert rerun["nfev"] == rerun["published"]["nfev"] == 3412
+    assert rerun["constant_ha"] == -0.29919158919483735
+    assert any("early stop cannot fire: 10 of 10" in f for f in rerun["findings"])
+    assert r["bit_identical"] is True
