@@ -151,14 +151,8 @@ def hamiltonian_check(entry, rebuilt) -> dict:
     from qencode_nb.hamiltonian import to_pauli_terms
 
     chem, tap = rebuilt
-    constant = tap.bk_constant_correction_ha or 0.0
     if entry.has_stored_hamiltonian:
-        out = hamcheck.compare_hamiltonian(
-            entry.pauli_terms, entry.tapered_num_qubits, tap.H_tapered,
-            e_exact_stored=entry.exact_ground_energy, e_casci=entry.casci_energy,
-            constant_ha=entry.bk_constant_correction_ha, constant_rebuilt_ha=constant,
-            hamiltonian_source_recorded=entry.hamiltonian_source,
-            rebuilt_ground_ha=chem.e_exact_tapered_ha)
+        out = hamcheck.check_entry(entry, rebuilt=rebuilt)
     else:
         ground = chem.e_exact_qubit_ha
         fingerprint = abs(ground - entry.casci_energy)

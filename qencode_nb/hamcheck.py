@@ -268,13 +268,16 @@ def compare_hamiltonian(stored_terms, num_qubits: int, rebuilt_H, *,
     }
 
 
-def check_entry(entry, *, cache_dir=None, diagonalise_stored: str = "auto") -> dict:
+def check_entry(entry, *, cache_dir=None, diagonalise_stored: str = "auto",
+                rebuilt=None) -> dict:
     """Rebuild an entry through the cache and compare its stored Hamiltonian.
 
     Args:
         entry: :class:`~qencode_nb.entries.Entry` with a stored Hamiltonian
             (a QEncode JSON entry, or a params entry completed from ``db``).
         cache_dir: cache root (see :func:`qencode_nb.cache.cache_root`).
+        rebuilt: an already rebuilt ``(ChemSummary, TaperResult)``
+            (:func:`qencode_nb.cache.cached_rebuild_entry`); rebuilt here when None.
 
     Returns:
         :func:`compare_hamiltonian`'s dict plus ``cache_hit``, ``cache_key``,
@@ -290,7 +293,8 @@ def check_entry(entry, *, cache_dir=None, diagonalise_stored: str = "auto") -> d
     if entry.pauli_terms is None:
         raise EntryError("the entry stores no qubit Hamiltonian; load it with its db",
                          field="artifacts.qubit_hamiltonian.pauli_terms")
-    chem, tap = cached_rebuild_entry(entry, cache_dir=cache_dir)
+    chem, tap = rebuilt if rebuilt is not None else cached_rebuild_entry(
+        entry, cache_dir=cache_dir)
     num_qubits = (entry.raw["artifacts"]["qubit_hamiltonian"]["num_qubits"]
                   if entry.raw else entry.tapered_num_qubits)
     result = compare_hamiltonian(
