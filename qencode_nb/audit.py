@@ -58,6 +58,36 @@ def stage(name: str):
         raise
 
 
+def check_strict(provenance: dict, blas_threads: int) -> None:
+    """``strict=True``: refuse drift, a dirty tree or more than one BLAS thread.
+
+    Audits never need this (drift never blocks an audit); it is for writing
+    entries, where the generator refused the same three things (its
+    ``--allow-env-drift`` and ``--allow-dirty`` flags).
+
+    Args:
+        provenance: :func:`qencode_nb.provenance.collect` output.
+        blas_threads: the measured BLAS thread count.
+
+    Raises:
+        StrictRefused: listing every reason (drifted packages as have/want).
+    """
+    from qencode_nb.errors import StrictRefused
+
+    reasons = [f"{k} {v['have'] or 'not installed'} (want {v['want']})"
+               for k, v in provenance["versions"].items() if not v["match"]]
+    if reasons:
+        reasons = ["environment drift: " + ", ".join(reasons)]
+    git = provenance.get("git") or {}
+    if git.get("dirty") is not False:
+        reasons.append("git tree dirty" if git.get("dirty") else
+                       "git state unknown (not a git checkout)")
+    if blas_threads != 1:
+        reasons.append(f"{blas_threads} BLAS threads measured (strict needs 1)")
+    if reasons:
+        raise StrictRefused("strict=True refuses to run: " + "; ".join(reasons))
+
+
 # ---------------------------------------------------------------------------
 # Integrity
 # ---------------------------------------------------------------------------
@@ -109,6 +139,9 @@ class Problem:
     e_target: float               # early-stop target: CASCI energy (generator main())
     pool: list | None = None      # ADAPT operator pool
     engine: str | None = None     # ADAPT engine: "qnode" or "statevector"
+    ansatz: str = ""              # the ansatz built: hea, uccsd or adapt
+    reps: int | None = None       # HEA repetitions built
+    sectors: list | None = None   # Z2 sectors the tapered operators were built in
 
 
 def rebuild(entry):
@@ -214,7 +247,9 @@ def build_problem(entry, rebuilt) -> Problem:
             n_params = len((entry.adapt or {}).get("selected_operator_indices") or [])
     return Problem(hamiltonian=H, hamiltonian_origin=origin, circuit=circuit, wires=wires,
                    num_params=n_params, constant_ha=entry.bk_constant_correction_ha or 0.0,
-                   e_target=entry.casci_energy, pool=pool, engine=engine)
+                   e_target=entry.casci_energy, pool=pool, engine=engine,
+                   ansatz=entry.ansatz, reps=entry.reps if entry.ansatz == "hea" else None,
+                   sectors=[int(x) for x in tapered.sectors])
 
 
 def energy_function(entry, problem: Problem):
@@ -325,8 +360,9 @@ def rerun(entry, problem: Problem) -> dict:
         "energy_calls": energy.calls,
         "restart_energies": res.restart_energies,
         "restart_nfev": res.restart_nfev,
-        "config": {"optimizer": opt.name, "max_iterations": entry.max_iterations,
-                   "restarts_requested": entry.restarts_requested, "seed": entry.seed,
+        "config": {"optimizer": res.optimizer, "max_iterations": res.max_iterations,
+                   "restarts_requested": res.restarts_requested, "seed": res.seed,
+                   "early_stop": True,
                    "backend": energy.backend, "early_stop_target_ha": problem.e_target,
                    "early_stop_threshold_ha": 0.01, "num_params": problem.num_params,
                    "hamiltonian": problem.hamiltonian_origin},
@@ -391,6 +427,7 @@ def _rerun_adapt(entry, problem: Problem) -> dict:
         "config": {"optimizer": "adapt", "inner": res.inner, "engine": res.engine,
                    "gradient_threshold": res.gradient_threshold,
                    "max_operators": res.max_operators, "max_iterations": res.max_iterations,
+                   "seed": res.seed, "early_stop": True,
                    "pool": res.n_pool, "backend": entry.backend,
                    "early_stop_target_ha": problem.e_target, "early_stop_threshold_ha": 0.01,
                    "hamiltonian": problem.hamiltonian_origin},
@@ -399,6 +436,73 @@ def _rerun_adapt(entry, problem: Problem) -> dict:
                       "converged": meta.get("converged"), "n_iterations": meta.get("n_iterations")},
         "findings": findings,
     }
+
+
+# ---------------------------------------------------------------------------
+# Tier 1: what the stages used
+# ---------------------------------------------------------------------------
+def procedure_used(entry, rebuilt, hamiltonian: dict | None, problem: Problem,
+                   rerun: dict | None) -> dict:
+    """What the audit's stages actually used, per tier-1 field.
+
+    Sources: the rebuild inputs (``ChemSummary.inputs``, the arguments the
+    PySCF build ran with, also its cache key), the problem that was built
+    (ansatz, reps, Z2 sectors), the Hamiltonian check (the source inferred
+    from the fingerprint when the stored Hamiltonian is used) and the
+    re-run's recorded configuration (what the optimiser received).
+
+    Returns:
+        ``{field: {"value", "source"[, "not_used"]}}`` for
+        :func:`qencode_nb.procedure.table`; run fields are absent without a
+        re-run.
+    """
+    chem, _ = rebuilt
+    inputs = chem.inputs or {}
+    used = {}
+    for name in ("geometry", "basis", "charge", "spin", "active_space",
+                 "orbital_optimization", "mapping"):
+        if name in inputs:
+            used[name] = {"value": inputs[name], "source": "PySCF rebuild input"}
+    used["tapering_sectors"] = {"value": problem.sectors,
+                                "source": "Z2 sectors of the rebuilt tapering"}
+    if problem.hamiltonian_origin == "stored":
+        inferred = (hamiltonian or {}).get("hamiltonian_source_inferred")
+        used["hamiltonian_source"] = {
+            "value": inferred, "source": "stored Hamiltonian; source inferred from the "
+                                         "fingerprint |E_exact - E_CASCI|"}
+    else:
+        used["hamiltonian_source"] = {"value": inputs.get("hamiltonian_source"),
+                                      "source": "Hamiltonian rebuilt by qencode-nb"}
+    used["ansatz"] = {"value": problem.ansatz, "source": "ansatz built"}
+    if problem.ansatz == "hea":
+        used["reps"] = {"value": problem.reps, "source": "ansatz built"}
+    if rerun is None:
+        return used
+    cfg = rerun["config"]
+    src = "re-run configuration"
+    for name, key in (("optimizer", "optimizer"), ("max_iterations", "max_iterations"),
+                      ("seed", "seed"), ("backend", "backend"), ("early_stop", "early_stop")):
+        used[name] = {"value": cfg[key], "source": src}
+    if problem.pool is not None:
+        used["adapt.gradient_threshold"] = {"value": cfg["gradient_threshold"], "source": src}
+        used["adapt.max_operators"] = {"value": cfg["max_operators"], "source": src}
+        used["adapt.inner_optimizer"] = {"value": cfg["inner"], "source": src}
+        used["adapt.engine"] = {"value": cfg["engine"], "source": src}
+        used["restarts_requested"] = {
+            "value": None, "not_used": True,
+            "source": "the generator's ADAPT runs once: multistart is not used"}
+    else:
+        used["restarts_requested"] = {"value": cfg["restarts_requested"], "source": src}
+    return used
+
+
+def procedure(entry, rebuilt, hamiltonian, problem, rerun, mode: str = "full") -> dict:
+    """Tier 1: ``{"fields": table rows, "tier": {"status", "reasons"}}``
+    (:mod:`qencode_nb.procedure`)."""
+    from qencode_nb import procedure as proc
+
+    rows = proc.table(entry, procedure_used(entry, rebuilt, hamiltonian, problem, rerun), mode)
+    return {"fields": rows, "tier": proc.tier(rows)}
 
 
 # ---------------------------------------------------------------------------
@@ -442,8 +546,8 @@ def consistency(entry, rerun_energy: float | None) -> dict:
 
 def verdict(entry, rerun_energy: float | None, provenance: dict, blas_threads: int,
             blas_coretype: str | None = None, integrity: dict | None = None,
-            replay: dict | None = None) -> dict:
-    """Tiers 2 and 3, margins and the one-line summary.
+            replay: dict | None = None, procedure: dict | None = None) -> dict:
+    """The three tiers, margins and the one-line summary.
 
     Args:
         entry: the :class:`~qencode_nb.entries.Entry`.
@@ -453,10 +557,11 @@ def verdict(entry, rerun_energy: float | None, provenance: dict, blas_threads: i
         blas_coretype: the OPENBLAS_CORETYPE in force, if any.
         integrity, replay: the stage results; a failure of either is named
             in the summary line.
+        procedure: :func:`procedure` output (tier 1); None: tier 1 n/a.
 
     Returns a dict with ``error_mha``, ``published_error_mha``,
-    ``movement_mha`` (signed: regenerated - published error), ``margin``,
-    ``margin_published``, ``certified``, ``fragile``, ``certification_change``,
+    ``movement_mha`` (signed: regenerated - published error),
+    ``margin_regenerated``, ``margin_published``, ``certified``, ``fragile``, ``certification_change``,
     ``bit_identical`` (the measured fact: re-run energy equal to the
     published one to the last bit, whatever tier 3 says), ``difference``
     (:func:`compare`), ``consistency`` (:func:`consistency`), ``tiers``,
@@ -476,14 +581,17 @@ def verdict(entry, rerun_energy: float | None, provenance: dict, blas_threads: i
     out = {"threshold_mha": thr * 1e3, "published_error_mha": pub_err * 1e3,
            "margin_published": margin(pub_err, thr), "reference_energy": entry.exact_ground_energy,
            "consistency": cons, "alerts": alerts}
-    tiers = {"certification": {"status": "n/a", "reasons": ["no re-run (mode=replay)"]},
+    tiers = {"procedure": (procedure or {}).get("tier") or
+             {"status": "n/a", "reasons": ["tier 1 was not evaluated"]},
+             "certification": {"status": "n/a", "reasons": ["no re-run (mode=replay)"]},
              "bit_identical": {"status": "n/a", "reasons": ["no re-run (mode=replay)"]}}
     if rerun_energy is None:
-        out.update({"error_mha": None, "movement_mha": None, "margin": None,
+        out.update({"error_mha": None, "movement_mha": None, "margin_regenerated": None,
                     "certified": None, "fragile": None, "certification_change": None,
                     "bit_identical": None, "difference": None, "tiers": tiers,
                     "summary": f"{entry.entry_id}: replay only; published error "
-                               f"{pub_err * 1e3:.6f} mHa{alert_text}"})
+                               f"{pub_err * 1e3:.6f} mHa; tiers: {tier_line(tiers)}"
+                               f"{alert_text}"})
         return out
     err = abs(rerun_energy - entry.exact_ground_energy)
     cert = err < thr
@@ -497,8 +605,8 @@ def verdict(entry, rerun_energy: float | None, provenance: dict, blas_threads: i
                     f"{'<' if cert else '>='} threshold {thr * 1e3:.3f} mHa"]}
     diff = compare(rerun_energy, entry.published_energy)
     reasons = []
-    drift = [f"{k} {v['have']} (want {v['want']})" for k, v in provenance["versions"].items()
-             if not v["match"]]
+    drift = [f"{k} {v['have'] or 'not installed'} (want {v['want']})"
+             for k, v in provenance["versions"].items() if not v["match"]]
     if not provenance["versions"]:
         reasons.append("the entry records no package pins (provenance.tool_versions), so "
                        "no environment can be called its reference")
@@ -511,11 +619,13 @@ def verdict(entry, rerun_energy: float | None, provenance: dict, blas_threads: i
     kernel_note = ("BLAS kernel not recorded by the entry; this run used "
                    + (", ".join(kernels) or "no OpenBLAS")
                    + (f" (OPENBLAS_CORETYPE={blas_coretype})" if blas_coretype else ""))
+    measured = (f"measured: re-run {diff['energy_hex']} vs published {diff['published_hex']}, "
+                f"ΔE {diff['delta_ha']:+.3e} Ha, {diff['ulps']} ulps")
     if reasons:
-        tiers["bit_identical"] = {"status": "n/a", "reasons": reasons + [kernel_note]}
+        tiers["bit_identical"] = {"status": "n/a", "reasons": reasons + [kernel_note, measured]}
     else:
         tiers["bit_identical"] = {"status": "pass" if diff["identical"] else "fail",
-                                  "reasons": [kernel_note]}
+                                  "reasons": [kernel_note, measured]}
     label = "certified" if cert else "NOT certified"
     fragile = cert and m < FRAGILE_MARGIN
     bits = ("bit-identical to the published energy" if diff["identical"]
@@ -523,11 +633,18 @@ def verdict(entry, rerun_energy: float | None, provenance: dict, blas_threads: i
                  f"({diff['ulps']} ulps)")
     bits += f" (tier 3 {tiers['bit_identical']['status']})"
     out.update({
-        "error_mha": err * 1e3, "movement_mha": (err - pub_err) * 1e3, "margin": m,
+        "error_mha": err * 1e3, "movement_mha": (err - pub_err) * 1e3, "margin_regenerated": m,
         "certified": cert, "fragile": fragile, "certification_change": change,
         "bit_identical": diff["identical"], "difference": diff, "tiers": tiers,
         "summary": (f"{entry.entry_id}: {label}, error {err * 1e3:.6f} mHa (published "
                     f"{pub_err * 1e3:.6f}), margin {m:.1%}{' FRAGILE' if fragile else ''}"
-                    f"{'; ' + change if change else ''}; {bits}{alert_text}"),
+                    f"{'; ' + change if change else ''}; {bits}; tiers: "
+                    + tier_line(tiers) + alert_text),
     })
     return out
+
+
+def tier_line(tiers: dict) -> str:
+    """``procedure fail, certification pass, bit-identical n/a`` from a tiers dict."""
+    return ", ".join(f"{name.replace('_', '-')} {tiers[name]['status']}"
+                     for name in ("procedure", "certification", "bit_identical"))

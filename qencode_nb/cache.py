@@ -231,6 +231,10 @@ class ChemSummary:
     cache_status: str = ""
     cache_key: str = ""
     cache_path: str = ""
+    #: The inputs the build used (the ``problem`` part of :func:`key_material`):
+    #: geometry (Angstrom), basis, charge, spin, active_space [ne, no],
+    #: orbital_optimization, mapping, hamiltonian_source ... (audit tier 1).
+    inputs: dict | None = None
 
     @property
     def uses_casscf_orbitals(self) -> bool:
@@ -566,7 +570,9 @@ def _try_load(key, root):
     return result, ("hit" if result is not None else "absent")
 
 
-def _mark(chem: ChemSummary, hit: bool, status: str, key: str, path: Path) -> None:
+def _mark(chem: ChemSummary, hit: bool, status: str, key: str, path: Path,
+          inputs: dict) -> None:
+    chem.inputs = dict(inputs)
     chem.cache_hit = hit
     chem.cache_status = status
     chem.cache_key = key
@@ -609,7 +615,7 @@ def cached_rebuild(geometry: str, basis: str, charge: int, spin: int,
         result, status = _try_load(key, root)
         if result is not None:
             STATS["hits"] += 1
-            _mark(result[0], True, status, key, path)
+            _mark(result[0], True, status, key, path, material["problem"])
             return result
     with _Lock(path.with_suffix(".lock"), lock):
         if not refresh:
@@ -620,7 +626,7 @@ def cached_rebuild(geometry: str, basis: str, charge: int, spin: int,
                 result = None
             if result is not None:
                 STATS["hits"] += 1
-                _mark(result[0], True, "hit", key, path)
+                _mark(result[0], True, "hit", key, path, material["problem"])
                 return result
         STATS["misses"] += 1
         from qencode_nb.rebuild import rebuild_tapered
@@ -637,7 +643,7 @@ def cached_rebuild(geometry: str, basis: str, charge: int, spin: int,
     summary = ChemSummary(**{name: getattr(chem, name) for name in _CHEM_FIELDS},
                           e_exact_tapered_ha=e_tap, e_exact_qubit_ha=e_qubit,
                           exact_method=method, build_seconds=seconds)
-    _mark(summary, False, status, key, path)
+    _mark(summary, False, status, key, path, material["problem"])
     return summary, tap
 
 

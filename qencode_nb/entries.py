@@ -21,7 +21,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from qencode_nb import vocabulary
+from qencode_nb import procedure, vocabulary
 from qencode_nb.errors import EntryError
 
 #: Repository root and the bundled ``params/`` folder.
@@ -52,7 +52,7 @@ QENCODE_SPEC = {
         "orbital_optimization": (str,),
     },
     "encoding": {
-        "mapping": (str,), "ansatz_type": (str,), "ansatz_reps": (int,),
+        "mapping": (str,), "ansatz_type": (str,), "ansatz_reps?": (int,),
         "adapt_metadata": ANY,
         "tapering": {
             "enabled": (bool,), "method": (str,), "num_symmetries": (int,),
@@ -90,9 +90,11 @@ QENCODE_SPEC = {
     },
     "trust": {"level": (str,), "certified_utc": OPT_STR, "signature_b64": OPT_STR,
               "signing_key_id": OPT_STR},
-    "run_config": {"optimizer": (str,), "max_iterations": (int,), "multistart": (int,),
+    # Only run_config itself is required by schema_v4.json; a missing field is
+    # run at the generator's default and reported undeclared (qencode_nb.procedure).
+    "run_config": {"optimizer?": (str,), "max_iterations?": (int,), "multistart?": (int,),
                    "multistart_requested?": (int,), "early_stopped?": (bool,),
-                   "seed": (int,), "backend_type": (str,), "shots": (int, type(None))},
+                   "seed?": (int,), "backend_type?": (str,), "shots?": (int, type(None))},
     "circuit_stats?": ANY,
 }
 
@@ -190,9 +192,11 @@ def qencode_sha256(raw: dict) -> str:
 class Entry:
     """One benchmark entry, normalised.  Energies in Ha, geometry in Angstrom.
 
-    ``declared`` holds, for each procedure field the entry declares, the
-    declared value (canonical vocabulary); ``undeclared`` names the fields the
-    entry does not record (never silently defaulted; DESIGN.md tier 1).
+    Procedure fields hold the declared value (canonical vocabulary).  A field
+    the entry does not record holds the generator's default instead and is
+    listed in ``undeclared`` as ``{field: {"used": value, "source": where
+    the value came from}}`` (:data:`qencode_nb.procedure.GENERATOR_DEFAULTS`);
+    tier 1 reports it, it is never silently defaulted (DESIGN.md).
     """
 
     source: Path
@@ -255,8 +259,27 @@ def _from_qencode(raw: dict, path: Path) -> Entry:
                              f"{SCHEMA_VERSION!r} (QEncode schema 4.0.0)", field="schema_version")
         p, enc, res, rc = raw["problem"], raw["encoding"], raw["results"], raw["run_config"]
         tap = enc["tapering"]
-        opt = vocabulary.optimizer(rc["optimizer"], "run_config.optimizer")
+        undeclared = {}
+
+        def run_field(key: str, field: str):
+            """run_config[key], or the generator default recorded as undeclared."""
+            if key in rc:
+                return rc[key]
+            value, source = procedure.default(field)
+            undeclared[field] = {"used": value,
+                                 "source": f"run_config.{key} missing; {source}"}
+            return value
+
+        opt = vocabulary.optimizer(run_field("optimizer", "optimizer"), "run_config.optimizer")
         ansatz = vocabulary.ansatz(enc["ansatz_type"])
+        reps = None
+        if ansatz == "hea":
+            if "ansatz_reps" in enc:
+                reps = enc["ansatz_reps"]
+            else:
+                reps, source = procedure.default("reps")
+                undeclared["reps"] = {"used": reps,
+                                      "source": f"encoding.ansatz_reps missing; {source}"}
         adapt = None
         if ansatz == "adapt":
             meta = enc["adapt_metadata"] or {}
@@ -264,14 +287,36 @@ def _from_qencode(raw: dict, path: Path) -> Entry:
                                               "selected_operator_indices",
                                               "n_operators_pool", "converged",
                                               "n_iterations")}
-        undeclared = {}
-        if "multistart_requested" not in rc:
-            undeclared["restarts_requested"] = "run_config.multistart_requested missing"
-        undeclared["early_stop"] = ("QEncode records whether a run stopped early "
-                                    "(run_config.early_stopped), not whether early stop "
-                                    "was enabled")
+            for key in ("gradient_threshold", "max_operators"):
+                if adapt[key] is None:
+                    adapt[key], source = procedure.default(f"adapt.{key}")
+                    undeclared[f"adapt.{key}"] = {
+                        "used": adapt[key],
+                        "source": f"encoding.adapt_metadata.{key} missing; {source}"}
+            if opt.engine is None:
+                _, source = procedure.default("adapt.engine")
+                undeclared["adapt.engine"] = {
+                    "used": None, "source": f"run_config.optimizer {rc.get('optimizer')!r} "
+                                            f"names no engine; {source}"}
+        if "multistart_requested" in rc:
+            restarts = rc["multistart_requested"]
+        elif "multistart" in rc and rc.get("early_stopped") is False:
+            restarts = rc["multistart"]
+            undeclared["restarts_requested"] = {
+                "used": restarts, "source": "run_config.multistart_requested missing; "
+                "run_config.multistart (restarts run, equal to those requested when the "
+                "run did not stop early)"}
+        else:
+            restarts = run_field("multistart_requested", "restarts_requested")
+        max_iterations = run_field("max_iterations", "max_iterations")
+        seed = run_field("seed", "seed")
+        backend = vocabulary.backend(run_field("backend_type", "backend"))
+        _, source = procedure.default("early_stop")
+        undeclared["early_stop"] = {"used": True, "source": source}
         if not raw["provenance"].get("hamiltonian_source"):
-            undeclared["hamiltonian_source"] = "provenance.hamiltonian_source missing"
+            value, source = procedure.default("hamiltonian_source")
+            undeclared["hamiltonian_source"] = {
+                "used": value, "source": f"provenance.hamiltonian_source missing; {source}"}
         ham = raw["artifacts"]["qubit_hamiltonian"]
         entry = Entry(
             source=path, kind="qencode-json", entry_id=raw["entry_id"],
@@ -281,10 +326,8 @@ def _from_qencode(raw: dict, path: Path) -> Entry:
                           p["active_space"]["num_spatial_orbitals"]),
             orbital_optimization=vocabulary.orbitals(p["orbital_optimization"]),
             mapping=vocabulary.mapping(enc["mapping"]), ansatz=ansatz,
-            reps=enc["ansatz_reps"] if ansatz == "hea" else None,
-            optimizer=opt, max_iterations=rc["max_iterations"],
-            restarts_requested=rc.get("multistart_requested", rc["multistart"]),
-            seed=rc["seed"], backend=vocabulary.backend(rc["backend_type"]),
+            reps=reps, optimizer=opt, max_iterations=max_iterations,
+            restarts_requested=restarts, seed=seed, backend=backend,
             hamiltonian_source=raw["provenance"].get("hamiltonian_source"),
             tapering_sectors=list(tap["sectors"]), hf_tapered_state=list(tap["hf_tapered_state"]),
             tapered_num_qubits=tap["tapered_num_qubits"],
@@ -358,8 +401,8 @@ def _from_params(data: dict, path: Path) -> Entry:
             tool_versions=dict(data.get("tool_versions") or {}),
             adapt=dict(enc["adapt"]) if ansatz == "adapt" else None,
             params_yaml=path,
-            undeclared={"early_stop": "QEncode records whether a run stopped early, "
-                                      "not whether early stop was enabled"},
+            undeclared={"early_stop": {"used": True,
+                                       "source": procedure.default("early_stop")[1]}},
         )
         return check_semantics(entry, _YAML_NAMES)
     except EntryError as err:

@@ -46,3 +46,8 @@ class CapabilityMissing(QencodeNbError, NotImplementedError):
 
 class RunFailed(QencodeNbError, RuntimeError):
     """An executed notebook did not reach its final ``done`` record."""
+
+
+class StrictRefused(QencodeNbError, RuntimeError):
+    """``strict=True`` refused to run: environment drift, a dirty git tree or
+    more than one BLAS thread (strict mode is for writing entries)."""

@@ -34,18 +34,29 @@ def installed_version(dist: str) -> str | None:
 def version_drift(tool_versions: dict) -> dict:
     """Compare installed versions with an entry's ``provenance.tool_versions``.
 
-    Python is compared on the full ``X.Y.Z`` string, packages on their exact
-    version string.
+    Packages are compared on their exact version string.  Python is compared
+    on ``major.minor``: QEncode's ``requirements-v4.txt`` pins "Python 3.11"
+    and the five packages, so a patch release (3.11.7 vs the recorded
+    3.11.15) is reported in ``note`` but is not drift.
 
     Returns:
-        ``{name: {"want": str, "have": str|None, "match": bool}}`` for every
-        pin of the entry (``git_commit`` excluded).
+        ``{name: {"want": str, "have": str|None, "match": bool[, "note"]}}``
+        for every pin of the entry (``git_commit`` excluded); ``have`` is
+        None for a package that is not installed.
     """
     out = {}
     for name, want in sorted(tool_versions.items()):
         if name in NOT_PINS or want is None:
             continue
-        have = platform.python_version() if name == "python" else installed_version(name)
+        if name == "python":
+            have = platform.python_version()
+            match = have.split(".")[:2] == str(want).split(".")[:2]
+            out[name] = {"want": str(want), "have": have, "match": match}
+            if match and have != str(want):
+                out[name]["note"] = ("patch release differs; requirements-v4.txt pins "
+                                     "Python " + ".".join(str(want).split(".")[:2]))
+            continue
+        have = installed_version(name)
         out[name] = {"want": str(want), "have": have, "match": have == str(want)}
     return out
 
