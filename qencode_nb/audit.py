@@ -579,6 +579,7 @@ def verdict(entry, rerun_energy: float | None, provenance: dict, blas_threads: i
         alerts.append("INCONSISTENT: " + "; ".join(cons["reasons"]))
     alert_text = "".join(f"; {a}" for a in alerts)
     out = {"threshold_mha": thr * 1e3, "published_error_mha": pub_err * 1e3,
+           "published_certified": entry.published_certified,
            "margin_published": margin(pub_err, thr), "reference_energy": entry.exact_ground_energy,
            "consistency": cons, "alerts": alerts}
     tiers = {"procedure": (procedure or {}).get("tier") or

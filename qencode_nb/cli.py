@@ -1,8 +1,10 @@
 """The ``qencode-nb`` command.
 
-``qencode-nb sweep DIR_OR_NAMES... [--mode M] [--workers N] [--out RUNS_DIR]``
-audits many entries (:mod:`qencode_nb.sweep`) and writes ``RUNS_DIR/summary.csv``;
-exit status 1 when any audit failed (each failure is listed).
+``qencode-nb sweep DIR_OR_NAMES... [--mode M] [--workers N] [--scheduler ADDR]
+[--subset ci] [--timeout S] [--out RUNS_DIR]`` audits many entries
+(:mod:`qencode_nb.sweep`), one process and kernel each, and writes
+``RUNS_DIR/summary.csv`` and ``RUNS_DIR/margins.{png,svg}``; exit status 1
+when any audit failed (each failure is listed), 2 on bad arguments.
 
 ``qencode-nb audit ENTRY [--threads N] [--coretype K] [--mode M] [--db DIR]
 [--out OUT.ipynb] [--json]`` runs ``notebooks/audit.ipynb`` through the
@@ -63,13 +65,20 @@ def _sweep(args) -> int:
     try:
         table = sweep(args.targets, args.out, mode=args.mode, workers=args.workers,
                       blas_threads=args.threads, blas_coretype=args.coretype, db=args.db,
-                      timeout=args.timeout)
+                      timeout=args.timeout, cell_timeout=args.cell_timeout,
+                      scheduler=args.scheduler, subset=args.subset)
     except QencodeNbError as exc:
         print(f"qencode-nb: {exc}", file=sys.stderr)
         return 2
     failed = table[table["status"] != "done"]
     print(f"{len(table) - len(failed)}/{len(table)} audits done; summary: "
-          f"{Path(args.out) / 'summary.csv'}")
+          f"{Path(args.out) / 'summary.csv'}; margin plot: {Path(args.out) / 'margins.png'}")
+    tiers = ["tier_procedure", "tier_certification", "tier_bit_identical"]
+    done = table[table["status"] == "done"]
+    if len(done):
+        print("tiers (pass/fail/n/a): " + "; ".join(
+            f"{t[5:]} " + "/".join(str(int((done[t] == v).sum())) for v in ("pass", "fail", "n/a"))
+            for t in tiers))
     for _, row in failed.iterrows():
         print(f"FAILED {Path(row['notebook']).stem}: {row['failure']}")
     return 1 if len(failed) else 0
@@ -104,8 +113,15 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--coretype", default=None, help="OPENBLAS_CORETYPE for every run")
     sw.add_argument("--db", default=None, help="folder completing bundled entries")
     sw.add_argument("--out", default="runs", help="folder for executed notebooks (default runs)")
-    sw.add_argument("--timeout", type=int, default=None,
+    sw.add_argument("--timeout", type=float, default=None,
+                    help="per-run wall-clock timeout in seconds (default: none)")
+    sw.add_argument("--cell-timeout", type=int, default=None,
                     help="per-cell timeout in seconds (default: none)")
+    sw.add_argument("--scheduler", default=None,
+                    help="Dask distributed scheduler address, e.g. tcp://127.0.0.1:8786 "
+                         "(default: a local process pool)")
+    sw.add_argument("--subset", default=None,
+                    help="run a named subset of the targets: ci")
     sw.set_defaults(func=_sweep)
     return parser
 

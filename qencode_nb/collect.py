@@ -10,14 +10,21 @@ from __future__ import annotations
 
 from pathlib import Path
 
-#: Columns of :func:`audit_table`, in order.  Energies in Ha, errors in mHa.
+#: Columns of :func:`audit_table`, in order.  Energies in Ha, errors in mHa,
+#: times in s.  ``seconds`` is the wall time of the run (the sweep's
+#: ``<name>.outcome.json``, else papermill's duration).
 AUDIT_COLUMNS = (
-    "notebook", "entry_id", "status", "failure", "seconds", "blas_threads", "kernel",
+    "notebook", "entry_id", "status", "failure", "seconds", "mode", "blas_threads", "kernel",
+    "tier_procedure", "tier_certification", "tier_bit_identical", "undeclared",
+    "fields_differ", "integrity",
     "replay_status", "replay_abs_delta_ha", "replay_identical",
     "terms_match", "n_terms", "n_terms_stored", "max_abs_dcoeff", "ground_energy_diff",
     "fingerprint_ha", "hamiltonian_source_inferred", "hamiltonian_source_recorded",
-    "cache_hit", "rerun_energy", "error_mha", "published_error_mha", "movement_mha",
-    "margin", "margin_published", "certified", "fragile", "bit_identical", "verdict",
+    "cache_hit", "rerun_energy", "rerun_nfev", "published_nfev", "rerun_restarts_run",
+    "error_mha", "published_error_mha", "movement_mha", "threshold_mha",
+    "margin_regenerated", "margin_published", "certified", "published_certified",
+    "certification_change", "fragile", "bit_identical", "delta_ha", "ulps", "findings",
+    "verdict",
 )
 
 
@@ -59,11 +66,26 @@ def audit_row(path) -> dict:
                    or "the notebook has no done record")
     h = r.get("hamiltonian") or {}
     rep = r.get("replay") or {}
+    rerun = r.get("rerun") or {}
+    tiers = r.get("tiers") or {}
+    fields = r.get("fields") or []
+    diff = r.get("difference") or {}
+    outcome = _outcome(Path(path))
+    if outcome and outcome.get("failure") and not failure:
+        failure = outcome["failure"]
+    seconds = (outcome or {}).get("seconds") or pm.get("duration")
     row = {
         "notebook": str(path), "entry_id": r.get("entry_id"),
-        "status": "done" if done else "failed", "failure": failure,
-        "seconds": pm.get("duration"), "blas_threads": r.get("blas_threads"),
-        "kernel": _kernel(r),
+        "status": "done" if done else "failed", "failure": failure, "seconds": seconds,
+        "mode": r.get("mode"), "blas_threads": r.get("blas_threads"), "kernel": _kernel(r),
+        "tier_procedure": _get(tiers, "procedure", "status"),
+        "tier_certification": _get(tiers, "certification", "status"),
+        "tier_bit_identical": _get(tiers, "bit_identical", "status"),
+        "undeclared": ";".join(f["field"] for f in fields if f["status"] == "undeclared")
+        or None,
+        "fields_differ": ";".join(f["field"] for f in fields if f["status"] == "differs")
+        or None,
+        "integrity": _get(r, "integrity", "status"),
         "replay_status": rep.get("status"), "replay_abs_delta_ha": rep.get("abs_delta_ha"),
         "replay_identical": rep.get("identical"),
         "terms_match": h.get("terms_match"), "n_terms": h.get("n_terms"),
@@ -73,11 +95,30 @@ def audit_row(path) -> dict:
         "hamiltonian_source_inferred": h.get("hamiltonian_source_inferred"),
         "hamiltonian_source_recorded": h.get("hamiltonian_source_recorded"),
         "cache_hit": h.get("cache_hit"),
+        "rerun_nfev": rerun.get("nfev"), "published_nfev": _get(rerun, "published", "nfev"),
+        "rerun_restarts_run": rerun.get("restarts_run"),
+        "published_certified": r.get("published_certified"),
+        "delta_ha": diff.get("delta_ha"), "ulps": diff.get("ulps"),
+        "findings": " | ".join(rerun.get("findings") or []) or None,
     }
-    for name in ("rerun_energy", "error_mha", "published_error_mha", "movement_mha", "margin",
-                 "margin_published", "certified", "fragile", "bit_identical", "verdict"):
+    if row["published_certified"] is None and r.get("certified") is not None:
+        row["published_certified"] = r["certified"] != bool(r.get("certification_change"))
+    for name in ("rerun_energy", "error_mha", "published_error_mha", "movement_mha",
+                 "threshold_mha", "margin_regenerated", "margin_published", "certified",
+                 "certification_change", "fragile", "bit_identical", "verdict"):
         row[name] = r.get(name)
     return row
+
+
+def _outcome(nb_path: Path) -> dict | None:
+    """The sweep's ``<name>.outcome.json`` beside a notebook, if any."""
+    import json
+
+    side = nb_path.with_suffix(".outcome.json")
+    try:
+        return json.loads(side.read_text())
+    except (OSError, ValueError):
+        return None
 
 
 def audit_table(paths):

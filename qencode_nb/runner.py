@@ -15,7 +15,7 @@ from qencode_nb.errors import ParameterError, RunFailed
 from qencode_nb.papermill_engine import ENGINE_NAME, PinnedEngine, kernel_environment
 
 __all__ = ["ENGINE_NAME", "NOTEBOOKS", "PinnedEngine", "check_parameters",
-           "kernel_environment", "run_notebook"]
+           "kernel_environment", "mark_failed", "run_notebook"]
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
@@ -84,5 +84,62 @@ def run_notebook(notebook, output, parameters: dict | None = None, *, timeout=No
     records = read_records(output)
     if failure or records.get("done") is not True:
         why = failure or "the notebook ended without recording done"
+        if "error" not in records:   # e.g. a dead kernel or a timeout: no stage recorded it
+            mark_failed(output, "run", why.split(":", 1)[0], why)
         raise RunFailed(f"{output}: {why}")
     return records
+
+
+def mark_failed(output, stage: str, error_type: str, message: str) -> None:
+    """Append an ``error`` record to an executed (or partial) notebook.
+
+    Used when the kernel could not record why it failed itself: a dead
+    kernel, a cell or run timeout.  Collectors then read the reason from the
+    notebook like any other record.  A missing ``output`` is created from an
+    empty notebook so that the reason is never lost.
+    """
+    import nbformat
+
+    from qencode_nb.record import RECORD_MIMETYPE, encode
+
+    path = Path(output)
+    nb = nbformat.read(str(path), as_version=4) if path.is_file() else nbformat.v4.new_notebook()
+    value = {"stage": stage, "type": error_type, "message": message}
+    cell = nbformat.v4.new_code_cell(
+        source=f"# qencode-nb: recorded by the runner, not the kernel\n# {message}",
+        metadata={"tags": ["qencode-nb-failure"]})
+    cell.outputs = [nbformat.v4.new_output(
+        "display_data", data={RECORD_MIMETYPE: {"name": "error", "value": encode(value)},
+                              "text/plain": f"error: {message}"})]
+    nb.cells.append(cell)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, str(path))
+
+
+def _main(argv=None) -> int:
+    """``python -m qencode_nb.runner NOTEBOOK OUTPUT PARAMETERS_JSON [--cell-timeout S]``:
+    one run in its own process (the sweep's unit of work); exit 0 when done,
+    1 with the reason on stderr when not."""
+    import argparse
+    import json
+    import sys
+
+    ap = argparse.ArgumentParser(prog="python -m qencode_nb.runner")
+    ap.add_argument("notebook")
+    ap.add_argument("output")
+    ap.add_argument("parameters", help="papermill parameters as a JSON object")
+    ap.add_argument("--cell-timeout", type=int, default=None)
+    args = ap.parse_args(argv)
+    try:
+        run_notebook(args.notebook, args.output, json.loads(args.parameters),
+                     timeout=args.cell_timeout)
+    except (RunFailed, ParameterError) as exc:
+        print(str(exc), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(_main())

@@ -1,18 +1,25 @@
 """Audit many entries: audit.ipynb once per entry, each in its own pinned kernel.
 
-Runs go to a local process pool (``workers`` processes, each starting its own
-Jupyter kernel through the pinned papermill engine).  A sweep is resumable:
-an entry whose executed notebook recorded ``done`` with the same inputs (the
-parameters and the entry file's SHA-256, kept in ``<name>.inputs.json``
-beside the notebook) is not run again.  The summary is
-:func:`qencode_nb.collect.audit_table` written as ``summary.csv``.
+Each run is its own process (``python -m qencode_nb.runner``), which starts
+its own Jupyter kernel through the pinned papermill engine, under a per-run
+wall-clock timeout (the process tree is killed and the notebook marked).
+Runs go to a local process pool (``workers``) or, given a scheduler address,
+to a Dask distributed cluster.  A sweep is resumable: an entry whose executed
+notebook recorded ``done`` with the same inputs (the parameters and the entry
+file's SHA-256, kept in ``<name>.inputs.json`` beside the notebook) is not run
+again.  Each run also leaves ``<name>.outcome.json`` (status, failure, wall
+seconds).  Outputs: ``summary.csv`` (:func:`qencode_nb.collect.audit_table`)
+and the margin plot ``margins.png`` / ``margins.svg``
+(:func:`qencode_nb.plots.margin_plot`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from concurrent.futures import ProcessPoolExecutor, as_completed
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 from qencode_nb.errors import EntryError
@@ -79,39 +86,150 @@ def is_complete(out_dir: Path, name: str, inputs: dict) -> bool:
         return False
 
 
-def _run_one(target: str, out_dir: str, parameters: dict, timeout) -> tuple[str, str | None]:
-    from qencode_nb.errors import RunFailed
-    from qencode_nb.runner import NOTEBOOKS, run_notebook
+#: Named subsets of a database, as entry-name prefixes (``--subset``).  ``ci``:
+#: fast entries covering HEA (COBYLA, 1 and 10 restarts), UCCSD (JW, BK, parity
+#: with the tapering-constant quirk, 10/10 restarts) and ADAPT (QNode engine).
+SUBSETS = {
+    "ci": ("H2_ccpvdz_JW_HEA_v4", "H2_ccpvdz_BK_UCCSD_v4", "HF_ccpvdz_PAR_HEA_v4",
+           "LiH_ccpvdz_PAR_HEA_v4", "BeH2_ccpvdz_PAR_UCCSD_v4", "H4_ccpvdz_JW_ADAPT_v4",
+           "H2CO_ccpvdz_JW_ADAPT_v4"),
+}
+
+
+def select_subset(targets: list[str], subset: str | None) -> list[str]:
+    """Keep the targets of a named subset (:data:`SUBSETS`); None keeps all.
+
+    Raises:
+        EntryError: an unknown subset name (lists the accepted ones), or a
+            subset entry that is missing from the targets.
+    """
+    if subset is None:
+        return targets
+    if subset not in SUBSETS:
+        raise EntryError(f"{subset!r} is not accepted; accepted: {', '.join(SUBSETS)}",
+                         field="subset")
+    kept, missing = [], []
+    for prefix in SUBSETS[subset]:
+        hits = [t for t in targets if Path(t).name.startswith(prefix)]
+        (kept.extend(hits) if hits else missing.append(prefix))
+    if missing:
+        raise EntryError(f"subset {subset!r} needs {', '.join(missing)}, not among the "
+                         "targets (pass the database folder)", field="subset")
+    return kept
+
+
+def _kill_tree(pid: int) -> None:
+    """Kill a process and all its descendants (papermill and its kernel)."""
+    import psutil
+
+    try:
+        parent = psutil.Process(pid)
+    except psutil.NoSuchProcess:
+        return
+    procs = parent.children(recursive=True) + [parent]
+    for p in procs:
+        try:
+            p.kill()
+        except psutil.NoSuchProcess:
+            pass
+    psutil.wait_procs(procs, timeout=10)
+
+
+def run_one(target: str, out_dir: str, parameters: dict, timeout: float | None = None,
+            cell_timeout: int | None = None) -> dict:
+    """Execute audit.ipynb for one target in its own process; never raises for a failed run.
+
+    Args:
+        target: entry file or bundled name.
+        out_dir: folder for ``<name>.ipynb``, ``.inputs.json``, ``.outcome.json``.
+        parameters: audit.ipynb parameters.
+        timeout: per-run wall-clock limit in seconds (None: none); on expiry the
+            process tree (papermill and the kernel) is killed and the notebook
+            gets an ``error`` record saying so.
+        cell_timeout: per-cell limit in seconds (None: none).
+
+    Returns:
+        ``{"name", "status": "done"|"failed", "failure", "seconds", "timeout_s"}``
+        (also written to ``<name>.outcome.json``).
+    """
+    from qencode_nb.runner import NOTEBOOKS, ROOT, mark_failed
 
     name = run_name(target)
     out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    nb_path = out / f"{name}.ipynb"
+    cmd = [sys.executable, "-m", "qencode_nb.runner", str(NOTEBOOKS / "audit.ipynb"),
+           str(nb_path), json.dumps(parameters)]
+    if cell_timeout:
+        cmd += ["--cell-timeout", str(int(cell_timeout))]
+    start = time.monotonic()
+    proc = subprocess.Popen(cmd, cwd=str(ROOT), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
     try:
-        run_notebook(NOTEBOOKS / "audit.ipynb", out / f"{name}.ipynb", parameters,
-                     timeout=timeout)
+        _, err = proc.communicate(timeout=timeout)
         failure = None
-    except RunFailed as exc:
-        failure = str(exc)
+        if proc.returncode != 0:
+            lines = [ln for ln in err.strip().splitlines() if ln.strip()]
+            failure = lines[-1] if lines else f"runner exited with status {proc.returncode}"
+    except subprocess.TimeoutExpired:
+        _kill_tree(proc.pid)
+        proc.communicate()
+        failure = (f"RunTimeout: the run exceeded the per-run timeout of {timeout:g} s "
+                   "and was killed")
+        mark_failed(nb_path, "run", "RunTimeout", failure)
+    seconds = time.monotonic() - start
+    outcome = {"name": name, "status": "failed" if failure else "done", "failure": failure,
+               "seconds": seconds, "timeout_s": timeout}
     (out / f"{name}.inputs.json").write_text(
         json.dumps(inputs_of(target, parameters), sort_keys=True))
-    return name, failure
+    (out / f"{name}.outcome.json").write_text(json.dumps(outcome, sort_keys=True))
+    return outcome
+
+
+def _local(jobs, workers: int, submit_args):
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    with ProcessPoolExecutor(max_workers=max(1, workers)) as pool:
+        futures = [pool.submit(run_one, *submit_args(job)) for job in jobs]
+        for fut in as_completed(futures):
+            yield fut.result()
+
+
+def _dask(jobs, scheduler: str, submit_args):
+    from distributed import Client, as_completed
+
+    with Client(scheduler, set_as_default=False) as client:
+        futures = [client.submit(run_one, *submit_args(job), pure=False,
+                                 key=f"qencode-nb-audit-{run_name(job[0])}-{time.time_ns()}")
+                   for job in jobs]
+        for fut in as_completed(futures):
+            yield fut.result()
 
 
 def sweep(targets, out_dir, *, mode: str = "full", workers: int = 1, blas_threads: int = 1,
-          blas_coretype: str | None = None, db=None, timeout: int | None = None,
-          progress: bool = True):
+          blas_coretype: str | None = None, db=None, timeout: float | None = None,
+          cell_timeout: int | None = None, scheduler: str | None = None,
+          subset: str | None = None, progress: bool = True, plot: bool = True):
     """Audit every target; return the summary DataFrame (also ``summary.csv``).
 
     Args:
         targets: folders, entry files or bundled names (:func:`resolve_targets`).
-        out_dir: folder for the executed notebooks, their inputs and summary.csv.
+        out_dir: folder for the executed notebooks, their inputs and outcomes,
+            ``summary.csv`` and the margin plot.
         mode: audit mode (full, replay, rerun).
-        workers: local processes, each running one notebook (own kernel) at a time.
+        workers: local processes, each running one notebook (own kernel) at a
+            time; ignored with ``scheduler``.
         blas_threads, blas_coretype, db: audit.ipynb parameters.
-        timeout: per-cell execution timeout in seconds (None: none).
+        timeout: per-run wall-clock limit in seconds (None: none).
+        cell_timeout: per-cell limit in seconds (None: none).
+        scheduler: a Dask distributed scheduler address (``tcp://host:port``);
+            None runs locally.
+        subset: a named subset of the targets (:data:`SUBSETS`), e.g. "ci".
         progress: show a tqdm progress bar.
+        plot: write ``margins.png`` and ``margins.svg``.
 
     Raises:
-        EntryError: a target that does not exist.
+        EntryError: a target that does not exist, an unknown subset.
         ParameterError: a bad parameter value (checked before any run).
     """
     from tqdm.auto import tqdm
@@ -122,10 +240,13 @@ def sweep(targets, out_dir, *, mode: str = "full", workers: int = 1, blas_thread
 
     check_mode(mode)
     pin_environment(blas_threads, blas_coretype)   # validates both early
+    if timeout is not None and not timeout > 0:
+        raise EntryError(f"{timeout!r} is not accepted; accepted: seconds > 0 or None",
+                         field="timeout")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     todo, names = [], []
-    for target in resolve_targets(targets):
+    for target in select_subset(resolve_targets(targets), subset):
         params = {"entry": target, "blas_threads": blas_threads, "mode": mode}
         if blas_coretype:
             params["blas_coretype"] = blas_coretype
@@ -134,14 +255,22 @@ def sweep(targets, out_dir, *, mode: str = "full", workers: int = 1, blas_thread
         names.append(run_name(target))
         if not is_complete(out, run_name(target), inputs_of(target, params)):
             todo.append((target, params))
+
+    def submit_args(job):
+        return job[0], str(out.resolve()), job[1], timeout, cell_timeout
+
     bar = tqdm(total=len(names), initial=len(names) - len(todo), disable=not progress,
                desc="audits", unit="entry")
-    with ProcessPoolExecutor(max_workers=max(1, workers)) as pool:
-        futures = [pool.submit(_run_one, t, str(out), p, timeout) for t, p in todo]
-        for fut in as_completed(futures):
-            fut.result()
-            bar.update(1)
+    runs = _dask(todo, scheduler, submit_args) if scheduler else \
+        _local(todo, workers, submit_args)
+    for outcome in runs:
+        bar.update(1)
+        bar.set_postfix_str(f"{outcome['name'][:24]} {outcome['status']}")
     bar.close()
     table = audit_table([out / f"{n}.ipynb" for n in names])
     table.to_csv(out / "summary.csv", index=False)
+    if plot and len(table):
+        from qencode_nb.plots import margin_plot
+
+        margin_plot(table, out / "margins")
     return table

@@ -17,7 +17,7 @@ from qencode_nb.runner import run_notebook
 
 #: The record names tools read (issue 2).
 RECORD_NAMES = {"entry_id", "blas_threads", "replay", "rerun_energy", "error_mha",
-                "published_error_mha", "margin", "certified", "bit_identical", "verdict",
+                "published_error_mha", "margin_regenerated", "certified", "bit_identical", "verdict",
                 "provenance", "done"}
 
 #: LiH PAR/HEA regenerated errors measured with QEncode's own generator on this kind
@@ -56,7 +56,7 @@ def test_lih_bundled_entry_end_to_end(tmp_path):
     assert math.isclose(r["error_mha"], err, rel_tol=0, abs_tol=1e-9)
     assert min(abs(r["error_mha"] - k) for k in LIH_KNOWN_ERRORS_MHA) < 1e-6, r["error_mha"]
     assert r["certified"] is True
-    assert math.isclose(r["margin"], (10 - r["error_mha"]) / 10, abs_tol=1e-12)
+    assert math.isclose(r["margin_regenerated"], (10 - r["error_mha"]) / 10, abs_tol=1e-12)
     assert math.isclose(r["published_error_mha"], 5.181378991047758, abs_tol=1e-12)
     assert r["verdict"].startswith(r["entry_id"] + ": certified")
 
@@ -151,7 +151,7 @@ def test_h4_adapt_reruns_the_recorded_selection(tmp_path):
     assert rerun["tied_iterations"] == [1]      # several Pauli words of one excitation tie
     assert any("tied" in f for f in rerun["findings"])
     assert r["bit_identical"] is True
-    assert r["fragile"] is True and r["margin"] < 0.2   # 9.94 mHa of 10
+    assert r["fragile"] is True and r["margin_regenerated"] < 0.2   # 9.94 mHa of 10
 
 
 def test_missing_capability_fails_naming_it_and_keeps_the_notebook(tmp_path):
