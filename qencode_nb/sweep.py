@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import socket
 import subprocess
 import sys
 import time
@@ -149,8 +151,9 @@ def run_one(target: str, out_dir: str, parameters: dict, timeout: float | None =
         cell_timeout: per-cell limit in seconds (None: none).
 
     Returns:
-        ``{"name", "status": "done"|"failed", "failure", "seconds", "timeout_s"}``
-        (also written to ``<name>.outcome.json``).
+        ``{"name", "status": "done"|"failed", "failure", "seconds" (wall),
+        "timeout_s", "worker_pid", "host"}`` (the process that dispatched the
+        run; also written to ``<name>.outcome.json``).
     """
     from qencode_nb.runner import NOTEBOOKS, ROOT, mark_failed
 
@@ -179,7 +182,8 @@ def run_one(target: str, out_dir: str, parameters: dict, timeout: float | None =
         mark_failed(nb_path, "run", "RunTimeout", failure)
     seconds = time.monotonic() - start
     outcome = {"name": name, "status": "failed" if failure else "done", "failure": failure,
-               "seconds": seconds, "timeout_s": timeout}
+               "seconds": seconds, "timeout_s": timeout, "worker_pid": os.getpid(),
+               "host": socket.gethostname()}
     (out / f"{name}.inputs.json").write_text(
         json.dumps(inputs_of(target, parameters), sort_keys=True))
     (out / f"{name}.outcome.json").write_text(json.dumps(outcome, sort_keys=True))

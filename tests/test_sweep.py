@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
@@ -41,3 +44,78 @@ def test_sweep_lists_failures_instead_of_skipping(tmp_path):
 def test_sweep_refuses_unknown_targets(tmp_path):
     with pytest.raises(EntryError, match="neither a folder, a file nor a bundled entry"):
         sweep(["no-such-entry"], tmp_path)
+
+
+H4_UCCSD = SHARED_DB / "H4_ccpvdz_JW_UCCSD_v4_tapered__sha256_7606caf47ff39f40.json"
+
+
+def test_sweep_on_a_dask_local_cluster(tmp_path):
+    """Runs go to a real dask.distributed.LocalCluster when a scheduler is given."""
+    import json
+
+    from distributed import Client, LocalCluster
+
+    out = tmp_path / "runs"
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=None) as cluster, Client(cluster) as client:
+        worker_pids = set(client.run(os.getpid).values())
+        table = sweep([str(H2_JW_UCCSD), str(H2_BK)], out, mode="replay",
+                      scheduler=cluster.scheduler_address, progress=False)
+    assert list(table["status"]) == ["done", "done"]
+    pids = {json.loads(p.read_text())["worker_pid"] for p in out.glob("*.outcome.json")}
+    assert pids and pids <= worker_pids, "every run was dispatched by a Dask worker"
+    assert (table["replay_abs_delta_ha"] <= 1e-9).all()
+
+
+def test_per_run_timeout_kills_the_run_keeps_its_notebook_and_the_rest_go_on(tmp_path):
+    import psutil
+
+    from qencode_nb.record import read_records
+
+    out = tmp_path / "runs"
+    # H4 JW/UCCSD in full mode re-runs 1000 COBYLA steps (~1 min); 20 s cannot do it.
+    table = sweep([str(H4_UCCSD), str(H2_JW_UCCSD)], out, mode="full", timeout=20,
+                  workers=1, progress=False)
+    rows = table.set_index(table["notebook"].map(lambda p: Path(p).stem))
+    slow, fast = rows.loc[H4_UCCSD.stem], rows.loc[H2_JW_UCCSD.stem]
+    assert slow["status"] == "failed" and "per-run timeout of 20 s" in slow["failure"]
+    assert fast["status"] == "done" and fast["tier_certification"] == "pass"
+    nb = out / f"{H4_UCCSD.stem}.ipynb"
+    rec = read_records(nb)
+    assert rec["error"]["type"] == "RunTimeout" and "done" not in rec
+    assert rec["entry_id"] == H4_UCCSD.stem, "the partial notebook keeps what ran"
+    left = [p for p in psutil.process_iter(["cmdline"])
+            if any(str(nb) in part for part in (p.info["cmdline"] or []))]
+    assert not left, "the killed run left processes behind"
+
+
+def test_subset_ci_covers_hea_uccsd_and_adapt(tmp_path):
+    from qencode_nb.entries import load
+    from qencode_nb.sweep import SUBSETS, resolve_targets, select_subset
+
+    chosen = select_subset(resolve_targets([str(SHARED_DB)]), "ci")
+    assert len(chosen) >= 6 and len(chosen) == len(SUBSETS["ci"])
+    assert {load(p).ansatz for p in chosen} == {"hea", "uccsd", "adapt"}
+    with pytest.raises(EntryError, match="accepted: ci"):
+        select_subset(chosen, "nightly")
+    with pytest.raises(EntryError, match="not among the targets"):
+        select_subset([str(H2_JW_UCCSD)], "ci")
+
+
+def test_summary_and_margin_plot_from_a_sweep(tmp_path):
+    out = tmp_path / "runs"
+    table = sweep([str(H2_JW_UCCSD), str(H2_BK)], out, mode="full", workers=2,
+                  progress=False)
+    csv = pd.read_csv(out / "summary.csv")
+    for col in ("tier_procedure", "tier_certification", "tier_bit_identical",
+                "error_mha", "published_error_mha", "margin_published",
+                "margin_regenerated", "fragile", "seconds", "rerun_nfev"):
+        assert col in csv.columns
+    assert (csv["tier_procedure"] == "fail").all()          # early stop is never declared
+    assert (csv["undeclared"] == "early_stop").all()
+    assert (csv["rerun_nfev"] == csv["published_nfev"]).all()
+    assert (csv["seconds"] > 0).all()
+    for suffix in (".png", ".svg"):
+        assert (out / f"margins{suffix}").stat().st_size > 10_000
+    assert "<svg" in (out / "margins.svg").read_text()[:500]
+    assert len(table) == 2
