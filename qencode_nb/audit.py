@@ -349,7 +349,7 @@ def rerun(entry, problem: Problem) -> dict:
     energy = energy_function(entry, problem)
     res = run_vqe(energy, problem.num_params, optimizer=opt.name,
                   max_iterations=entry.max_iterations, restarts=entry.restarts_requested,
-                  seed=entry.seed, e_target=problem.e_target, early_stop=True,
+                  seed=entry.seed, e_target=problem.e_target, early_stop=entry.early_stop,
                   learning_rate=opt.learning_rate or 0.05)
     findings = _constant_finding(
         problem, f"; early stop cannot fire: {res.restarts_run} of "
@@ -362,7 +362,7 @@ def rerun(entry, problem: Problem) -> dict:
         "restart_nfev": res.restart_nfev,
         "config": {"optimizer": res.optimizer, "max_iterations": res.max_iterations,
                    "restarts_requested": res.restarts_requested, "seed": res.seed,
-                   "early_stop": True,
+                   "early_stop": entry.early_stop,
                    "backend": energy.backend, "early_stop_target_ha": problem.e_target,
                    "early_stop_threshold_ha": 0.01, "num_params": problem.num_params,
                    "hamiltonian": problem.hamiltonian_origin},
@@ -400,7 +400,7 @@ def _rerun_adapt(entry, problem: Problem) -> dict:
                           problem.wires, gradient_threshold=meta["gradient_threshold"],
                           max_operators=meta["max_operators"],
                           max_iterations=entry.max_iterations, seed=entry.seed,
-                          e_target=problem.e_target, early_stop=True,
+                          e_target=problem.e_target, early_stop=entry.early_stop,
                           inner=entry.optimizer.inner or "cobyla", engine=problem.engine,
                           backend=entry.backend)
     recorded = meta.get("selected_operator_indices")
@@ -427,7 +427,7 @@ def _rerun_adapt(entry, problem: Problem) -> dict:
         "config": {"optimizer": "adapt", "inner": res.inner, "engine": res.engine,
                    "gradient_threshold": res.gradient_threshold,
                    "max_operators": res.max_operators, "max_iterations": res.max_iterations,
-                   "seed": res.seed, "early_stop": True,
+                   "seed": res.seed, "early_stop": entry.early_stop,
                    "pool": res.n_pool, "backend": entry.backend,
                    "early_stop_target_ha": problem.e_target, "early_stop_threshold_ha": 0.01,
                    "hamiltonian": problem.hamiltonian_origin},

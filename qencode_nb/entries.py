@@ -112,7 +112,7 @@ PARAMS_SPEC = {
                  "hamiltonian_source": (str,),
                  "adapt?": {"gradient_threshold": NUM, "max_operators": (int,)}},
     "run": {"optimizer": (str,), "max_iterations": (int,), "restarts": (int,),
-            "seed": (int,), "backend": (str,)},
+            "seed": (int,), "backend": (str,), "early_stop?": (bool,)},
     "published": {"energy_ha": NUM, "exact_ground_energy_ha": NUM,
                   "casci_energy_ha": NUM, "hf_energy_ha": NUM, "error_ha": NUM,
                   "threshold_ha": NUM, "certified": (bool,), "nfev": (int,),
@@ -241,6 +241,7 @@ class Entry:
     raw: dict | None = None           # the QEncode JSON, when there is one
     params_yaml: Path | None = None   # the params/ file an entry came from
     undeclared: dict = field(default_factory=dict)
+    early_stop: bool = True           # QEncode never records it (see procedure.py)
 
     @property
     def has_stored_hamiltonian(self) -> bool:
@@ -401,8 +402,9 @@ def _from_params(data: dict, path: Path) -> Entry:
             tool_versions=dict(data.get("tool_versions") or {}),
             adapt=dict(enc["adapt"]) if ansatz == "adapt" else None,
             params_yaml=path,
-            undeclared={"early_stop": {"used": True,
-                                       "source": procedure.default("early_stop")[1]}},
+            early_stop=run.get("early_stop", True),
+            undeclared={} if "early_stop" in run else {
+                "early_stop": {"used": True, "source": procedure.default("early_stop")[1]}},
         )
         return check_semantics(entry, _YAML_NAMES)
     except EntryError as err:

@@ -59,7 +59,7 @@ FIELDS = (
     ("optimizer", "run_config.optimizer", "run.optimizer", None),
     ("max_iterations", "run_config.max_iterations", "run.max_iterations", None),
     ("restarts_requested", "run_config.multistart_requested", "run.restarts", None),
-    ("early_stop", None, None, None),
+    ("early_stop", "(not recorded by QEncode 4.0.0)", "run.early_stop", None),
     ("seed", "run_config.seed", "run.seed", None),
     ("backend", "run_config.backend_type", "run.backend", None),
 )
@@ -100,7 +100,7 @@ def declared(entry) -> dict:
         "hamiltonian_source": entry.hamiltonian_source, "ansatz": entry.ansatz,
         "reps": entry.reps, "optimizer": opt.name, "max_iterations": entry.max_iterations,
         "restarts_requested": entry.restarts_requested, "seed": entry.seed,
-        "backend": entry.backend,
+        "backend": entry.backend, "early_stop": entry.early_stop,
     }
     if entry.ansatz == "adapt":
         meta = entry.adapt or {}
@@ -147,13 +147,17 @@ def table(entry, used: dict, mode: str = "full") -> list[dict]:
         row = {"field": name, "declared_in": where, "declared": decl.get(name),
                "used": None if u is None else u.get("value"),
                "source": None if u is None else u.get("source")}
-        if u is None or (mode == "replay" and name in RUN_FIELDS):
-            row["status"] = "not run"
-            row["source"] = row["source"] or f"not exercised (mode={mode})"
-        elif name not in decl:
+        not_run = u is None or (mode == "replay" and name in RUN_FIELDS)
+        if name not in decl:       # undeclared fails tier 1 whether or not it ran
             row["status"] = "undeclared"
             why = entry.undeclared.get(name) or {}
             row["source"] = why.get("source") or row["source"]
+            if not_run:
+                row["used"] = None
+                row["source"] = f"not exercised (mode={mode}); " + str(row["source"])
+        elif not_run:
+            row["status"] = "not run"
+            row["source"] = row["source"] or f"not exercised (mode={mode})"
         elif u.get("not_used"):
             row["status"] = "not used"
         else:

@@ -260,3 +260,5 @@ def test_constant_correction_quirk_runs_every_restart_as_the_entry_records(tmp_p
     assert rerun["constant_ha"] == -0.29919158919483735
     assert any("early stop cannot fire: 10 of 10" in f for f in rerun["findings"])
     assert r["bit_identical"] is True
+    assert r["rerun_energy"] == -15.7661884701205     # QEncode's generator, issue 4
+    assert r["tiers"]["bit_identical"]["status"] == "pass", r["tiers"]["bit_identical"]
