@@ -166,3 +166,27 @@ def test_ci_subset_full_sweep_reproduces_the_published_verdicts(tmp_path):
     assert row["tier_bit_identical"] in ("pass", "fail")
     assert abs(row["error_mha"] - 5.181379) < 1e-6
     assert row["certification_change"] is None or pd.isna(row["certification_change"])
+
+
+def test_a_dead_kernel_is_recorded_in_the_notebook(tmp_path):
+    """A kernel that dies cannot record its own error: the runner adds it."""
+    import nbformat
+
+    from qencode_nb.errors import RunFailed
+    from qencode_nb.record import read_records
+    from qencode_nb.runner import run_notebook
+
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell("blas_threads = 1", metadata={"tags": ["parameters"]}),
+        nbformat.v4.new_code_cell("from qencode_nb import record\nrecord('started', True)"),
+        nbformat.v4.new_code_cell("import os\nos._exit(1)"),
+        nbformat.v4.new_code_cell("record('done', True)")])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    src = tmp_path / "dies.ipynb"
+    nbformat.write(nb, str(src))
+    with pytest.raises(RunFailed, match="DeadKernelError"):
+        run_notebook(src, tmp_path / "out.ipynb", {"blas_threads": 1})
+    rec = read_records(tmp_path / "out.ipynb")
+    assert rec["started"] is True and "done" not in rec
+    assert rec["error"]["stage"] == "run" and rec["error"]["type"] == "DeadKernelError"
