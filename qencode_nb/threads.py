@@ -38,7 +38,7 @@ KERNEL_VARS = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 #: Sapphire Rapids AMX test); names as OpenBLAS spells them in
 #: ``OPENBLAS_CORETYPE`` and threadpoolctl's ``architecture``.
 CORETYPE_CPU_FLAGS: dict[str, tuple[str, ...]] = {
-    "Prescott": ("sse3",),
+    "Prescott": ("pni",),          # Linux names SSE3 "pni" in /proc/cpuinfo
     "Core2": ("ssse3",),
     "Nehalem": ("sse4_2",),
     "Barcelona": ("sse4a",),

@@ -110,3 +110,11 @@ def test_cooperlake_kernel_is_taken_by_scipys_openblas():
     out = _run(code)
     assert out.returncode == 0, out.stderr
     assert "Cooperlake" in out.stdout
+
+
+def test_every_coretype_below_this_cpu_is_runnable_including_prescott():
+    """Linux spells SSE3 "pni"; a CPU that runs Haswell also runs Prescott."""
+    runnable = threads.runnable_coretypes()
+    if "Haswell" in runnable:
+        assert {"Prescott", "Core2", "Nehalem", "Sandybridge"} <= set(runnable)
+    assert threads.check_coretype("prescott", flags={"pni"}) == "Prescott"
