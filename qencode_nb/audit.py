@@ -20,15 +20,21 @@ from dataclasses import dataclass
 
 from qencode_nb import entries as entries_mod
 from qencode_nb.errors import CapabilityMissing, EntryError
+from qencode_nb.rebuild import LIGHT_ABOVE_QUBITS
 from qencode_nb.record import record
 
 #: A certified entry with margin below this is fragile (DESIGN.md).
 FRAGILE_MARGIN = 0.20
 #: Replay must agree with the published energy to this (Ha) to pass.
 REPLAY_TOL_HA = 1e-9
-#: Largest untapered qubit count :func:`rebuild` attempts (H8, 16 qubits, fits in
-#: 24 GiB; H10, 20 qubits, was estimated at ~32 GB of sparse matrices).
-MAX_REBUILD_QUBITS = 16
+#: Largest untapered qubit count :func:`rebuild` treats in full (H8, 16 qubits,
+#: fits in 24 GiB); above it (H10, 20 qubits: ~32 GB of sparse matrices) the
+#: rebuild is light.
+MAX_REBUILD_QUBITS = LIGHT_ABOVE_QUBITS
+#: Above this many tapered qubits the statevector engine's CSR Hamiltonian does
+#: not fit (H10, 18 qubits: up to 6.6e8 non-zeros, ~13 GB): the replay evaluates
+#: the energy word by word and the re-run is not attempted (n/a, with the reason).
+MAX_CSR_QUBITS = 16
 #: Audit modes (notebook parameter ``mode``).
 MODES = ("full", "replay", "rerun")
 
@@ -149,24 +155,21 @@ def rebuild(entry):
 
     PySCF (RHF, CASSCF orbitals when declared, CASCI) -> OpenFermion ->
     qubit mapping -> Z2 tapering, as the generator does (of_bridge path).
+    Above :data:`MAX_REBUILD_QUBITS` untapered qubits (H10, 20) the rebuild is
+    light (:func:`qencode_nb.rebuild.rebuild_tapered_light`): no
+    diagonalisation in the qubit space, the CASCI energy as the exact one.
 
     Returns:
         ``(ChemSummary, TaperResult)`` (:func:`qencode_nb.cache.cached_rebuild`).
 
     Raises:
-        CapabilityMissing: a ``hamiltonian_source`` that cannot be rebuilt.
+        CapabilityMissing: a ``hamiltonian_source`` that cannot be rebuilt, or
+            a large non-jordan_wigner problem.
     """
     from qencode_nb.cache import cached_rebuild_entry
 
     full_qubits = 2 * entry.active_space[1]
-    if full_qubits > MAX_REBUILD_QUBITS:
-        raise CapabilityMissing(
-            f"rebuilding a {full_qubits}-qubit Hamiltonian (active space "
-            f"{list(entry.active_space)}) is not possible on this toolkit yet: the "
-            "of_bridge check and the sector search hold sparse matrices of ~8 GB "
-            f"(18 tapered qubits) to ~32 GB ({full_qubits} qubits); limit "
-            f"{MAX_REBUILD_QUBITS} qubits")
-    return cached_rebuild_entry(entry)
+    return cached_rebuild_entry(entry, light=full_qubits > MAX_REBUILD_QUBITS)
 
 
 def hamiltonian_check(entry, rebuilt) -> dict:
@@ -318,7 +321,8 @@ def replay(entry, problem: Problem) -> dict:
         energy = adapt.replay_energy(problem.hamiltonian, problem.pool, entry.hf_tapered_state,
                                      entry.adapt["selected_operator_indices"],
                                      entry.optimal_params, problem.wires,
-                                     engine=problem.engine, backend=entry.backend)
+                                     engine=problem.engine, backend=entry.backend,
+                                     matrix_free=len(problem.wires) > MAX_CSR_QUBITS)
     else:
         energy = energy_function(entry, problem)(np.array(entry.optimal_params, dtype=float))
     out = compare(energy + problem.constant_ha, entry.published_energy)
@@ -344,6 +348,13 @@ def rerun(entry, problem: Problem) -> dict:
     from qencode_nb.vqe import run_vqe
 
     opt = entry.optimizer
+    if problem.pool is not None and len(problem.wires) > MAX_CSR_QUBITS:
+        return {"status": "n/a", "energy": None,
+                "reason": f"re-running ADAPT on {len(problem.wires)} tapered qubits is not "
+                          "possible here: the statevector engine's CSR Hamiltonian needs "
+                          f"~13 GB above {MAX_CSR_QUBITS} qubits and QEncode reported ~2 h "
+                          f"({entry.published_nfev} nfev); it awaits the sector engine",
+                "published": {"nfev": entry.published_nfev}}
     if problem.pool is not None:
         return _rerun_adapt(entry, problem)
     energy = energy_function(entry, problem)
@@ -466,17 +477,19 @@ def procedure_used(entry, rebuilt, hamiltonian: dict | None, problem: Problem,
     used["tapering_sectors"] = {"value": problem.sectors,
                                 "source": "Z2 sectors of the rebuilt tapering"}
     if problem.hamiltonian_origin == "stored":
-        inferred = (hamiltonian or {}).get("hamiltonian_source_inferred")
+        h = hamiltonian or {}
+        inferred = h.get("hamiltonian_source_inferred")
         used["hamiltonian_source"] = {
-            "value": inferred, "source": "stored Hamiltonian; source inferred from the "
-                                         "fingerprint |E_exact - E_CASCI|"}
+            "value": inferred, "unverified": inferred is None,
+            "source": "stored Hamiltonian; source inferred from "
+                      + (h.get("inference_basis") or "the Hamiltonian check")}
     else:
         used["hamiltonian_source"] = {"value": inputs.get("hamiltonian_source"),
                                       "source": "Hamiltonian rebuilt by qencode-nb"}
     used["ansatz"] = {"value": problem.ansatz, "source": "ansatz built"}
     if problem.ansatz == "hea":
         used["reps"] = {"value": problem.reps, "source": "ansatz built"}
-    if rerun is None:
+    if rerun is None or "config" not in rerun:
         return used
     cfg = rerun["config"]
     src = "re-run configuration"
@@ -546,7 +559,8 @@ def consistency(entry, rerun_energy: float | None) -> dict:
 
 def verdict(entry, rerun_energy: float | None, provenance: dict, blas_threads: int,
             blas_coretype: str | None = None, integrity: dict | None = None,
-            replay: dict | None = None, procedure: dict | None = None) -> dict:
+            replay: dict | None = None, procedure: dict | None = None,
+            rerun_reason: str | None = None) -> dict:
     """The three tiers, margins and the one-line summary.
 
     Args:
@@ -558,6 +572,8 @@ def verdict(entry, rerun_energy: float | None, provenance: dict, blas_threads: i
         integrity, replay: the stage results; a failure of either is named
             in the summary line.
         procedure: :func:`procedure` output (tier 1); None: tier 1 n/a.
+        rerun_reason: why there is no re-run energy (tiers 2 and 3 then read
+            n/a with it); default "no re-run (mode=replay)".
 
     Returns a dict with ``error_mha``, ``published_error_mha``,
     ``movement_mha`` (signed: regenerated - published error),
@@ -584,13 +600,15 @@ def verdict(entry, rerun_energy: float | None, provenance: dict, blas_threads: i
            "consistency": cons, "alerts": alerts}
     tiers = {"procedure": (procedure or {}).get("tier") or
              {"status": "n/a", "reasons": ["tier 1 was not evaluated"]},
-             "certification": {"status": "n/a", "reasons": ["no re-run (mode=replay)"]},
-             "bit_identical": {"status": "n/a", "reasons": ["no re-run (mode=replay)"]}}
+             "certification": {"status": "n/a",
+                               "reasons": [rerun_reason or "no re-run (mode=replay)"]},
+             "bit_identical": {"status": "n/a",
+                               "reasons": [rerun_reason or "no re-run (mode=replay)"]}}
     if rerun_energy is None:
         out.update({"error_mha": None, "movement_mha": None, "margin_regenerated": None,
                     "certified": None, "fragile": None, "certification_change": None,
                     "bit_identical": None, "difference": None, "tiers": tiers,
-                    "summary": f"{entry.entry_id}: replay only; published error "
+                    "summary": f"{entry.entry_id}: no re-run; published error "
                                f"{pub_err * 1e3:.6f} mHa; tiers: {tier_line(tiers)}"
                                f"{alert_text}"})
         return out

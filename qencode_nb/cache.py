@@ -165,7 +165,7 @@ def key_material(geometry: str, basis: str, charge: int, spin: int,
                  orbital_optimization: str, mapping: str,
                  hamiltonian_source: str | None = "of_bridge", *,
                  classical: bool = False, verify_tol: float | None = 1e-4,
-                 environment: dict | None = None) -> dict:
+                 environment: dict | None = None, light: bool = False) -> dict:
     """Everything that determines a rebuild, as a JSON-able dict.
 
     ``hamiltonian_source`` enters as the path actually built (``None`` ->
@@ -178,6 +178,8 @@ def key_material(geometry: str, basis: str, charge: int, spin: int,
         "hamiltonian_source": _built_source(hamiltonian_source),
         "classical": bool(classical), "verify_tol": verify_tol,
     }
+    if light:   # only then, so that the keys of full rebuilds do not change
+        problem["light"] = True
     return {"format": FORMAT, "format_version": FORMAT_VERSION, "problem": problem,
             "environment": environment_material() if environment is None else environment}
 
@@ -584,7 +586,8 @@ def cached_rebuild(geometry: str, basis: str, charge: int, spin: int,
                    orbital_optimization: str, mapping: str,
                    hamiltonian_source: str | None = "of_bridge", *,
                    classical: bool = False, verify_tol: float | None = 1e-4,
-                   cache_dir=None, refresh: bool = False, lock: bool = True):
+                   cache_dir=None, refresh: bool = False, lock: bool = True,
+                   light: bool = False):
     """:func:`qencode_nb.rebuild.rebuild_tapered` through the on-disk cache.
 
     Args:
@@ -596,6 +599,8 @@ def cached_rebuild(geometry: str, basis: str, charge: int, spin: int,
         cache_dir: cache root (see :func:`cache_root`).
         refresh: rebuild and overwrite even when a valid file exists.
         lock: take the per-key ``flock`` while checking and building.
+        light: :func:`qencode_nb.rebuild.rebuild_tapered_light` (no
+            diagonalisation; the exact ground energy is the CASCI one).
 
     Returns:
         ``(ChemSummary, TaperResult)``; ``ChemSummary.cache_hit`` says whether
@@ -606,7 +611,8 @@ def cached_rebuild(geometry: str, basis: str, charge: int, spin: int,
     """
     material = key_material(geometry, basis, charge, spin, num_electrons,
                             num_spatial_orbitals, orbital_optimization, mapping,
-                            hamiltonian_source, classical=classical, verify_tol=verify_tol)
+                            hamiltonian_source, classical=classical, verify_tol=verify_tol,
+                            light=light)
     key = _sha256(material)
     root = cache_dir
     path = path_for(key, root)
@@ -629,13 +635,20 @@ def cached_rebuild(geometry: str, basis: str, charge: int, spin: int,
                 _mark(result[0], True, "hit", key, path, material["problem"])
                 return result
         STATS["misses"] += 1
-        from qencode_nb.rebuild import rebuild_tapered
+        from qencode_nb.rebuild import rebuild_tapered, rebuild_tapered_light
 
         start = time.perf_counter()
-        chem, tap = rebuild_tapered(geometry, basis, charge, spin, num_electrons,
-                                    num_spatial_orbitals, orbital_optimization, mapping,
-                                    classical=classical, verify_tol=verify_tol)
-        e_tap, e_qubit, method = _exact(tap.H_tapered, tap.bk_constant_correction_ha)
+        if light:
+            chem, tap = rebuild_tapered_light(geometry, basis, charge, spin, num_electrons,
+                                              num_spatial_orbitals, orbital_optimization,
+                                              mapping, classical=classical)
+            e_tap = e_qubit = chem.e_casci
+            method = "CASCI (jordan_wigner tapering is exact; not diagonalised)"
+        else:
+            chem, tap = rebuild_tapered(geometry, basis, charge, spin, num_electrons,
+                                        num_spatial_orbitals, orbital_optimization, mapping,
+                                        classical=classical, verify_tol=verify_tol)
+            e_tap, e_qubit, method = _exact(tap.H_tapered, tap.bk_constant_correction_ha)
         seconds = time.perf_counter() - start
         STATS["builds"] += 1
         payload = _payload(chem, tap, e_tap, e_qubit, method, seconds)

@@ -71,8 +71,10 @@ RUN_FIELDS = frozenset({"adapt.gradient_threshold", "adapt.max_operators",
                         "backend"})
 
 #: Row statuses.  ``equal`` and ``not used`` pass; ``differs`` and
-#: ``undeclared`` fail tier 1; ``not run`` (replay mode) makes it n/a.
-STATUSES = ("equal", "differs", "undeclared", "not used", "not run")
+#: ``undeclared`` fail tier 1; ``not run`` (replay mode) and ``unverified``
+#: (the value used cannot be established, e.g. the source of a stored
+#: Hamiltonian that cannot be inferred) make it n/a.
+STATUSES = ("equal", "differs", "undeclared", "not used", "not run", "unverified")
 
 
 def default(field: str):
@@ -160,6 +162,8 @@ def table(entry, used: dict, mode: str = "full") -> list[dict]:
             row["source"] = row["source"] or f"not exercised (mode={mode})"
         elif u.get("not_used"):
             row["status"] = "not used"
+        elif u.get("unverified"):
+            row["status"] = "unverified"
         else:
             row["status"] = "equal" if _equal(decl[name], u.get("value")) else "differs"
         rows.append(row)
@@ -183,7 +187,10 @@ def tier(rows: list[dict]) -> dict:
     if reasons:
         return {"status": "fail", "reasons": reasons}
     not_run = [r["field"] for r in rows if r["status"] == "not run"]
-    if not_run:
-        return {"status": "n/a", "reasons": ["not exercised without a re-run: "
-                                             + ", ".join(not_run)]}
+    unverified = [f"{r['field']} ({r['source']})" for r in rows if r["status"] == "unverified"]
+    if not_run or unverified:
+        return {"status": "n/a",
+                "reasons": ([f"not exercised without a re-run: {', '.join(not_run)}"]
+                            if not_run else [])
+                + [f"unverified: {u}" for u in unverified]}
     return {"status": "pass", "reasons": ["every procedure field declared and equal"]}

@@ -68,3 +68,60 @@ def rebuild_tapered_from_entry(entry: dict):
              "problem.active_space.num_spatial_orbitals",
              "problem.orbital_optimization", "encoding.mapping")
     return rebuild_tapered(*(_field(entry, name) for name in names))
+
+
+#: Above this many untapered qubits the rebuild is "light" (see
+#: :func:`rebuild_tapered_light`): H8 (16 qubits) still takes the full path.
+LIGHT_ABOVE_QUBITS = 16
+
+
+def rebuild_tapered_light(geometry: str, basis: str, charge: int, spin: int,
+                          num_electrons: int, num_spatial_orbitals: int,
+                          orbital_optimization: str, mapping: str, *,
+                          classical: bool = False):
+    """The rebuild of :func:`rebuild_tapered` without any diagonalisation in
+    the qubit space, for active spaces above :data:`LIGHT_ABOVE_QUBITS` qubits.
+
+    H10 [10e,10o] has 20 qubits: the full path's of_bridge check and sector
+    search hold sparse matrices of 8-32 GB.  Here the sector is
+    ``qchem.optimal_sector`` (the HF state's eigenvalues of the symmetry
+    generators), the of_bridge check is skipped, and the tapered ground energy
+    is taken as the CASCI energy: for ``jordan_wigner`` the Z2 tapering is
+    exact and the HF sector holds the CASCI ground state, so the two agree
+    (the generator's constant correction, 0 for these entries, is not
+    formed).  ``TaperResult.e_sector_ground_ha`` is that CASCI energy.
+
+    Raises:
+        CapabilityMissing: a mapping other than ``jordan_wigner`` (its
+            constant correction needs the sector's exact ground energy).
+    """
+    import numpy as np
+    from pennylane import qchem
+
+    from qencode_nb.chemistry import run_chemistry
+    from qencode_nb.errors import CapabilityMissing
+    from qencode_nb.hamiltonian import TaperResult, build_of_bridge, check_mapping
+
+    check_mapping(mapping)
+    if mapping != "jordan_wigner":
+        raise CapabilityMissing(
+            f"a {2 * num_spatial_orbitals}-qubit {mapping} rebuild needs the tapered "
+            "sector's exact ground energy for the constant correction; only "
+            "jordan_wigner is rebuilt without diagonalising above "
+            f"{LIGHT_ABOVE_QUBITS} qubits")
+    chem = run_chemistry(geometry, basis, charge, spin, num_electrons,
+                         num_spatial_orbitals, orbital_optimization, classical=classical)
+    H, n_qubits = build_of_bridge(chem, mapping, verify_tol=None)
+    generators = qchem.symmetry_generators(H)
+    paulixops = qchem.paulix_ops(generators, n_qubits)
+    sectors = [int(s) for s in qchem.optimal_sector(H, generators, num_electrons)]
+    H_tapered = qchem.taper(H, generators, paulixops, sectors)
+    hf = qchem.taper_hf(generators, paulixops, sectors, num_electrons=num_electrons,
+                        num_wires=n_qubits)
+    tapered = TaperResult(
+        H_tapered=H_tapered, hf_tapered=np.asarray(hf), generators=generators,
+        paulixops=paulixops, sectors=sectors, n_qubits_full=n_qubits,
+        n_qubits_tapered=len(H_tapered.wires), e_sector_ground_ha=chem.e_casci,
+        bk_constant_correction_ha=None, bk_imaginary_stripped=False,
+        bk_max_imaginary_abs_ha=None, max_imaginary_abs_ha=0.0)
+    return chem, tapered
