@@ -14,6 +14,16 @@ run recorded ``done`` with no alert, 3 when it did but raised alerts
 (integrity or replay failed, inconsistent published numbers), 1 when it
 failed (the executed notebook is kept and the reason printed), 2 on bad
 arguments.
+
+``qencode-nb study threads ENTRY [--threads 1 2 4] [--repeats R] [--mode M]
+[--db DIR] [--workers N] [--out DIR]`` re-runs one entry R times per BLAS
+thread count, and ``qencode-nb study kernels ENTRY [--coretypes A B ...]
+[--repeats R] [--mode M] [--db DIR] [--workers N] [--out DIR]`` once per
+OpenBLAS kernel at 1 thread (default: every kernel this CPU can run), each
+run its own process and kernel (:mod:`qencode_nb.studies`).  Prints the
+per-group summary and the finding; writes ``threads.csv`` /
+``kernels.csv`` and the figure ``threads.{png,svg}`` / ``kernels.{png,svg}``
+in --out.  Exit status 0, 1 when a run failed, 2 on bad arguments.
 """
 
 from __future__ import annotations
@@ -84,6 +94,35 @@ def _sweep(args) -> int:
     return 1 if len(failed) else 0
 
 
+def _study(args) -> int:
+    import pandas as pd
+
+    from qencode_nb.studies import finding, kernels_study, summarise, threads_study
+
+    out = Path(args.out or f"runs/{args.kind}")
+    common = dict(repeats=args.repeats, out_dir=out, mode=args.mode, db=args.db,
+                  workers=args.workers, timeout=args.timeout)
+    try:
+        if args.kind == "threads":
+            by, table = "threads", threads_study(args.entry, args.threads, **common)
+        else:
+            by, table = "coretype", kernels_study(args.entry, args.coretypes, **common)
+    except QencodeNbError as exc:
+        print(f"qencode-nb: {exc}", file=sys.stderr)
+        return 2
+    summary = summarise(table, by)
+    with pd.option_context("display.width", 200, "display.max_columns", 20):
+        print(summary.drop(columns=["energies_hex"])
+              .to_string(index=False, float_format=lambda v: f"{v:.12g}"))
+    print(finding(summary, by))
+    print(f"table: {out / (args.kind + '.csv')}; figure: {out / (args.kind + '.png')}, "
+          f"{out / (args.kind + '.svg')}")
+    failed = table[table["status"] != "done"]
+    for _, row in failed.iterrows():
+        print(f"FAILED {Path(row['notebook']).stem}: {row['failure']}")
+    return 1 if len(failed) else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="qencode-nb",
@@ -123,6 +162,28 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--subset", default=None,
                     help="run a named subset of the targets: ci")
     sw.set_defaults(func=_sweep)
+
+    st = sub.add_parser("study", help="re-run one entry many times: threads or BLAS kernels")
+    kinds = st.add_subparsers(dest="kind", required=True)
+    th = kinds.add_parser("threads", help="vary the BLAS thread count; writes threads.csv")
+    th.add_argument("--threads", type=int, nargs="+", default=[1, 2],
+                    help="BLAS thread counts (default 1 2)")
+    th.add_argument("--repeats", type=int, default=3, help="runs per thread count (default 3)")
+    ke = kinds.add_parser("kernels", help="vary OPENBLAS_CORETYPE at 1 thread; "
+                          "writes kernels.csv")
+    ke.add_argument("--coretypes", nargs="+", default=None,
+                    help="OpenBLAS coretypes (default: every one this CPU can run)")
+    ke.add_argument("--repeats", type=int, default=1, help="runs per coretype (default 1)")
+    for p in (th, ke):
+        p.add_argument("entry", help="a name in params/ (lih, h2, h6) or a .yaml/.json path")
+        p.add_argument("--mode", default="rerun", help="rerun (default) or full")
+        p.add_argument("--db", default=None, help="folder completing bundled entries")
+        p.add_argument("--workers", type=int, default=1, help="parallel runs (default 1)")
+        p.add_argument("--timeout", type=float, default=None,
+                       help="per-run wall-clock timeout in seconds (default: none)")
+        p.add_argument("--out", default=None,
+                       help="folder for notebooks, CSV and figure (default runs/KIND)")
+        p.set_defaults(func=_study)
     return parser
 
 

@@ -138,7 +138,7 @@ def _kill_tree(pid: int) -> None:
 
 
 def run_one(target: str, out_dir: str, parameters: dict, timeout: float | None = None,
-            cell_timeout: int | None = None) -> dict:
+            cell_timeout: int | None = None, name: str | None = None) -> dict:
     """Execute audit.ipynb for one target in its own process; never raises for a failed run.
 
     Args:
@@ -149,6 +149,8 @@ def run_one(target: str, out_dir: str, parameters: dict, timeout: float | None =
             process tree (papermill and the kernel) is killed and the notebook
             gets an ``error`` record saying so.
         cell_timeout: per-cell limit in seconds (None: none).
+        name: file stem of the run's files (default :func:`run_name` of the
+            target); studies give each repeat of one entry its own name.
 
     Returns:
         ``{"name", "status": "done"|"failed", "failure", "seconds" (wall),
@@ -157,7 +159,7 @@ def run_one(target: str, out_dir: str, parameters: dict, timeout: float | None =
     """
     from qencode_nb.runner import NOTEBOOKS, ROOT, mark_failed
 
-    name = run_name(target)
+    name = name or run_name(target)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     nb_path = out / f"{name}.ipynb"

@@ -1,0 +1,359 @@
+"""Threading and BLAS-kernel studies: one entry re-run many times, then summarised.
+
+Each run is ``notebooks/audit.ipynb`` in its own process and Jupyter kernel
+(:func:`qencode_nb.sweep.run_one`), pinned at launch, so a study compares
+whole re-runs, never runs sharing one process.  :func:`threads_study` varies
+the BLAS thread count, :func:`kernels_study` the OpenBLAS kernel
+(``OPENBLAS_CORETYPE``) at one thread.  Both return a table with one row per
+run (energies in Ha, also as ``float.hex()`` so bit differences are visible;
+errors in mHa) and write it as CSV beside the executed notebooks.
+:func:`summarise` counts distinct energies per group and :func:`finding`
+states the result in one sentence from those numbers.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from qencode_nb.errors import EntryError, ParameterError
+
+#: Audit modes that re-run the optimiser (a study compares re-run energies).
+STUDY_MODES = ("rerun", "full")
+
+#: Columns of :func:`threads_study`'s table (energy in Ha, error in mHa, seconds wall).
+#: ``threshold_mha`` is the entry's certification threshold (for the figure).
+THREADS_COLUMNS = ("threads", "repeat", "measured_threads", "energy", "energy_hex",
+                   "error_mha", "nfev", "seconds", "status", "failure", "notebook",
+                   "threshold_mha")
+
+#: Columns of :func:`kernels_study`'s table: ``coretype`` is the requested
+#: ``OPENBLAS_CORETYPE``, ``kernel`` the architectures threadpoolctl reports for
+#: the loaded OpenBLAS copies (a build maps a coretype to the nearest kernel it has).
+KERNELS_COLUMNS = ("coretype", "kernel", "repeat", "measured_threads", "energy",
+                   "energy_hex", "error_mha", "nfev", "seconds", "status", "failure",
+                   "notebook", "threshold_mha")
+
+#: Columns of :func:`summarise` after the group column.
+SUMMARY_COLUMNS = ("n", "n_failed", "n_distinct_energies", "energies_hex", "min_energy",
+                   "max_energy", "min_error_mha", "median_error_mha", "max_error_mha",
+                   "spread_mha")
+
+
+def _check_repeats(repeats) -> int:
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
+        raise ParameterError(f"repeats {repeats!r} is not accepted; accepted: an integer >= 1")
+    return repeats
+
+
+def _run_row(out: Path, outcome: dict) -> dict:
+    """The measured values of one executed audit notebook (records, not cell indices)."""
+    from qencode_nb.record import read_records
+
+    nb = out / f"{outcome['name']}.ipynb"
+    try:
+        r = read_records(nb)
+    except (OSError, ValueError):
+        r = {}
+    failure = outcome.get("failure")
+    if r.get("done") is not True and not failure:
+        err = r.get("error")
+        failure = (f"{err['stage']}: {err['type']}: {err['message']}" if err
+                   else "the notebook has no done record")
+    energy = r.get("rerun_energy")
+    energy = float(energy) if isinstance(energy, (int, float)) else None
+    pools = ((r.get("provenance") or {}).get("blas") or {}).get("pools") or []
+    arch = sorted({str(p.get("architecture")) for p in pools if p.get("library") == "openblas"})
+    return {
+        "measured_threads": r.get("blas_threads"),
+        "kernel": ",".join(arch) or None,
+        "energy": energy,
+        "energy_hex": energy.hex() if energy is not None else None,
+        "error_mha": r.get("error_mha"),
+        "nfev": (r.get("rerun") or {}).get("nfev"),
+        "seconds": outcome.get("seconds"),
+        "status": "done" if r.get("done") is True and not failure else "failed",
+        "failure": failure,
+        "notebook": str(nb),
+        "threshold_mha": r.get("threshold_mha"),
+    }
+
+
+def _run_study(entry, jobs, out_dir, *, mode, db, workers, progress, timeout, desc):
+    """Run ``jobs`` = [(group value, repeat, name, extra parameters)]; rows in job order."""
+    from tqdm.auto import tqdm
+
+    from qencode_nb.audit import check_mode
+    from qencode_nb.sweep import _local, resolve_targets
+
+    check_mode(mode)
+    if mode not in STUDY_MODES:
+        raise ParameterError(f"mode {mode!r} does not re-run the optimiser; accepted: "
+                             + ", ".join(STUDY_MODES))
+    if timeout is not None and not timeout > 0:
+        raise ParameterError(f"timeout {timeout!r} is not accepted; accepted: seconds > 0 "
+                             "or None")
+    if Path(str(entry)).is_dir():
+        raise EntryError(f"{entry!r} is a folder; accepted: one entry file or a bundled name",
+                         field="entry")
+    (target,) = resolve_targets([entry])
+    out = Path(out_dir).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    base = {"entry": target, "mode": mode}
+    if db is not None:
+        base["db"] = str(Path(db).resolve())
+    todo = [(target, str(out), {**base, **extra}, timeout, None, name)
+            for _, _, name, extra in jobs]
+    outcomes = {}
+    with tqdm(total=len(todo), disable=not progress, desc=desc, unit="run") as bar:
+        for outcome in _local(todo, workers, lambda job: job):
+            outcomes[outcome["name"]] = outcome
+            bar.update(1)
+            bar.set_postfix_str(f"{outcome['name'][-16:]} {outcome['status']}")
+    return [_run_row(out, outcomes[name]) for _, _, name, _ in jobs]
+
+
+def threads_study(entry, threads=(1, 2), repeats: int = 3, out_dir="runs/threads", *,
+                  mode: str = "rerun", db=None, workers: int = 1, progress: bool = True,
+                  coretype: str | None = None, timeout: float | None = None,
+                  plot: bool = True):
+    """Re-run one entry ``repeats`` times at each BLAS thread count.
+
+    Every run is audit.ipynb in its own process and kernel with the parameters
+    ``{"entry", "blas_threads": t, "mode"}`` (plus ``db``, ``blas_coretype``),
+    named ``<entry-stem>__t{t}__r{repeat}`` in ``out_dir``.  Every run is
+    executed afresh (a study measures; nothing is resumed).
+
+    Args:
+        entry: entry file (QEncode JSON or params YAML) or bundled name.
+        threads: requested BLAS thread counts (ints >= 1), e.g. ``(1, 2, 4)``.
+        repeats: runs per thread count (int >= 1).
+        out_dir: folder for the executed notebooks, ``threads.csv`` and the
+            figure ``threads.png`` / ``threads.svg``.
+        mode: audit mode; "rerun" (default) or "full" re-run the optimiser.
+        db: folder of QEncode JSON files completing a bundled entry.
+        workers: runs executed at the same time (each its own process).
+        progress: show a tqdm progress bar (outside the kernels).
+        coretype: optional ``OPENBLAS_CORETYPE`` for every run.
+        timeout: per-run wall-clock limit in seconds (None: none).
+        plot: write the figure (:func:`qencode_nb.plots.distribution_plot`).
+
+    Returns:
+        DataFrame with :data:`THREADS_COLUMNS`, one row per run ordered by
+        threads then repeat: ``measured_threads`` is the ``blas_threads``
+        record (what threadpoolctl measured), ``energy`` the ``rerun_energy``
+        record (Ha) and ``energy_hex`` its ``float.hex()``, ``error_mha``
+        |E - E_exact| in mHa, ``nfev`` the re-run's energy evaluations,
+        ``seconds`` wall time; a failed run has ``status`` "failed" and the
+        reason in ``failure``.
+
+    Raises:
+        PinError: a thread count that is not an int >= 1, or an unknown or
+            unrunnable coretype (lists the accepted ones).
+        ParameterError: ``repeats`` < 1, no thread count, ``mode``
+            "replay" (no re-run energy to compare), ``timeout`` <= 0.
+        EntryError: an entry that does not exist or is a folder, an unknown mode.
+    """
+    import pandas as pd
+
+    from qencode_nb.threads import check_coretype, check_thread_count
+
+    threads = [check_thread_count(t) for t in ([threads] if isinstance(threads, int)
+                                               else list(threads))]
+    if not threads:
+        raise ParameterError("threads is empty; accepted: one or more integers >= 1")
+    repeats = _check_repeats(repeats)
+    extra = {"blas_coretype": check_coretype(coretype)} if coretype else {}
+    stem = Path(str(entry)).stem
+    jobs = [(t, r, f"{stem}__t{t}__r{r}", {"blas_threads": t, **extra})
+            for t in dict.fromkeys(threads) for r in range(repeats)]
+    rows = _run_study(entry, jobs, out_dir, mode=mode, db=db, workers=workers,
+                      progress=progress, timeout=timeout, desc="threads study")
+    table = pd.DataFrame([{"threads": t, "repeat": r, **row}
+                          for (t, r, _, _), row in zip(jobs, rows)],
+                         columns=list(THREADS_COLUMNS))
+    _write(table, "threads", Path(out_dir), plot)
+    return table
+
+
+def kernels_study(entry, coretypes=None, repeats: int = 1, out_dir="runs/kernels", *,
+                  mode: str = "rerun", db=None, workers: int = 1, progress: bool = True,
+                  timeout: float | None = None, plot: bool = True):
+    """Re-run one entry at 1 BLAS thread under each OpenBLAS kernel.
+
+    Each run is audit.ipynb in its own process and kernel with
+    ``{"entry", "blas_threads": 1, "blas_coretype": c, "mode"}``, named
+    ``<entry-stem>__{c}__r{repeat}``; OpenBLAS reads ``OPENBLAS_CORETYPE``
+    when it loads, so only a fresh process can change the kernel.
+
+    Args:
+        entry: entry file or bundled name.
+        coretypes: ``OPENBLAS_CORETYPE`` names (case-insensitive); default
+            every kernel this CPU can run
+            (:func:`qencode_nb.threads.runnable_coretypes`).
+        repeats: runs per coretype (int >= 1).
+        out_dir: folder for the notebooks, ``kernels.csv`` and
+            ``kernels.png`` / ``kernels.svg``.
+        mode, db, workers, progress, timeout, plot: as :func:`threads_study`.
+
+    Returns:
+        DataFrame with :data:`KERNELS_COLUMNS`, one row per run ordered by
+        coretype (as given) then repeat; ``kernel`` is what threadpoolctl
+        reports for the loaded OpenBLAS copies.
+
+    Raises:
+        PinError: an unknown coretype (lists the accepted names) or one this
+            CPU cannot run (lists the ones it can); no runnable coretype.
+        ParameterError: ``repeats`` < 1, ``mode`` "replay", ``timeout`` <= 0.
+        EntryError: an entry that does not exist or is a folder, an unknown mode.
+    """
+    import pandas as pd
+
+    from qencode_nb.errors import PinError
+    from qencode_nb.threads import check_coretype, runnable_coretypes
+
+    if coretypes is None:
+        coretypes = runnable_coretypes()
+        if not coretypes:
+            raise PinError("this CPU can run no known OpenBLAS coretype; pass coretypes")
+    elif isinstance(coretypes, str):
+        coretypes = [coretypes]
+    coretypes = list(dict.fromkeys(check_coretype(c) for c in coretypes))
+    if not coretypes:
+        raise ParameterError("coretypes is empty; accepted: one or more OpenBLAS coretypes")
+    repeats = _check_repeats(repeats)
+    stem = Path(str(entry)).stem
+    jobs = [(c, r, f"{stem}__{c}__r{r}", {"blas_threads": 1, "blas_coretype": c})
+            for c in coretypes for r in range(repeats)]
+    rows = _run_study(entry, jobs, out_dir, mode=mode, db=db, workers=workers,
+                      progress=progress, timeout=timeout, desc="kernels study")
+    table = pd.DataFrame([{"coretype": c, "repeat": r, **row}
+                          for (c, r, _, _), row in zip(jobs, rows)],
+                         columns=list(KERNELS_COLUMNS))
+    _write(table, "kernels", Path(out_dir), plot)
+    return table
+
+
+def _write(table, kind: str, out: Path, plot: bool) -> None:
+    table.to_csv(out / f"{kind}.csv", index=False)
+    if plot and len(table):
+        from qencode_nb.plots import distribution_plot
+
+        thr = table["threshold_mha"].dropna()
+        distribution_plot(table, "threads" if kind == "threads" else "coretype",
+                          out / kind, threshold_mha=float(thr.iloc[0]) if len(thr) else 10.0)
+
+
+def summarise(table, by: str):
+    """Per group of ``by``: how many runs, how many distinct energies, error range.
+
+    Args:
+        table: a study table (needs ``by``, ``status``, ``energy``,
+            ``energy_hex``, ``error_mha``).
+        by: the group column, "threads" or "coretype".
+
+    Returns:
+        DataFrame with ``by`` then :data:`SUMMARY_COLUMNS`, one row per group in
+        order of first appearance.  Only runs with status "done" and an energy
+        count: ``n`` of them (``n_failed`` the others), ``n_distinct_energies``
+        by ``energy_hex`` (bit for bit), ``energies_hex`` the distinct values
+        joined by ";", ``min_energy`` / ``max_energy`` in Ha, min / median /
+        max ``error_mha``, ``spread_mha`` = (max - min energy) * 1000.
+        Values are NaN for a group with no completed run.
+
+    Raises:
+        KeyError: ``by`` or a needed column is not in the table.
+    """
+    import pandas as pd
+
+    missing = [c for c in (by, "status", "energy", "energy_hex", "error_mha")
+               if c not in table.columns]
+    if missing:
+        raise KeyError(f"study table lacks column(s) {', '.join(missing)}")
+    rows = []
+    for group, g in table.groupby(by, sort=False):
+        ok = g[(g["status"] == "done") & g["energy"].notna()]
+        energies = ok["energy"].astype(float)
+        errors = ok["error_mha"].astype(float)
+        hexes = list(dict.fromkeys(ok["energy_hex"]))
+        nan = float("nan")
+        rows.append({
+            by: group, "n": len(ok), "n_failed": len(g) - len(ok),
+            "n_distinct_energies": len(hexes), "energies_hex": ";".join(hexes) or None,
+            "min_energy": energies.min() if len(ok) else nan,
+            "max_energy": energies.max() if len(ok) else nan,
+            "min_error_mha": errors.min() if len(ok) else nan,
+            "median_error_mha": errors.median() if len(ok) else nan,
+            "max_error_mha": errors.max() if len(ok) else nan,
+            "spread_mha": (energies.max() - energies.min()) * 1e3 if len(ok) else nan,
+        })
+    return pd.DataFrame(rows, columns=[by, *SUMMARY_COLUMNS])
+
+
+def _group_label(by: str, value) -> str:
+    if by == "threads":
+        return f"{value} thread" + ("" if int(value) == 1 else "s")
+    if by == "coretype":
+        return str(value)
+    return f"{by}={value}"
+
+
+def _join(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def finding(summary, by: str) -> str:
+    """One sentence stating what the study measured, written from ``summary``.
+
+    Args:
+        summary: :func:`summarise` output for the same ``by``.
+        by: "threads" or "coretype" (other names are labelled ``by=value``).
+
+    Returns:
+        E.g. "at 1 thread 3/3 runs identical; at 2 threads 2 distinct values
+        in 3 runs, spread 1.2e-09 mHa; across groups 2 distinct values, the
+        energy spans 1.2e-09 mHa (error 5.181379 to 5.181379 mHa)", or, when
+        every completed run of every group has the same energy bit for bit,
+        "1 thread and 2 threads give the same energy bit for bit
+        (-1.13128651023 Ha, error 1.05e-06 mHa, 4 runs)".  Failed runs are
+        counted in the sentence.
+    """
+    parts, hexes, lo, hi = [], set(), math.inf, -math.inf
+    labels = [_group_label(by, g) for g in summary[by]]
+    failed = int(summary["n_failed"].sum())
+    total = int(summary["n"].sum())
+    for label, (_, s) in zip(labels, summary.iterrows()):
+        n, k = int(s["n"]), int(s["n_distinct_energies"])
+        where = f"at {label}" if by == "threads" else f"with {label}"
+        bad = f" ({int(s['n_failed'])} failed)" if s["n_failed"] else ""
+        if n == 0:
+            parts.append(f"{where} no run completed{bad}")
+            continue
+        hexes |= set(str(s["energies_hex"]).split(";"))
+        lo, hi = min(lo, s["min_energy"]), max(hi, s["max_energy"])
+        if k == 1:
+            parts.append(f"{where} {n}/{n} runs identical{bad}" if n > 1
+                         else f"{where} 1 run{bad}")
+        else:
+            parts.append(f"{where} {k} distinct values in {n} runs, "
+                         f"spread {s['spread_mha']:.3g} mHa{bad}")
+    if total == 0:
+        return "no run completed: " + "; ".join(parts)
+    if len(hexes) == 1 and all(summary["n"] > 0) and not failed:
+        s = summary.iloc[0]
+        subject = _join(labels) if by == "threads" else (
+            _join(labels) + (" kernels" if len(labels) > 1 else " kernel"))
+        verb = "give" if len(labels) > 1 else "gives"
+        errs = summary["median_error_mha"].iloc[0]
+        return (f"{subject} {verb} the same energy bit for bit "
+                f"({s['min_energy']:.12g} Ha, error {errs:.3g} mHa, {total} run"
+                + ("s)" if total > 1 else ")"))
+    text = "; ".join(parts)
+    if len(summary) > 1:
+        if len(hexes) == 1:
+            text += "; every completed run gives the same energy bit for bit"
+        else:
+            text += (f"; across groups {len(hexes)} distinct values, the energy spans "
+                     f"{(hi - lo) * 1e3:.3g} mHa (error {summary['min_error_mha'].min():.7g}"
+                     f" to {summary['max_error_mha'].max():.7g} mHa)")
+    return text
