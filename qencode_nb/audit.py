@@ -332,8 +332,13 @@ def replay(entry, problem: Problem) -> dict:
     return out
 
 
-def rerun(entry, problem: Problem) -> dict:
+def rerun(entry, problem: Problem, optimizer: str | None = None) -> dict:
     """Re-run the recorded optimiser with the recorded budgets.
+
+    ``optimizer`` (a study's override, e.g. "l-bfgs-b" or "Adam(lr=0.1)";
+    vocabulary as ``run_config.optimizer``) replaces the recorded optimiser
+    of a non-ADAPT entry; the configuration records what ran, so tier 1
+    reports the deviation.
 
     Uses ``run_config.max_iterations`` (never capped), ``multistart_requested``
     restarts, the seed, the backend, and QEncode's early stop against the
@@ -348,6 +353,14 @@ def rerun(entry, problem: Problem) -> dict:
     from qencode_nb.vqe import run_vqe
 
     opt = entry.optimizer
+    if optimizer is not None:
+        from qencode_nb import vocabulary
+
+        opt = vocabulary.optimizer(optimizer, "optimizer")
+        if problem.pool is not None or opt.name == "adapt":
+            raise EntryError(f"{optimizer!r} is not accepted for an ADAPT entry or as an "
+                             "override; accepted: COBYLA, L-BFGS-B, Adam(lr=<float>) on "
+                             "a hea or uccsd entry", field="optimizer")
     if problem.pool is not None and len(problem.wires) > MAX_CSR_QUBITS:
         return {"status": "n/a", "energy": None,
                 "reason": f"re-running ADAPT on {len(problem.wires)} tapered qubits is not "

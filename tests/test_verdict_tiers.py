@@ -212,3 +212,17 @@ def test_h10_gets_a_verdict_row_replay_pass_and_rerun_na(tmp_path):
         assert rows["hamiltonian_source"]["status"] == "unverified"
     assert rows["max_iterations"]["status"] == "not run"
     assert r["verdict"].endswith("certification n/a, bit-identical n/a")
+
+
+def test_an_optimiser_override_runs_and_tier1_reports_the_deviation(tmp_path):
+    r = run(tmp_path, H2_JW_UCCSD, "h2_lbfgsb", mode="rerun", optimizer="L-BFGS-B")
+    assert r["rerun"]["config"]["optimizer"] == "l-bfgs-b"
+    row = next(f for f in r["fields"] if f["field"] == "optimizer")
+    assert row["status"] == "differs" and row["declared"] == "cobyla"
+    assert "optimizer: declared 'cobyla', re-run used 'l-bfgs-b'" in r["tiers"]["procedure"]["reasons"]
+    assert r["tiers"]["certification"]["status"] == "pass"
+    h4a = SHARED_DB / "H4_ccpvdz_JW_ADAPT_v4_tapered__sha256_39f9134a722ad612.json"
+    with pytest.raises(RunFailed, match="not accepted for an ADAPT entry"):
+        run(tmp_path, h4a, "h4a_adam", mode="rerun", optimizer="adam")
+    err = read_records(tmp_path / "h4a_adam.ipynb")["error"]
+    assert err["stage"] == "rerun" and "field optimizer" in err["message"]
