@@ -190,3 +190,21 @@ def test_a_dead_kernel_is_recorded_in_the_notebook(tmp_path):
     rec = read_records(tmp_path / "out.ipynb")
     assert rec["started"] is True and "done" not in rec
     assert rec["error"]["stage"] == "run" and rec["error"]["type"] == "DeadKernelError"
+
+
+def test_sweep_cli_prints_tier_counts_and_refuses_a_bad_subset(tmp_path):
+    import subprocess
+
+    from conftest import ROOT
+
+    exe = str(ROOT / ".venv" / "bin" / "qencode-nb")
+    out = tmp_path / "runs"
+    proc = subprocess.run([exe, "sweep", str(H2_JW_UCCSD), "--mode", "replay", "--out",
+                           str(out)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "1/1 audits done" in proc.stdout
+    assert "tiers (pass/fail/n/a): procedure 0/1/0; certification 0/0/1" in proc.stdout
+    assert (out / "margins.svg").is_file()
+    bad = subprocess.run([exe, "sweep", str(SHARED_DB), "--subset", "nightly", "--out",
+                          str(out)], capture_output=True, text=True)
+    assert bad.returncode == 2 and "accepted: ci" in bad.stderr
