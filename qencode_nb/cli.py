@@ -19,11 +19,17 @@ arguments.
 [--db DIR] [--workers N] [--out DIR]`` re-runs one entry R times per BLAS
 thread count, and ``qencode-nb study kernels ENTRY [--coretypes A B ...]
 [--repeats R] [--mode M] [--db DIR] [--workers N] [--out DIR]`` once per
-OpenBLAS kernel at 1 thread (default: every kernel this CPU can run), each
-run its own process and kernel (:mod:`qencode_nb.studies`).  Prints the
-per-group summary and the finding; writes ``threads.csv`` /
-``kernels.csv`` and the figure ``threads.{png,svg}`` / ``kernels.{png,svg}``
-in --out.  Exit status 0, 1 when a run failed, 2 on bad arguments.
+OpenBLAS kernel at 1 thread (default: every kernel this CPU can run), and
+``qencode-nb study optimizers ENTRY [--optimizers COBYLA L-BFGS-B
+"Adam(lr=0.05)"] [--repeats R] [--threads N] [--mode M] [--db DIR]
+[--workers N] [--out DIR]`` once per optimiser replacing the recorded one
+(hea and uccsd entries) at N BLAS threads (default 1); each run its own
+process and kernel (:mod:`qencode_nb.studies`).  Prints the per-group
+summary (errors in mHa, median nfev and wall time in s side by side) and the
+finding; writes ``threads.csv`` / ``kernels.csv`` / ``optimizers.csv`` and
+the figure ``threads.{png,svg}`` / ``kernels.{png,svg}`` /
+``optimizers.{png,svg}`` in --out.  Exit status 0, 1 when a run failed, 2 on
+bad arguments.
 """
 
 from __future__ import annotations
@@ -97,7 +103,8 @@ def _sweep(args) -> int:
 def _study(args) -> int:
     import pandas as pd
 
-    from qencode_nb.studies import finding, kernels_study, summarise, threads_study
+    from qencode_nb.studies import (finding, kernels_study, optimizers_study, summarise,
+                                    threads_study)
 
     out = Path(args.out or f"runs/{args.kind}")
     common = dict(repeats=args.repeats, out_dir=out, mode=args.mode, db=args.db,
@@ -105,8 +112,11 @@ def _study(args) -> int:
     try:
         if args.kind == "threads":
             by, table = "threads", threads_study(args.entry, args.threads, **common)
-        else:
+        elif args.kind == "kernels":
             by, table = "coretype", kernels_study(args.entry, args.coretypes, **common)
+        else:
+            by, table = "optimizer", optimizers_study(args.entry, args.optimizers,
+                                                      blas_threads=args.threads, **common)
     except QencodeNbError as exc:
         print(f"qencode-nb: {exc}", file=sys.stderr)
         return 2
@@ -124,6 +134,8 @@ def _study(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from qencode_nb.studies import DEFAULT_OPTIMIZERS
+
     parser = argparse.ArgumentParser(
         prog="qencode-nb",
         description="Audit whether published VQE benchmark results still hold when re-run.")
@@ -163,7 +175,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="run a named subset of the targets: ci")
     sw.set_defaults(func=_sweep)
 
-    st = sub.add_parser("study", help="re-run one entry many times: threads or BLAS kernels")
+    st = sub.add_parser("study", help="re-run one entry many times: threads, BLAS kernels "
+                        "or optimisers")
     kinds = st.add_subparsers(dest="kind", required=True)
     th = kinds.add_parser("threads", help="vary the BLAS thread count; writes threads.csv")
     th.add_argument("--threads", type=int, nargs="+", default=[1, 2],
@@ -174,7 +187,14 @@ def build_parser() -> argparse.ArgumentParser:
     ke.add_argument("--coretypes", nargs="+", default=None,
                     help="OpenBLAS coretypes (default: every one this CPU can run)")
     ke.add_argument("--repeats", type=int, default=1, help="runs per coretype (default 1)")
-    for p in (th, ke):
+    op = kinds.add_parser("optimizers", help="replace the recorded optimiser of a hea/uccsd "
+                          "entry; writes optimizers.csv")
+    op.add_argument("--optimizers", nargs="+", default=list(DEFAULT_OPTIMIZERS),
+                    help="optimisers (default: " + " ".join(DEFAULT_OPTIMIZERS) + ")")
+    op.add_argument("--repeats", type=int, default=1, help="runs per optimiser (default 1)")
+    op.add_argument("--threads", type=int, default=1,
+                    help="BLAS threads of every run (default 1)")
+    for p in (th, ke, op):
         p.add_argument("entry", help="a name in params/ (lih, h2, h6) or a .yaml/.json path")
         p.add_argument("--mode", default="rerun", help="rerun (default) or full")
         p.add_argument("--db", default=None, help="folder completing bundled entries")

@@ -4,6 +4,13 @@ Records are found by mimetype (:mod:`qencode_nb.record`), never by cell
 index.  A notebook without the final ``done`` record is a failed run,
 whatever papermill wrote in its metadata (DESIGN.md, notebook contract); its
 row says so and carries the recorded ``error`` when there is one.
+
+:func:`audit_table` reads audit notebooks into fixed columns
+(:data:`AUDIT_COLUMNS`); :func:`collect` reads any executed notebooks into
+one wide table (parameters, every record, papermill's duration and
+exception).  :func:`adapt_operator_table` tabulates the ADAPT entries of a
+folder of QEncode JSON files; :func:`resolve_path` finds a folder given
+relative to the working directory or to the repository root.
 """
 
 from __future__ import annotations
@@ -58,12 +65,7 @@ def audit_row(path) -> dict:
     r = dict(iter_records(nb))
     pm = nb.metadata.get("papermill") or {}
     done = r.get("done") is True
-    failure = None
-    if not done:
-        err = r.get("error")
-        failure = (f"{err['stage']}: {err['type']}: {err['message']}" if err else
-                   (pm.get("exception") and "papermill recorded an exception")
-                   or "the notebook has no done record")
+    failure = None if done else (_recorded_failure(r, nb) or "the notebook has no done record")
     h = r.get("hamiltonian") or {}
     rep = r.get("replay") or {}
     rerun = r.get("rerun") or {}
@@ -110,6 +112,21 @@ def audit_row(path) -> dict:
     return row
 
 
+def _recorded_failure(records: dict, nb) -> str | None:
+    """Why a run failed, as the notebook says it: the ``error`` record
+    ("stage: type: message"), else papermill's exception (with the error
+    output's "name: value" when a cell has one); None when it says nothing."""
+    err = records.get("error")
+    if isinstance(err, dict):
+        return f"{err.get('stage')}: {err.get('type')}: {err.get('message')}"
+    if (nb.metadata.get("papermill") or {}).get("exception"):
+        outputs = [o for c in nb.cells for o in (c.get("outputs") or [])
+                   if o.get("output_type") == "error"]
+        detail = f": {outputs[-1].get('ename')}: {outputs[-1].get('evalue')}" if outputs else ""
+        return "papermill recorded an exception" + detail
+    return None
+
+
 def _outcome(nb_path: Path) -> dict | None:
     """The sweep's ``<name>.outcome.json`` beside a notebook, if any."""
     import json
@@ -129,6 +146,157 @@ def audit_table(paths):
     """
     import pandas as pd
 
-    if isinstance(paths, (str, Path)) and Path(paths).is_dir():
-        paths = sorted(Path(paths).glob("*.ipynb"))
-    return pd.DataFrame([audit_row(p) for p in paths], columns=list(AUDIT_COLUMNS))
+    return pd.DataFrame([audit_row(p) for p in _notebooks(paths)], columns=list(AUDIT_COLUMNS))
+
+
+def _notebooks(paths) -> list[Path]:
+    """A folder -> its ``*.ipynb`` files (sorted); anything else -> its paths."""
+    if isinstance(paths, (str, Path)):
+        path = Path(paths)
+        return sorted(path.glob("*.ipynb")) if path.is_dir() else [path]
+    return [Path(p) for p in paths]
+
+
+#: The bookkeeping columns of :func:`collect`, first in every table.  A record
+#: with one of these names goes to ``record.<name>`` instead.
+COLLECT_COLUMNS = ("notebook", "status", "failure", "done", "duration", "exception")
+
+
+def collect_row(path) -> dict:
+    """One :func:`collect` row from an executed notebook (any notebook, not only audits).
+
+    ``status``: "done" (the ``done`` record is true), "failed" (not done, and
+    the notebook says why: an ``error`` record, papermill's exception, or the
+    sweep's ``<name>.outcome.json``; the reason is in ``failure``), or
+    "partial" (not done and no reason: execution stopped early, e.g. killed
+    or still running; also a failed run under the contract).  A file that is
+    not a readable notebook is "failed" with the reason.  ``duration`` is
+    papermill's (s), ``exception`` papermill's flag.  Papermill parameters
+    become ``parameters.<name>``; a dict record ``name`` becomes
+    ``name.<key>`` columns (one level), any other record value stays as is.
+    """
+    import nbformat
+
+    from qencode_nb.record import iter_records
+
+    row = {"notebook": str(path)}
+    try:
+        nb = nbformat.read(str(path), as_version=4)
+        records = dict(iter_records(nb))
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        return {**row, "status": "failed", "done": False,
+                "failure": f"not a readable notebook: {type(exc).__name__}: {exc}"}
+    pm = nb.metadata.get("papermill") or {}
+    done = records.get("done") is True
+    failure = None if done else (_recorded_failure(records, nb)
+                                 or (_outcome(Path(path)) or {}).get("failure"))
+    row.update({"status": "done" if done else ("failed" if failure else "partial"),
+                "failure": failure if done or failure else "the notebook has no done record",
+                "done": done, "duration": pm.get("duration"), "exception": pm.get("exception")})
+    for name, value in (pm.get("parameters") or {}).items():
+        row[f"parameters.{name}"] = value
+    for name, value in records.items():
+        key = f"record.{name}" if name in COLLECT_COLUMNS and name != "done" else name
+        if isinstance(value, dict):
+            row.update({f"{key}.{k}": v for k, v in value.items()})
+        elif name != "done":
+            row[key] = value
+    return row
+
+
+def collect(folder):
+    """A DataFrame with one :func:`collect_row` per executed notebook in ``folder``.
+
+    Failed and partial runs are kept and marked in ``status``, never dropped.
+    Columns: :data:`COLLECT_COLUMNS`, then ``parameters.*`` and the records
+    in order of first appearance (a value a notebook lacks is NaN).
+
+    Args:
+        folder: a folder (all ``*.ipynb`` in it, sorted by name), or a list
+            of notebook paths.
+
+    Raises:
+        FileNotFoundError: ``folder`` is given as a str or Path and does not exist.
+    """
+    import pandas as pd
+
+    if isinstance(folder, (str, Path)) and not Path(folder).exists():
+        raise FileNotFoundError(f"no such folder of executed notebooks: {folder}")
+    rows = [collect_row(p) for p in _notebooks(folder)]
+    columns = list(COLLECT_COLUMNS)
+    params = dict.fromkeys(k for r in rows for k in r if k.startswith("parameters."))
+    others = dict.fromkeys(k for r in rows for k in r
+                           if k not in COLLECT_COLUMNS and k not in params)
+    return pd.DataFrame(rows, columns=columns + list(params) + list(others))
+
+
+def resolve_path(path) -> Path:
+    """An existing file or folder: ``path`` as given (absolute, or relative to
+    the working directory), else relative to the repository root (where
+    ``../shared/qencode-v4/db`` is meant from).
+
+    Raises:
+        FileNotFoundError: neither exists (names both places tried).
+    """
+    from qencode_nb.runner import ROOT
+
+    given = Path(path).expanduser()
+    for candidate in (given, ROOT / given):
+        if candidate.exists():
+            return candidate.resolve()
+    raise FileNotFoundError(f"{str(path)!r} exists neither relative to {Path.cwd()} nor to "
+                            f"the repository root {ROOT}")
+
+
+#: Columns of :func:`adapt_operator_table`.
+ADAPT_COLUMNS = ("system", "entry_id", "hydrogen_chain", "n_atoms", "n_h_atoms",
+                 "active_electrons", "active_orbitals", "n_operators", "n_operators_pool",
+                 "max_operators", "capped", "converged", "n_iterations", "file")
+
+
+def adapt_operator_table(folder):
+    """The ADAPT entries of a folder of QEncode JSON files, one row each.
+
+    ``n_operators`` is ``len(encoding.adapt_metadata.selected_operator_indices)``;
+    ``n_operators_pool``, ``max_operators`` (the cap), ``converged`` and
+    ``n_iterations`` are the entry's; ``capped`` is n_operators >= max_operators.
+    ``hydrogen_chain`` is true when every atom of ``problem.geometry`` is H
+    (``n_h_atoms`` counts them); ``active_orbitals`` is the active space's
+    number of spatial orbitals.  Rows are ordered chains first, then by
+    active orbitals and name.  Entries of other ansatze are skipped; a folder
+    without ADAPT entries gives an empty table.
+
+    Raises:
+        FileNotFoundError: ``folder`` is not a folder.
+        EntryError: a JSON file that is not a valid QEncode entry (names it).
+    """
+    import pandas as pd
+
+    from qencode_nb.entries import read_qencode_json
+
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"{str(folder)!r} is not a folder of QEncode JSON entries")
+    rows = []
+    for path in sorted(folder.glob("*.json")):
+        e = read_qencode_json(path)
+        if e.ansatz != "adapt":
+            continue
+        atoms = [a.split()[0] for a in e.geometry.split(";") if a.strip()]
+        n_ops = len(e.adapt.get("selected_operator_indices") or [])
+        cap = e.adapt.get("max_operators")
+        rows.append({
+            "system": e.name, "entry_id": e.entry_id,
+            "hydrogen_chain": bool(atoms) and all(a.upper() == "H" for a in atoms),
+            "n_atoms": len(atoms), "n_h_atoms": sum(a.upper() == "H" for a in atoms),
+            "active_electrons": e.active_space[0], "active_orbitals": e.active_space[1],
+            "n_operators": n_ops, "n_operators_pool": e.adapt.get("n_operators_pool"),
+            "max_operators": cap, "capped": cap is not None and n_ops >= cap,
+            "converged": e.adapt.get("converged"), "n_iterations": e.adapt.get("n_iterations"),
+            "file": str(path),
+        })
+    table = pd.DataFrame(rows, columns=list(ADAPT_COLUMNS))
+    if len(table):
+        table = table.sort_values(["hydrogen_chain", "active_orbitals", "system"],
+                                  ascending=[False, True, True], ignore_index=True)
+    return table

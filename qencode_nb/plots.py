@@ -5,6 +5,11 @@ certification threshold, the fragile band (margin < 0.20, DESIGN.md) and the
 fragile entries marked.
 :func:`distribution_plot`: the error of every run of a threading or kernel
 study (:mod:`qencode_nb.studies`), one strip per group, with the threshold.
+:func:`optimizer_plot`: an optimiser study side by side: error (mHa), nfev and
+wall time (s) per optimiser, three panels.
+:func:`study_plot`: the figure of a study table by its kind.
+:func:`adapt_operator_plot`: ADAPT operators selected against system size
+(:func:`qencode_nb.collect.adapt_operator_table`).
 """
 
 from __future__ import annotations
@@ -13,6 +18,25 @@ from pathlib import Path
 
 #: Errors below this (mHa) are drawn at this floor on the log axis.
 ERROR_FLOOR_MHA = 1e-6
+
+
+def _pyplot():
+    """matplotlib.pyplot on the Agg backend (no display needed)."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _save(fig, stem) -> None:
+    """Write ``<stem>.png`` (120 dpi) and ``<stem>.svg``, creating the folder; close ``fig``."""
+    stem = Path(stem)
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(stem.with_suffix(".png"), dpi=120)
+    fig.savefig(stem.with_suffix(".svg"))
+    _pyplot().close(fig)
 
 
 def short_name(entry_id: str) -> str:
@@ -39,11 +63,9 @@ def margin_plot(table, stem, *, title: str | None = None):
     the band between 0.8 and 1.0 times the threshold holds certified entries
     with margin < 0.20 (fragile).
     """
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
     import numpy as np
+
+    plt = _pyplot()
 
     from qencode_nb.audit import FRAGILE_MARGIN
 
@@ -86,11 +108,7 @@ def margin_plot(table, stem, *, title: str | None = None):
     ax.grid(axis="y", which="major", alpha=0.3)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     fig.tight_layout()
-    stem = Path(stem)
-    stem.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(stem.with_suffix(".png"), dpi=120)
-    fig.savefig(stem.with_suffix(".svg"))
-    plt.close(fig)
+    _save(fig, stem)
     return fig
 
 
@@ -121,53 +139,227 @@ def distribution_plot(table, by, stem, threshold_mha: float = 10.0, title: str |
     Raises:
         KeyError: ``by`` or ``error_mha`` is not a column.
     """
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-    import numpy as np
+    plt = _pyplot()
 
     for col in (by, "error_mha"):
         if col not in table.columns:
             raise KeyError(f"table lacks column {col!r}")
-    done = table if "status" not in table.columns else table[table["status"] == "done"]
     groups = list(dict.fromkeys(table[by]))
-    errors = done["error_mha"].astype(float).to_numpy()
-    finite = errors[np.isfinite(errors)]
-    span = np.r_[np.maximum(finite, ERROR_FLOOR_MHA), threshold_mha]
-    log = span.max() / span.min() > 10.0
-
     fig, ax = plt.subplots(figsize=(max(5.0, 1.1 * len(groups) + 3), 4.6))
+    n_done = _error_panel(ax, table, by, threshold_mha)
+    ax.set_xlabel(GROUP_LABELS.get(by, by))
+    ax.set_title(title or f"{n_done} runs in {len(groups)} groups by {by}")
+    ax.legend(fontsize=8, loc="best")
+    fig.tight_layout()
+    _save(fig, stem)
+    return fig
+
+
+def _completed(table):
+    """The rows of runs that completed (all rows when there is no status column)."""
+    return table if "status" not in table.columns else table[table["status"] == "done"]
+
+
+def _strips(ax, table, by, column, *, log: bool, floor: float | None = None,
+            label=None) -> int:
+    """One strip of points per group of ``by``: every completed run's ``column``.
+
+    Points are spread sideways by repeat so that equal values stay visible;
+    ``label(group_rows, n_failed)`` gives the text above a strip (None: no
+    text).  Values below ``floor`` are drawn at it.  Returns the number of
+    completed runs drawn.
+    """
+    import numpy as np
+
+    done = _completed(table)
+    groups = list(dict.fromkeys(table[by]))
     for i, group in enumerate(groups):
         g = done[done[by] == group]
-        y = g["error_mha"].astype(float).to_numpy()
-        y = np.maximum(y, ERROR_FLOOR_MHA) if log else y
+        y = g[column].astype(float).to_numpy()
+        y = np.maximum(y, floor) if floor is not None else y
         dx = (np.arange(len(y)) - (len(y) - 1) / 2) * min(0.08, 0.6 / max(len(y), 1))
         ax.scatter(i + dx, y, s=36, color=f"C{i % 10}", alpha=0.8, edgecolors="k",
                    linewidths=0.5, zorder=3)
-        n_total = int((table[by] == group).sum())
-        distinct = g["energy_hex"].nunique() if "energy_hex" in g.columns else len(set(y))
-        text = f"{distinct} distinct / {len(g)}" + (
-            f" ({n_total - len(g)} failed)" if n_total > len(g) else "")
-        if len(y) and np.isfinite(y).any():
+        failed = int((table[by] == group).sum()) - len(g)
+        if label is not None and len(y) and np.isfinite(y).any():
+            text = label(g, failed) + (f" ({failed} failed)" if failed else "")
             ax.annotate(text, (i, np.nanmax(y)), xytext=(0, 8), textcoords="offset points",
                         ha="center", fontsize=8)
-    ax.axhline(threshold_mha, color="red", lw=1.2, label=f"threshold {threshold_mha:g} mHa")
     if log:
         ax.set_yscale("log")
     ax.margins(y=0.12)   # room for the labels above the strips
     ax.set_xticks(range(len(groups)), [str(g) for g in groups],
                   rotation=45 if len(groups) > 5 else 0)
     ax.set_xlim(-0.6, len(groups) - 0.4)
-    ax.set_xlabel(GROUP_LABELS.get(by, by))
-    ax.set_ylabel("|E - E_exact| (mHa)")
-    ax.set_title(title or f"{len(done)} runs in {len(groups)} groups by {by}")
     ax.grid(axis="y", which="major", alpha=0.3)
-    ax.legend(fontsize=8, loc="best")
+    return len(done)
+
+
+def _distinct_label(g, failed) -> str:
+    distinct = g["energy_hex"].nunique() if "energy_hex" in g.columns else \
+        g["error_mha"].nunique()
+    return f"{distinct} distinct / {len(g)}"
+
+
+def _error_panel(ax, table, by, threshold_mha: float) -> int:
+    """|E - E_exact| (mHa) strips with the threshold line; log axis (floored at
+    :data:`ERROR_FLOOR_MHA`) when errors and threshold span more than a decade."""
+    import numpy as np
+
+    errors = _completed(table)["error_mha"].astype(float).to_numpy()
+    finite = errors[np.isfinite(errors)]
+    span = np.r_[np.maximum(finite, ERROR_FLOOR_MHA), threshold_mha]
+    log = bool(span.max() / span.min() > 10.0)
+    n = _strips(ax, table, by, "error_mha", log=log,
+                floor=ERROR_FLOOR_MHA if log else None, label=_distinct_label)
+    ax.axhline(threshold_mha, color="red", lw=1.2, label=f"threshold {threshold_mha:g} mHa")
+    ax.set_ylabel("|E - E_exact| (mHa)")
+    if log and (finite < ERROR_FLOOR_MHA).any():
+        ax.text(0.01, 0.01, f"errors below {ERROR_FLOOR_MHA:g} mHa drawn at {ERROR_FLOOR_MHA:g}",
+                transform=ax.transAxes, fontsize=7, color="dimgrey", va="bottom")
+    return n
+
+
+#: Axis titles of :func:`optimizer_plot`'s panels (units in brackets).
+OPTIMIZER_AXES = {"error_mha": "|E - E_exact| (mHa)",
+                  "nfev": "nfev (QEncode count, evaluations)",
+                  "seconds": "wall time per run (s)"}
+
+
+def optimizer_plot(table, stem, threshold_mha: float | None = None,
+                   title: str | None = None):
+    """An optimiser study side by side: write ``<stem>.png`` / ``.svg``; return the Figure.
+
+    Three panels share the x axis (one strip per optimiser, in order of first
+    appearance, every completed run a point): the error |E - E_exact| in mHa
+    with the certification threshold (log axis when it spans more than a
+    decade, as :func:`distribution_plot`), ``nfev`` (QEncode's count:
+    COBYLA energy evaluations, L-BFGS-B steps x (1 + 2 x parameters), Adam
+    steps; labelled with the median) and the wall time per run in s (kernel
+    start, Hamiltonian and re-run; labelled with the median).
+
+    Args:
+        table: :func:`qencode_nb.studies.optimizers_study` table (or its CSV):
+            uses ``optimizer``, ``error_mha``, ``nfev``, ``seconds``, and
+            ``status``, ``energy_hex``, ``threshold_mha`` when present.
+        stem: output path without suffix.
+        threshold_mha: threshold line (mHa); default the table's
+            ``threshold_mha``, else 10 mHa.
+        title: figure title (default: runs and optimisers counted).
+
+    Raises:
+        KeyError: a needed column is missing.
+    """
+    plt = _pyplot()
+
+    missing = [c for c in ("optimizer", *OPTIMIZER_AXES) if c not in table.columns]
+    if missing:
+        raise KeyError(f"table lacks column(s) {', '.join(missing)}")
+    if threshold_mha is None:
+        threshold_mha = _threshold(table)
+    groups = list(dict.fromkeys(table["optimizer"]))
+    fig, axes = plt.subplots(1, 3, figsize=(max(10.0, 2.4 * len(groups) + 6), 4.4))
+    n = _error_panel(axes[0], table, "optimizer", threshold_mha)
+    axes[0].legend(fontsize=8, loc="best")
+    for ax, column, unit in ((axes[1], "nfev", ""), (axes[2], "seconds", " s")):
+        _strips(ax, table, "optimizer", column, log=False,
+                label=lambda g, _, c=column, u=unit: f"median {g[c].astype(float).median():.4g}{u}")
+        ax.set_ylabel(OPTIMIZER_AXES[column])
+        ax.set_ylim(bottom=0)
+    for ax in axes:
+        ax.set_xlabel("optimiser")
+    fig.suptitle(title or f"{n} runs, {len(groups)} optimisers: error, nfev and time")
     fig.tight_layout()
-    stem = Path(stem)
-    stem.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(stem.with_suffix(".png"), dpi=120)
-    fig.savefig(stem.with_suffix(".svg"))
-    plt.close(fig)
+    _save(fig, stem)
+    return fig
+
+
+def _threshold(table) -> float:
+    """The table's first ``threshold_mha`` (mHa), else QEncode's 10 mHa."""
+    if "threshold_mha" in table.columns:
+        thr = table["threshold_mha"].dropna()
+        if len(thr):
+            return float(thr.iloc[0])
+    return 10.0
+
+
+#: Study kinds -> the column that groups their runs.
+STUDY_GROUPS = {"threads": "threads", "kernels": "coretype", "optimizers": "optimizer"}
+
+
+def study_plot(table, kind: str, stem):
+    """The figure of a study table: :func:`distribution_plot` for "threads" and
+    "kernels", :func:`optimizer_plot` for "optimizers"; threshold from the table.
+
+    Raises:
+        ValueError: an unknown kind (lists the accepted ones).
+    """
+    if kind not in STUDY_GROUPS:
+        raise ValueError(f"study kind {kind!r} is not accepted; accepted: "
+                         + ", ".join(STUDY_GROUPS))
+    if kind == "optimizers":
+        return optimizer_plot(table, stem)
+    return distribution_plot(table, STUDY_GROUPS[kind], stem, threshold_mha=_threshold(table))
+
+
+def adapt_operator_plot(table, stem, title: str | None = None):
+    """ADAPT operators selected against system size: write ``<stem>.png`` / ``.svg``.
+
+    The hydrogen chains (``hydrogen_chain`` true) are one line, x = number of
+    H atoms (= active spatial orbitals in these entries), y = the number of
+    selected operators (``len(encoding.adapt_metadata.selected_operator_indices)``),
+    log axis; a chain that stopped at its operator cap (``capped``) is ringed
+    and labelled.  Other ADAPT entries (N2, benzene, H2CO) are drawn apart as
+    grey squares at their number of active spatial orbitals, each named.
+
+    Args:
+        table: :func:`qencode_nb.collect.adapt_operator_table`.
+        stem: output path without suffix.
+        title: figure title (default: counts of chains and other entries).
+
+    Raises:
+        KeyError: a needed column is missing.
+        ValueError: the table holds no hydrogen chain.
+    """
+    plt = _pyplot()
+
+    need = ("system", "hydrogen_chain", "n_h_atoms", "active_orbitals", "n_operators",
+            "max_operators", "capped")
+    missing = [c for c in need if c not in table.columns]
+    if missing:
+        raise KeyError(f"table lacks column(s) {', '.join(missing)}")
+    chains = table[table["hydrogen_chain"].astype(bool)].sort_values("n_h_atoms")
+    others = table[~table["hydrogen_chain"].astype(bool)]
+    if not len(chains):
+        raise ValueError("the ADAPT table holds no hydrogen chain; nothing to plot")
+    fig, ax = plt.subplots(figsize=(7.0, 4.6))
+    ax.plot(chains["n_h_atoms"], chains["n_operators"], "o-", color="C0",
+            label="hydrogen chains (x = H atoms)")
+    for _, r in chains.iterrows():
+        ax.annotate(f"{r['system']}: {int(r['n_operators'])}",
+                    (r["n_h_atoms"], r["n_operators"]), xytext=(-6, 8),
+                    textcoords="offset points", ha="right", fontsize=8)
+    capped = chains[chains["capped"].astype(bool)]
+    if len(capped):
+        ax.scatter(capped["n_h_atoms"], capped["n_operators"], s=160, facecolors="none",
+                   edgecolors="red", lw=1.5, label="stopped at the operator cap "
+                   "(max_operators, not converged)")
+    if len(others):
+        ax.scatter(others["active_orbitals"], others["n_operators"], marker="s",
+                   color="grey", label="other ADAPT entries (x = active orbitals)")
+        for _, r in others.iterrows():
+            ax.annotate(str(r["system"]), (r["active_orbitals"], r["n_operators"]),
+                        xytext=(6, -3), textcoords="offset points", fontsize=8,
+                        color="dimgrey")
+    ax.set_yscale("log")
+    ax.margins(x=0.12, y=0.2)   # room for the names
+    ax.set_xticks(sorted(set(chains["n_h_atoms"]) | set(others["active_orbitals"])))
+    ax.set_xlabel("system size: H atoms = active spatial orbitals (count)")
+    ax.set_ylabel("selected ADAPT operators (count)")
+    ax.set_title(title or f"ADAPT operators: {len(chains)} hydrogen chains, "
+                 f"{len(others)} other entries")
+    ax.grid(which="major", alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left")
+    fig.tight_layout()
+    _save(fig, stem)
     return fig

@@ -1,14 +1,16 @@
-"""Threading and BLAS-kernel studies: one entry re-run many times, then summarised.
+"""Threading, BLAS-kernel and optimiser studies: one entry re-run many times, then summarised.
 
 Each run is ``notebooks/audit.ipynb`` in its own process and Jupyter kernel
 (:func:`qencode_nb.sweep.run_one`), pinned at launch, so a study compares
 whole re-runs, never runs sharing one process.  :func:`threads_study` varies
 the BLAS thread count, :func:`kernels_study` the OpenBLAS kernel
-(``OPENBLAS_CORETYPE``) at one thread.  Both return a table with one row per
-run (energies in Ha, also as ``float.hex()`` so bit differences are visible;
-errors in mHa) and write it as CSV beside the executed notebooks.
-:func:`summarise` counts distinct energies per group and :func:`finding`
-states the result in one sentence from those numbers.
+(``OPENBLAS_CORETYPE``) at one thread, :func:`optimizers_study` the optimiser
+(audit.ipynb's ``optimizer`` override) at a fixed thread count.  Each returns
+a table with one row per run (energies in Ha, also as ``float.hex()`` so bit
+differences are visible; errors in mHa; wall time in s) and writes it as CSV
+beside the executed notebooks, with its figure.  :func:`summarise` counts
+distinct energies per group (and the median nfev and time) and
+:func:`finding` states the result in one sentence from those numbers.
 """
 
 from __future__ import annotations
@@ -34,10 +36,20 @@ KERNELS_COLUMNS = ("coretype", "kernel", "repeat", "measured_threads", "energy",
                    "energy_hex", "error_mha", "nfev", "seconds", "status", "failure",
                    "notebook", "threshold_mha")
 
+#: Columns of :func:`optimizers_study`'s table: ``optimizer`` as requested
+#: (e.g. "Adam(lr=0.05)"); ``nfev`` is QEncode's count for that optimiser.
+OPTIMIZERS_COLUMNS = ("optimizer", "repeat", "measured_threads", "energy", "energy_hex",
+                      "error_mha", "nfev", "seconds", "status", "failure", "notebook",
+                      "threshold_mha")
+
+#: The optimisers an optimiser study compares by default (audit.ipynb's
+#: ``optimizer`` vocabulary; Adam's learning rate as QEncode writes it).
+DEFAULT_OPTIMIZERS = ("COBYLA", "L-BFGS-B", "Adam(lr=0.05)")
+
 #: Columns of :func:`summarise` after the group column.
 SUMMARY_COLUMNS = ("n", "n_failed", "n_distinct_energies", "energies_hex", "min_energy",
                    "max_energy", "min_error_mha", "median_error_mha", "max_error_mha",
-                   "spread_mha")
+                   "spread_mha", "median_nfev", "median_seconds")
 
 
 def _check_repeats(repeats) -> int:
@@ -76,6 +88,7 @@ def _run_row(out: Path, outcome: dict) -> dict:
         "failure": failure,
         "notebook": str(nb),
         "threshold_mha": r.get("threshold_mha"),
+        "optimizer_used": ((r.get("rerun") or {}).get("config") or {}).get("optimizer"),
     }
 
 
@@ -234,14 +247,122 @@ def kernels_study(entry, coretypes=None, repeats: int = 1, out_dir="runs/kernels
     return table
 
 
+def _optimizer_slug(name: str) -> str:
+    """File-name form of an optimiser string: "Adam(lr=0.05)" -> "adam-lr-0.05"."""
+    import re
+
+    return re.sub(r"[^a-z0-9.]+", "-", name.lower()).strip("-")
+
+
+def _check_optimizers(optimizers) -> list[tuple[str, object]]:
+    """``[(as given, parsed Optimizer)]``, first spelling kept for repeats of one optimiser.
+
+    Raises:
+        ParameterError: empty, or an ADAPT optimiser (no override exists for it).
+        EntryError: a name outside the vocabulary (lists the accepted ones).
+    """
+    from qencode_nb import vocabulary
+
+    names = [optimizers] if isinstance(optimizers, str) else list(optimizers or ())
+    if not names:
+        raise ParameterError("optimizers is empty; accepted: one or more of "
+                             + ", ".join(DEFAULT_OPTIMIZERS))
+    chosen = {}
+    for name in names:
+        parsed = vocabulary.optimizer(name, "optimizer")
+        if parsed.name == "adapt":
+            raise ParameterError(f"optimizer {name!r} is not accepted; accepted: COBYLA, "
+                                 "L-BFGS-B, Adam(lr=<float>)")
+        chosen.setdefault(parsed, str(name))
+    return [(name, parsed) for parsed, name in chosen.items()]
+
+
+def optimizers_study(entry, optimizers=DEFAULT_OPTIMIZERS, repeats: int = 1,
+                     out_dir="runs/optimizers", *, mode: str = "rerun", db=None,
+                     blas_threads: int = 1, workers: int = 1, progress: bool = True,
+                     coretype: str | None = None, timeout: float | None = None,
+                     plot: bool = True):
+    """Re-run one hea or uccsd entry with each optimiser, at a fixed BLAS thread count.
+
+    Each run is audit.ipynb in its own process and kernel with
+    ``{"entry", "blas_threads", "mode", "optimizer": o}`` (plus ``db``,
+    ``blas_coretype``), named ``<entry-stem>__<optimiser slug>__r{repeat}``
+    (slug: "cobyla", "l-bfgs-b", "adam-lr-0.05").  The override replaces
+    only the optimiser: the recorded iteration cap, restarts, seed, early
+    stop and backend stay, and tier 1 of each run reports the deviation.
+    At a fixed thread count the runs are deterministic: repeats of one
+    optimiser give the same energy bit for bit.
+
+    Args:
+        entry: entry file or bundled name (not an ADAPT entry).
+        optimizers: audit.ipynb ``optimizer`` values (case-insensitive):
+            "COBYLA", "L-BFGS-B", "Adam(lr=<float>)" (Adam without a rate
+            uses 0.05); repeats of one optimiser are run once.
+        repeats: runs per optimiser (int >= 1).
+        out_dir: folder for the notebooks, ``optimizers.csv`` and the figure
+            ``optimizers.png`` / ``optimizers.svg``
+            (:func:`qencode_nb.plots.optimizer_plot`).
+        blas_threads: BLAS threads of every run (int >= 1; default 1).
+        mode, db, workers, progress, coretype, timeout, plot: as
+            :func:`threads_study`.
+
+    Returns:
+        DataFrame with :data:`OPTIMIZERS_COLUMNS`, one row per run ordered by
+        optimiser (as given) then repeat: ``energy`` (Ha) and ``energy_hex``,
+        ``error_mha`` |E - E_exact| in mHa, ``nfev`` the ``rerun.nfev``
+        record (QEncode's count: COBYLA energy evaluations, L-BFGS-B steps x
+        (1 + 2 x parameters), Adam steps), ``seconds`` the run's wall time
+        (kernel start, Hamiltonian and re-run).  A run whose
+        ``rerun.config.optimizer`` record is not the one asked for is marked
+        failed.
+
+    Raises:
+        ParameterError: no optimiser or an ADAPT one, ``repeats`` < 1,
+            ``mode`` "replay", ``timeout`` <= 0.
+        EntryError: an unknown optimiser name (lists the accepted ones), an
+            ADAPT entry (it refuses an override), an entry that does not
+            exist or is a folder.
+        PinError: ``blas_threads`` not an int >= 1, an unknown or unrunnable
+            coretype.
+    """
+    import pandas as pd
+
+    from qencode_nb.entries import load
+    from qencode_nb.threads import check_coretype, check_thread_count
+
+    chosen = _check_optimizers(optimizers)
+    repeats = _check_repeats(repeats)
+    extra = {"blas_threads": check_thread_count(blas_threads)}
+    if coretype:
+        extra["blas_coretype"] = check_coretype(coretype)
+    if not Path(str(entry)).is_dir() and load(entry, db).ansatz == "adapt":
+        raise EntryError(f"{entry!r} is an ADAPT entry, which refuses an optimiser "
+                         "override; accepted: a hea or uccsd entry", field="entry")
+    stem = Path(str(entry)).stem
+    jobs = [(name, r, f"{stem}__{_optimizer_slug(name)}__r{r}", {**extra, "optimizer": name})
+            for name, _ in chosen for r in range(repeats)]
+    rows = _run_study(entry, jobs, out_dir, mode=mode, db=db, workers=workers,
+                      progress=progress, timeout=timeout, desc="optimizers study")
+    wanted = {name: parsed.name for name, parsed in chosen}
+    for (name, _, _, _), row in zip(jobs, rows):
+        used = row["optimizer_used"]
+        if row["status"] == "done" and used != wanted[name]:
+            row["status"] = "failed"
+            row["failure"] = f"the re-run used optimizer {used!r}, not {wanted[name]!r}"
+    table = pd.DataFrame([{"optimizer": name, "repeat": r, **row}
+                          for (name, r, _, _), row in zip(jobs, rows)],
+                         columns=list(OPTIMIZERS_COLUMNS))
+    _write(table, "optimizers", Path(out_dir), plot)
+    return table
+
+
 def _write(table, kind: str, out: Path, plot: bool) -> None:
+    """``<out>/<kind>.csv`` and, with ``plot``, the figure ``<out>/<kind>.{png,svg}``."""
     table.to_csv(out / f"{kind}.csv", index=False)
     if plot and len(table):
-        from qencode_nb.plots import distribution_plot
+        from qencode_nb.plots import study_plot
 
-        thr = table["threshold_mha"].dropna()
-        distribution_plot(table, "threads" if kind == "threads" else "coretype",
-                          out / kind, threshold_mha=float(thr.iloc[0]) if len(thr) else 10.0)
+        study_plot(table, kind, out / kind)
 
 
 def summarise(table, by: str):
@@ -250,7 +371,7 @@ def summarise(table, by: str):
     Args:
         table: a study table (needs ``by``, ``status``, ``energy``,
             ``energy_hex``, ``error_mha``).
-        by: the group column, "threads" or "coretype".
+        by: the group column, "threads", "coretype" or "optimizer".
 
     Returns:
         DataFrame with ``by`` then :data:`SUMMARY_COLUMNS`, one row per group in
@@ -258,8 +379,9 @@ def summarise(table, by: str):
         count: ``n`` of them (``n_failed`` the others), ``n_distinct_energies``
         by ``energy_hex`` (bit for bit), ``energies_hex`` the distinct values
         joined by ";", ``min_energy`` / ``max_energy`` in Ha, min / median /
-        max ``error_mha``, ``spread_mha`` = (max - min energy) * 1000.
-        Values are NaN for a group with no completed run.
+        max ``error_mha``, ``spread_mha`` = (max - min energy) * 1000,
+        ``median_nfev`` and ``median_seconds`` (s; NaN when the table has no
+        such column).  Values are NaN for a group with no completed run.
 
     Raises:
         KeyError: ``by`` or a needed column is not in the table.
@@ -286,6 +408,8 @@ def summarise(table, by: str):
             "median_error_mha": errors.median() if len(ok) else nan,
             "max_error_mha": errors.max() if len(ok) else nan,
             "spread_mha": (energies.max() - energies.min()) * 1e3 if len(ok) else nan,
+            **{f"median_{c}": (ok[c].astype(float).median() if len(ok) else nan)
+               if c in ok.columns else nan for c in ("nfev", "seconds")},
         })
     return pd.DataFrame(rows, columns=[by, *SUMMARY_COLUMNS])
 
@@ -307,7 +431,9 @@ def finding(summary, by: str) -> str:
 
     Args:
         summary: :func:`summarise` output for the same ``by``.
-        by: "threads" or "coretype" (other names are labelled ``by=value``).
+        by: "threads", "coretype" or "optimizer" (other names are labelled
+            ``by=value``); "optimizer" gives :func:`_optimizer_finding`'s
+            sentence (error, nfev and time side by side).
 
     Returns:
         E.g. "at 1 thread 3/3 runs identical; at 2 threads 2 distinct values
@@ -318,6 +444,8 @@ def finding(summary, by: str) -> str:
         (-1.13128651023 Ha, error 1.05e-06 mHa, 4 runs)".  Failed runs are
         counted in the sentence.
     """
+    if by == "optimizer":
+        return _optimizer_finding(summary)
     parts, hexes, lo, hi = [], set(), math.inf, -math.inf
     labels = [_group_label(by, g) for g in summary[by]]
     failed = int(summary["n_failed"].sum())
@@ -356,4 +484,40 @@ def finding(summary, by: str) -> str:
             text += (f"; across groups {len(hexes)} distinct values, the energy spans "
                      f"{(hi - lo) * 1e3:.3g} mHa (error {summary['min_error_mha'].min():.7g}"
                      f" to {summary['max_error_mha'].max():.7g} mHa)")
+    return text
+
+
+def _optimizer_finding(summary) -> str:
+    """The sentence of an optimiser study: per optimiser the error (mHa), nfev and
+    wall time (s) side by side (medians over completed runs), whether its repeats
+    agree bit for bit, then which optimiser has the lowest error, the fewest
+    evaluations and the shortest time (ties all named).
+
+    E.g. "COBYLA: error 1.05e-06 mHa, nfev 20, 9.7 s (2/2 runs bit-identical);
+    L-BFGS-B: error 0 mHa, nfev 15, 8.7 s (2/2 runs bit-identical); lowest
+    error L-BFGS-B, fewest evaluations L-BFGS-B, fastest L-BFGS-B".
+    """
+    parts = []
+    for _, s in summary.iterrows():
+        n, k = int(s["n"]), int(s["n_distinct_energies"])
+        bad = f", {int(s['n_failed'])} failed" if s["n_failed"] else ""
+        if n == 0:
+            parts.append(f"{s['optimizer']}: no run completed{bad}")
+            continue
+        runs = ("1 run" if n == 1 else f"{n}/{n} runs bit-identical" if k == 1
+                else f"{k} distinct values in {n} runs, spread {s['spread_mha']:.3g} mHa")
+        error = "error" if k == 1 else "median error"
+        parts.append(f"{s['optimizer']}: {error} {s['median_error_mha']:.3g} mHa, "
+                     f"nfev {s['median_nfev']:.4g}, {s['median_seconds']:.3g} s "
+                     f"({runs}{bad})")
+    ok = summary[summary["n"] > 0]
+    if not len(ok):
+        return "no run completed: " + "; ".join(parts)
+    text = "; ".join(parts)
+    if len(ok) > 1:
+        text += "; " + ", ".join(
+            f"{what} {_join([str(o) for o in ok.loc[ok[col] == ok[col].min(), 'optimizer']])}"
+            for what, col in (("lowest error", "median_error_mha"),
+                              ("fewest evaluations", "median_nfev"),
+                              ("fastest", "median_seconds")))
     return text

@@ -60,7 +60,10 @@ def _entry_digest(target: str) -> str:
     path = Path(target)
     if not path.is_file():
         path = PARAMS_DIR / f"{target}.yaml"
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:   # a missing entry: the run itself records why it failed
+        return None
 
 
 def run_name(target: str) -> str:

@@ -44,3 +44,14 @@ def test_last_cell_records_done(path):
     nb = nbformat.read(str(path), as_version=4)
     last = [c for c in nb.cells if c.cell_type == "code"][-1]
     assert last.source.strip() == 'record("done", True)'
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_papermill_sees_every_parameter(path):
+    """papermill skips a parameters line holding two '=' (e.g. "Adam(lr=0.05)" or a '='
+    in its comment); the runner then refuses that name as unknown."""
+    import papermill
+
+    nb = nbformat.read(str(path), as_version=4)
+    assigned = [t.id for n in ast.parse(nb.cells[0].source).body for t in n.targets]
+    assert list(papermill.inspect_notebook(str(path))) == assigned

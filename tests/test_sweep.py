@@ -208,3 +208,13 @@ def test_sweep_cli_prints_tier_counts_and_refuses_a_bad_subset(tmp_path):
     bad = subprocess.run([exe, "sweep", str(SHARED_DB), "--subset", "nightly", "--out",
                           str(out)], capture_output=True, text=True)
     assert bad.returncode == 2 and "accepted: ci" in bad.stderr
+
+
+def test_run_one_of_a_missing_entry_records_the_failure_without_raising(tmp_path):
+    from qencode_nb.record import read_records
+    from qencode_nb.sweep import run_one
+
+    outcome = run_one(str(tmp_path / "missing.json"), str(tmp_path), {
+        "entry": str(tmp_path / "missing.json"), "blas_threads": 1, "mode": "replay"})
+    assert outcome["status"] == "failed" and "EntryError" in outcome["failure"]
+    assert read_records(tmp_path / "missing.ipynb")["error"]["stage"] == "load"

@@ -1,0 +1,284 @@
+"""Optimiser study, the notebook collector, the ADAPT operator table and figures.ipynb.
+
+Real runs: the shared H2 JW/UCCSD entry (one parameter; recorded COBYLA, 20 evaluations)
+re-run with COBYLA and L-BFGS-B, two repeats each at 1 BLAS thread (~5-10 s per run),
+plus one audit that fails (its entry file does not exist).  Measured here: COBYLA
+-1.131286510226469 Ha (1.05e-06 mHa, nfev 20), L-BFGS-B -1.1312865112742871 Ha
+(0 mHa, nfev 15 = 5 steps x (1 + 2 x 1 parameter)), Adam(lr=0.05) -1.1306758343548837 Ha
+(0.611 mHa, nfev 1: early stop after its first step); repeats bit for bit identical.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pandas as pd
+import pytest
+import yaml
+
+from conftest import H2_JW_UCCSD, ROOT, SHARED_DB
+from qencode_nb.collect import (COLLECT_COLUMNS, adapt_operator_table, audit_table, collect,
+                                resolve_path)
+from qencode_nb.errors import EntryError, ParameterError
+from qencode_nb.plots import adapt_operator_plot
+from qencode_nb.record import read_records
+from qencode_nb.studies import finding, optimizers_study, summarise
+from test_studies import _check_summary_against_table
+
+QENCODE_NB = Path(sys.executable).parent / "qencode-nb"
+H4_ADAPT = SHARED_DB / "H4_ccpvdz_JW_ADAPT_v4_tapered__sha256_39f9134a722ad612.json"
+MISSING = "/nonexistent/qencode-nb-test/no_such_entry.json"
+
+
+@pytest.fixture(scope="module")
+def opt_run(tmp_path_factory):
+    """The optimiser study's folder: 4 done runs, then one failed audit beside them."""
+    import papermill
+
+    out = tmp_path_factory.mktemp("optimizers")
+    table = optimizers_study(str(H2_JW_UCCSD), ("COBYLA", "L-BFGS-B"), repeats=2,
+                             out_dir=out, progress=False)
+    with pytest.raises(papermill.PapermillExecutionError):
+        papermill.execute_notebook(str(ROOT / "notebooks" / "audit.ipynb"),
+                                   str(out / "missing_entry.ipynb"),
+                                   parameters={"entry": MISSING, "mode": "rerun"},
+                                   progress_bar=False, cwd=str(ROOT))
+    return out, table
+
+
+def test_optimizers_study_measures_each_optimiser(opt_run):
+    out, table = opt_run
+    assert list(table.columns) == ["optimizer", "repeat", "measured_threads", "energy",
+                                   "energy_hex", "error_mha", "nfev", "seconds", "status",
+                                   "failure", "notebook", "threshold_mha"]
+    assert list(table["optimizer"]) == ["COBYLA", "COBYLA", "L-BFGS-B", "L-BFGS-B"]
+    assert list(table["repeat"]) == [0, 1, 0, 1]
+    assert (table["status"] == "done").all(), table["failure"].tolist()
+    assert (table["measured_threads"] == 1).all() and (table["seconds"] > 0).all()
+    assert [Path(p).stem for p in table["notebook"]] == [
+        f"{H2_JW_UCCSD.stem}__{slug}__r{r}" for slug in ("cobyla", "l-bfgs-b") for r in (0, 1)]
+    published_nfev = json.loads(H2_JW_UCCSD.read_text())["results"]["vqe"]["nfev"]
+    for _, row in table.iterrows():
+        r = read_records(row["notebook"])
+        # Every value comes from the run's records; the run used the optimiser asked for
+        # and tier 1 says so.
+        assert row["nfev"] == r["rerun"]["nfev"] and row["energy"] == r["rerun_energy"]
+        assert row["error_mha"] == r["error_mha"] and row["threshold_mha"] == r["threshold_mha"]
+        assert float.fromhex(row["energy_hex"]) == row["energy"]
+        used = {"COBYLA": "cobyla", "L-BFGS-B": "l-bfgs-b"}[row["optimizer"]]
+        assert r["rerun"]["config"]["optimizer"] == used
+        field = next(f for f in r["fields"] if f["field"] == "optimizer")
+        assert field["status"] == ("equal" if used == "cobyla" else "differs")
+        if used == "cobyla":
+            assert row["nfev"] == published_nfev == 20
+        else:   # QEncode's count: steps x (1 + 2 x parameters)
+            assert row["nfev"] % (1 + 2 * r["rerun"]["config"]["num_params"]) == 0
+            assert "optimizer: declared 'cobyla', re-run used 'l-bfgs-b'" in \
+                r["tiers"]["procedure"]["reasons"]
+        assert row["error_mha"] < row["threshold_mha"]
+    for name, g in table.groupby("optimizer"):
+        assert g["energy_hex"].nunique() == 1, f"{name}: 1-thread repeats must be bit-identical"
+    assert table.loc[table["optimizer"] == "L-BFGS-B", "error_mha"].max() < 1e-3
+    csv = pd.read_csv(out / "optimizers.csv")
+    assert list(csv["energy_hex"]) == list(table["energy_hex"])
+    assert list(csv["nfev"]) == list(table["nfev"])
+
+
+def test_optimizers_summary_finding_and_figure(opt_run):
+    out, table = opt_run
+    summary = summarise(table, "optimizer")
+    _check_summary_against_table(table, summary, "optimizer")
+    for _, s in summary.iterrows():
+        g = table[table["optimizer"] == s["optimizer"]]
+        assert s["median_nfev"] == g["nfev"].median()
+        assert s["median_seconds"] == g["seconds"].median()
+        assert s["spread_mha"] == 0.0 and s["n_distinct_energies"] == 1
+    text = finding(summary, "optimizer")
+    for _, s in summary.iterrows():   # error, nfev and time side by side, from the summary
+        assert (f"{s['optimizer']}: error {s['median_error_mha']:.3g} mHa, "
+                f"nfev {s['median_nfev']:.4g}, {s['median_seconds']:.3g} s "
+                "(2/2 runs bit-identical)") in text
+    fewest = summary.loc[summary["median_nfev"].idxmin(), "optimizer"]
+    assert f"fewest evaluations {fewest}" in text
+    for suffix in (".png", ".svg"):
+        assert (out / f"optimizers{suffix}").stat().st_size > 5_000
+    svg = (out / "optimizers.svg").read_text()
+    for label in ("|E - E_exact| (mHa)", "nfev (QEncode count, evaluations)",
+                  "wall time per run (s)", "optimiser", "threshold 10 mHa"):
+        assert label in svg, label
+
+
+def test_optimizers_study_refuses_bad_input_before_any_run(tmp_path):
+    with pytest.raises(EntryError, match="ADAPT entry"):
+        optimizers_study(str(H4_ADAPT), ("COBYLA",), out_dir=tmp_path, progress=False)
+    with pytest.raises(EntryError, match="Nelder-Mead.*accepted"):
+        optimizers_study(str(H2_JW_UCCSD), ("Nelder-Mead",), out_dir=tmp_path,
+                         progress=False)
+    with pytest.raises(ParameterError, match="optimizers is empty"):
+        optimizers_study(str(H2_JW_UCCSD), (), out_dir=tmp_path, progress=False)
+    with pytest.raises(ParameterError, match="accepted: an integer >= 1"):
+        optimizers_study(str(H2_JW_UCCSD), repeats=0, out_dir=tmp_path, progress=False)
+    assert not list(tmp_path.glob("*.ipynb")), "bad input is refused before any run"
+    proc = subprocess.run([str(QENCODE_NB), "study", "optimizers", str(H4_ADAPT),
+                           "--optimizers", "COBYLA", "--out", str(tmp_path)],
+                          capture_output=True, text=True, cwd=str(ROOT))
+    assert proc.returncode == 2 and "ADAPT entry" in proc.stderr
+
+
+def test_collect_keeps_done_failed_and_partial_runs(opt_run, tmp_path):
+    out, table = opt_run
+    for nb in out.glob("*.ipynb"):
+        shutil.copy(nb, tmp_path / nb.name)
+    # A partial run: a done notebook cut before its last cell (no done record, no error).
+    cut = nbformat.read(table["notebook"][0], as_version=4)
+    cut.cells = cut.cells[:-1]
+    nbformat.write(cut, str(tmp_path / "cut_short.ipynb"))
+    got = collect(tmp_path)
+    assert len(got) == 6 and list(got.columns[:len(COLLECT_COLUMNS)]) == list(COLLECT_COLUMNS)
+    rows = got.set_index(got["notebook"].map(lambda p: Path(p).stem))
+
+    failed = rows.loc["missing_entry"]
+    assert failed["status"] == "failed" and failed["done"] == False  # noqa: E712
+    assert failed["exception"] == True  # noqa: E712  papermill's flag
+    assert failed["parameters.entry"] == MISSING
+    assert failed["error.type"] == "EntryError" and MISSING in failed["error.message"]
+    assert failed["failure"] == (f"{failed['error.stage']}: {failed['error.type']}: "
+                                 f"{failed['error.message']}")
+    partial = rows.loc["cut_short"]
+    assert partial["status"] == "partial" and partial["failure"] == \
+        "the notebook has no done record"
+
+    for _, row in table.iterrows():
+        c = rows.loc[Path(row["notebook"]).stem]
+        r = read_records(row["notebook"])
+        assert c["status"] == "done" and c["done"] == True and pd.isna(c["failure"])  # noqa: E712
+        assert c["parameters.optimizer"] == row["optimizer"]
+        assert c["parameters.blas_threads"] == 1 and c["parameters.mode"] == "rerun"
+        # Records flattened one level: a dict becomes name.key, other values stay.
+        assert c["rerun.nfev"] == row["nfev"] and c["rerun_energy"] == row["energy"]
+        assert c["rerun.config"] == r["rerun"]["config"] and c["verdict"] == r["verdict"]
+        assert c["duration"] == nbformat.read(row["notebook"], as_version=4) \
+            .metadata.papermill.duration > 0
+    # audit_table still reads the same folder, the failed run included.
+    audit = audit_table(tmp_path)
+    assert sorted(audit["status"]) == sorted(["done"] * 4 + ["failed"] * 2)
+    with pytest.raises(FileNotFoundError):
+        collect(tmp_path / "absent")
+
+
+def _adapt_counts_from_files() -> dict:
+    counts = {}
+    for path in sorted(SHARED_DB.glob("*.json")):
+        raw = json.loads(path.read_text())
+        meta = raw["encoding"].get("adapt_metadata")
+        if raw["encoding"]["ansatz_type"].lower() == "adapt":
+            counts[raw["problem"]["name"]] = len(meta["selected_operator_indices"])
+    return counts
+
+
+def test_adapt_operator_table_and_plot(tmp_path, monkeypatch):
+    table = adapt_operator_table(SHARED_DB)
+    expected = _adapt_counts_from_files()
+    assert dict(zip(table["system"], table["n_operators"])) == expected
+    assert set(expected) == {"H4", "H6", "H8", "H10", "N2", "benzene", "H2CO"}
+    # Read by hand from the JSON files: H10 selected 300 operators, its cap (max_operators).
+    assert expected["H10"] == 300 and expected["H4"] == 1
+    chains = table[table["hydrogen_chain"]]
+    assert list(chains["system"]) == ["H4", "H6", "H8", "H10"]
+    assert list(chains["n_h_atoms"]) == list(chains["active_orbitals"]) == [4, 6, 8, 10]
+    assert list(chains["n_operators"]) == [expected[s] for s in ("H4", "H6", "H8", "H10")]
+    assert list(table.loc[table["capped"], "system"]) == ["H10"]
+    assert not table.loc[~table["hydrogen_chain"], "system"].isin(["H4", "H6"]).any()
+    adapt_operator_plot(table, tmp_path / "adapt")
+    svg = (tmp_path / "adapt.svg").read_text()
+    for label in ("selected ADAPT operators (count)",
+                  "system size: H atoms = active spatial orbitals (count)", "H10: 300",
+                  "benzene"):
+        assert label in svg, label
+    assert (tmp_path / "adapt.png").stat().st_size > 5_000
+    # The default db of figures.ipynb is meant from the repository root; found from anywhere.
+    monkeypatch.chdir(tmp_path)
+    assert resolve_path("../shared/qencode-v4/db") == SHARED_DB.resolve()
+    with pytest.raises(FileNotFoundError, match="neither"):
+        resolve_path("no/such/folder")
+
+
+def test_figures_notebook_with_stock_papermill(opt_run, tmp_path):
+    import papermill
+
+    out, table = opt_run
+    figs = tmp_path / "figures"
+    no_csv = tmp_path / "empty-study"
+    no_csv.mkdir()
+    out_nb = tmp_path / "figures.ipynb"
+    papermill.execute_notebook(str(ROOT / "notebooks" / "figures.ipynb"), str(out_nb),
+                               parameters={"sweep_dir": str(out), "optimizers_dir": str(out),
+                                           "kernels_dir": str(no_csv), "out": str(figs)},
+                               progress_bar=False, cwd=str(ROOT))
+    r = read_records(out_nb)
+    assert r["done"] is True
+    assert set(r["figures"]) == {"margins", "optimizers", "adapt_operators"}
+    for name, paths in r["figures"].items():
+        assert paths == [str(figs / f"{name}.png"), str(figs / f"{name}.svg")]
+        assert r[f"figure.{name}"] == paths and all(Path(p).stat().st_size > 5_000
+                                                    for p in paths)
+    assert r["skipped"] == {"threads": "threads_dir is None",
+                            "kernels": f"no {no_csv / 'kernels.csv'}"}
+    assert r["margins_entries"] == len(audit_table(out)) == 5
+    assert "|E - E_exact| (mHa)" in (figs / "margins.svg").read_text()
+    assert "wall time per run (s)" in (figs / "optimizers.svg").read_text()
+    adapt = pd.DataFrame(r["adapt_operators"])
+    assert dict(zip(adapt["system"], adapt["n_operators"])) == _adapt_counts_from_files()
+
+
+def test_threading_notebook_runs_an_optimizers_study(tmp_path):
+    import papermill
+
+    out_nb = tmp_path / "threading.ipynb"
+    papermill.execute_notebook(str(ROOT / "notebooks" / "threading.ipynb"), str(out_nb),
+                               parameters={"entry": str(H2_JW_UCCSD), "study": "optimizers",
+                                           "optimizers": ["L-BFGS-B"], "repeats": 1,
+                                           "out": str(tmp_path / "runs")},
+                               progress_bar=False, cwd=str(ROOT))
+    r = read_records(out_nb)
+    assert r["done"] is True and r["by"] == "optimizer" and r["failed"] == {}
+    table = pd.DataFrame(r["table"])
+    assert list(table["optimizer"]) == ["L-BFGS-B"] and list(table["measured_threads"]) == [1]
+    assert table["nfev"][0] == read_records(table["notebook"][0])["rerun"]["nfev"]
+    assert r["finding"] == finding(summarise(table, "optimizer"), "optimizer")
+    assert r["table_csv"].endswith("optimizers.csv") and all(Path(p).is_file()
+                                                             for p in r["figure"])
+
+
+def test_cli_study_optimizers_adam(tmp_path):
+    out = tmp_path / "cli"
+    proc = subprocess.run([str(QENCODE_NB), "study", "optimizers", str(H2_JW_UCCSD),
+                           "--optimizers", "Adam(lr=0.05)", "--repeats", "1",
+                           "--out", str(out)],
+                          capture_output=True, text=True, cwd=str(ROOT))
+    assert proc.returncode == 0, proc.stderr
+    table = pd.read_csv(out / "optimizers.csv")
+    assert list(table["optimizer"]) == ["Adam(lr=0.05)"] and table["status"][0] == "done"
+    r = read_records(table["notebook"][0])
+    assert r["rerun"]["config"]["optimizer"] == "adam" and table["nfev"][0] == r["rerun"]["nfev"]
+    assert finding(summarise(table, "optimizer"), "optimizer") in proc.stdout
+    assert "median_nfev" in proc.stdout and "median_seconds" in proc.stdout
+    assert (out / "optimizers.png").is_file() and (out / "optimizers.svg").is_file()
+
+
+def test_optimizers_parameter_file_names_notebook_parameters():
+    import papermill
+
+    from qencode_nb import vocabulary
+
+    declared = set(papermill.inspect_notebook(str(ROOT / "notebooks" / "threading.ipynb")))
+    params = yaml.safe_load((ROOT / "params" / "studies" / "optimizers_lih.yaml").read_text())
+    assert set(params) <= declared, set(params) - declared
+    assert params["entry"] == "lih" and params["study"] == "optimizers"
+    assert [vocabulary.optimizer(o).name for o in params["optimizers"]] == \
+        ["cobyla", "l-bfgs-b", "adam"]
