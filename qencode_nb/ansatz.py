@@ -102,9 +102,7 @@ def tapered_uccsd_ops(num_electrons: int, n_qubits_full: int, generators,
     import pennylane as qml
     from pennylane import qchem
 
-    singles, doubles = qchem.excitations(num_electrons, n_qubits_full)
-    excitations = ([(qml.DoubleExcitation, w) for w in doubles]
-                   + [(qml.SingleExcitation, w) for w in singles])
+    excitations = uccsd_excitations(num_electrons, n_qubits_full)
     if n_qubits_full > TAPER_OPERATION_MAX_QUBITS:
         return _tapered_generator_pool(excitations, n_qubits_full, generators,
                                        paulixops, sectors)
@@ -125,13 +123,45 @@ def tapered_uccsd_ops(num_electrons: int, n_qubits_full: int, generators,
     return pool
 
 
+def uccsd_excitations(num_electrons: int, n_qubits_full: int) -> list:
+    """``[(gate class, wires)]``: every double of ``qchem.excitations`` then every
+    single, in the generator's pool order (``_get_tapered_uccsd_ops``)."""
+    import pennylane as qml
+    from pennylane import qchem
+
+    singles, doubles = qchem.excitations(num_electrons, n_qubits_full)
+    return ([(qml.DoubleExcitation, w) for w in doubles]
+            + [(qml.SingleExcitation, w) for w in singles])
+
+
+def tapered_pool_excitations(num_electrons: int, n_qubits_full: int, generators,
+                             paulixops, sectors) -> list:
+    """The > 12-qubit pool as ``(gate, wires, tapered op)`` triples, in pool order.
+
+    Raises:
+        ValueError: ``n_qubits_full`` is 12 or less (that pool splits
+            excitations into Pauli words, which the sector engine cannot map).
+    """
+    if n_qubits_full <= TAPER_OPERATION_MAX_QUBITS:
+        raise ValueError(f"{n_qubits_full} qubits: the generator's pool at <= "
+                         f"{TAPER_OPERATION_MAX_QUBITS} qubits is made of single Pauli "
+                         "words, not excitations")
+    return _tapered_generator_pool(uccsd_excitations(num_electrons, n_qubits_full),
+                                   n_qubits_full, generators, paulixops, sectors,
+                                   with_excitations=True)
+
+
 B_CUBED_TOL = 1e-8
 """Tolerance of the generator's ``max|B^3 + B|`` validity check (> 12 qubits)."""
 
 
 def _tapered_generator_pool(excitations, n_qubits_full, generators, paulixops,
-                            sectors) -> list:
-    """The > 12-qubit branch of :func:`tapered_uccsd_ops` (tapered generators)."""
+                            sectors, *, with_excitations: bool = False) -> list:
+    """The > 12-qubit branch of :func:`tapered_uccsd_ops` (tapered generators).
+
+    With ``with_excitations`` each entry is ``(gate, wires, op)``: the
+    untapered excitation kept and its tapered operator (the sector engine
+    maps pool entries back to excitations this way)."""
     import pennylane as qml
     from pennylane import qchem
 
@@ -152,7 +182,8 @@ def _tapered_generator_pool(excitations, n_qubits_full, generators, paulixops,
                 B = (2j * M).tocsr()
                 if abs(B @ B @ B + B).max() > B_CUBED_TOL:
                     continue
-                pool.append(qml.exp(G_tap, coeff=0j))
+                op = qml.exp(G_tap, coeff=0j)
+                pool.append((gate, list(exc_wires), op) if with_excitations else op)
             except Exception:  # the generator counts these as vanished and drops them
                 continue
     return pool
