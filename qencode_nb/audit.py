@@ -148,6 +148,10 @@ class Problem:
     ansatz: str = ""              # the ansatz built: hea, uccsd or adapt
     reps: int | None = None       # HEA repetitions built
     sectors: list | None = None   # Z2 sectors the tapered operators were built in
+    engine_requested: str | None = None  # None (the recorded backend) or "sector"
+    sector: object = None         # sector_map.SectorProblem when the sector engine runs
+    sector_reason: str | None = None         # why the sector engine does not run
+    sector_replay_reason: str | None = None  # why stored angles are not replayed on it
 
 
 def rebuild(entry):
@@ -211,7 +215,28 @@ def hamiltonian_check(entry, rebuilt) -> dict:
     return out
 
 
-def build_problem(entry, rebuilt) -> Problem:
+ENGINES = ("sector",)
+"""Engines an audit may request instead of the recorded backend (``engine``
+parameter; ``None`` runs the recorded one)."""
+
+
+def check_engine(engine):
+    """``None`` or a name of :data:`ENGINES` (case-insensitive).
+
+    Raises:
+        EntryError: naming the field ``engine``, the value and the accepted values.
+    """
+    if engine is None:
+        return None
+    name = str(engine).strip().lower()
+    if name not in ENGINES:
+        raise EntryError(f"engine {engine!r} is not accepted; accepted: None (the recorded "
+                         f"backend), {', '.join(ENGINES)}", field="engine")
+    return name
+
+
+def build_problem(entry, rebuilt, engine: str | None = None,
+                  hamiltonian: dict | None = None) -> Problem:
     """Hamiltonian and ansatz circuit of an entry.
 
     The stored qubit Hamiltonian is used when the entry has one, else the
@@ -223,24 +248,46 @@ def build_problem(entry, rebuilt) -> Problem:
     :func:`qencode_nb.ansatz.tapered_uccsd_ops`) and the recorded engine
     (the optimiser string, e.g. "ADAPT-VQE (L-BFGS-B inner, statevector
     engine)"; "qnode" when it names none).
+
+    ``engine="sector"`` also builds the sector problem
+    (:func:`qencode_nb.sector_map.build`) when the entry maps; otherwise
+    ``sector_reason`` says why and the recorded backend runs.  ``hamiltonian``
+    (the Hamiltonian check) decides whether the stored angles may be replayed
+    on the rebuilt sector (:func:`qencode_nb.sector_map.replay_reason`).
+
+    Raises:
+        EntryError: an engine other than None or "sector".
     """
-    from qencode_nb import ansatz, hamiltonian
+    from qencode_nb import ansatz
+    from qencode_nb import hamiltonian as hamiltonian_mod
+
+    engine_requested = check_engine(engine)
 
     _, tapered = rebuilt
     if entry.has_stored_hamiltonian:
-        H = hamiltonian.from_pauli_terms(entry.pauli_terms, entry.tapered_num_qubits)
+        H = hamiltonian_mod.from_pauli_terms(entry.pauli_terms, entry.tapered_num_qubits)
         origin = "stored"
     else:
         H = tapered.H_tapered
         origin = "rebuilt (of_bridge)"
     wires = list(range(entry.tapered_num_qubits))
-    pool = engine = None
+    pool = engine = sector = sector_reason = None
+    if engine_requested == "sector":
+        from qencode_nb import sector_map
+
+        try:
+            sector = sector_map.build(entry, rebuilt, circuit=entry.optimizer.engine or "qnode")
+        except sector_map.NotMappable as exc:
+            sector_reason = exc.reason
     if entry.ansatz == "hea":
         circuit = ansatz.hea_circuit(entry.hf_tapered_state, entry.reps)
         n_params = ansatz.hea_num_params(len(wires), entry.reps)
     else:
-        ops = ansatz.tapered_uccsd_ops(entry.active_space[0], tapered.n_qubits_full,
-                                       tapered.generators, tapered.paulixops, tapered.sectors)
+        # On the sector engine the pool is its excitations: the tapered
+        # operators (~1 min at H10) are not built.
+        ops = sector.excitations if sector is not None else ansatz.tapered_uccsd_ops(
+            entry.active_space[0], tapered.n_qubits_full, tapered.generators,
+            tapered.paulixops, tapered.sectors)
         if entry.ansatz == "uccsd":
             circuit = ansatz.uccsd_circuit(entry.hf_tapered_state, ops)
             n_params = len(ops)
@@ -248,11 +295,18 @@ def build_problem(entry, rebuilt) -> Problem:
             circuit, pool = None, ops
             engine = entry.optimizer.engine or "qnode"
             n_params = len((entry.adapt or {}).get("selected_operator_indices") or [])
-    return Problem(hamiltonian=H, hamiltonian_origin=origin, circuit=circuit, wires=wires,
-                   num_params=n_params, constant_ha=entry.bk_constant_correction_ha or 0.0,
-                   e_target=entry.casci_energy, pool=pool, engine=engine,
-                   ansatz=entry.ansatz, reps=entry.reps if entry.ansatz == "hea" else None,
-                   sectors=[int(x) for x in tapered.sectors])
+    problem = Problem(hamiltonian=H, hamiltonian_origin=origin, circuit=circuit, wires=wires,
+                      num_params=n_params, constant_ha=entry.bk_constant_correction_ha or 0.0,
+                      e_target=entry.casci_energy, pool=pool, engine=engine,
+                      ansatz=entry.ansatz, reps=entry.reps if entry.ansatz == "hea" else None,
+                      sectors=[int(x) for x in tapered.sectors],
+                      engine_requested=engine_requested, sector=sector,
+                      sector_reason=sector_reason)
+    if sector is not None:
+        from qencode_nb import sector_map
+
+        problem.sector_replay_reason = sector_map.replay_reason(hamiltonian)
+    return problem
 
 
 def energy_function(entry, problem: Problem):
@@ -310,6 +364,9 @@ def replay(entry, problem: Problem) -> dict:
         raise EntryError(f"{len(entry.optimal_params)} stored parameters but the "
                          f"{entry.ansatz} ansatz has {problem.num_params}",
                          field="results.vqe.optimal_params", path=entry.source)
+    fallback = None
+    if problem.engine_requested == "sector":
+        fallback = problem.sector_reason or problem.sector_replay_reason
     if problem.pool is not None:
         from qencode_nb import adapt
 
@@ -318,22 +375,57 @@ def replay(entry, problem: Problem) -> dict:
             raise EntryError(f"records a pool of {n_pool} operators; the rebuilt pool has "
                              f"{len(problem.pool)}",
                              field="encoding.adapt_metadata.n_operators_pool", path=entry.source)
-        energy = adapt.replay_energy(problem.hamiltonian, problem.pool, entry.hf_tapered_state,
-                                     entry.adapt["selected_operator_indices"],
-                                     entry.optimal_params, problem.wires,
-                                     engine=problem.engine, backend=entry.backend,
-                                     matrix_free=len(problem.wires) > MAX_CSR_QUBITS)
+        if problem.sector is not None and fallback is None:
+            energy = _sector_replay(entry, problem)
+        else:
+            if problem.sector is not None:   # built, but the stored angles do not apply
+                problem.pool = _tapered_pool(entry, problem)
+            energy = adapt.replay_energy(problem.hamiltonian, problem.pool,
+                                         entry.hf_tapered_state,
+                                         entry.adapt["selected_operator_indices"],
+                                         entry.optimal_params, problem.wires,
+                                         engine=problem.engine, backend=entry.backend,
+                                         matrix_free=len(problem.wires) > MAX_CSR_QUBITS)
     else:
         energy = energy_function(entry, problem)(np.array(entry.optimal_params, dtype=float))
     out = compare(energy + problem.constant_ha, entry.published_energy)
+    out["engine"] = ("sector" if problem.sector is not None and fallback is None
+                     else (problem.engine or entry.backend))
+    if fallback:
+        out["engine_fallback"] = fallback
     out["status"] = "pass" if out["abs_delta_ha"] <= REPLAY_TOL_HA else "fail"
     out["tolerance_ha"] = REPLAY_TOL_HA
     out["hamiltonian"] = problem.hamiltonian_origin
     return out
 
 
+def _sector_replay(entry, problem: Problem) -> float:
+    """Stored ADAPT angles on the sector engine (Ha, uncorrected)."""
+    from qencode_nb import sector as S
+
+    sp = problem.sector
+    selected = [int(k) for k in entry.adapt["selected_operator_indices"]]
+    params = [sp.angle_factor * float(x) for x in entry.optimal_params]
+    c = S.build_state(sp.sector, sp.generators, selected, params)
+    return sp.sector.energy(c.reshape(sp.sector.shape))
+
+
+def _tapered_pool(entry, problem: Problem) -> list:
+    """The generator's tapered pool (when the sector engine cannot be used after all)."""
+    from qencode_nb import ansatz
+
+    _, tap = rebuild(entry)
+    return ansatz.tapered_uccsd_ops(entry.active_space[0], tap.n_qubits_full, tap.generators,
+                                    tap.paulixops, tap.sectors)
+
+
 def rerun(entry, problem: Problem, optimizer: str | None = None) -> dict:
     """Re-run the recorded optimiser with the recorded budgets.
+
+    On the sector engine when the problem was built with ``engine="sector"``
+    and the entry maps (the configuration's ``backend`` is then "sector", so
+    tier 1 lists the deviation); otherwise on the recorded backend, with
+    ``engine_fallback`` giving the reason when the sector engine was asked for.
 
     ``optimizer`` (a study's override, e.g. "l-bfgs-b" or "Adam(lr=0.1)";
     vocabulary as ``run_config.optimizer``) replaces the recorded optimiser
@@ -350,6 +442,13 @@ def rerun(entry, problem: Problem, optimizer: str | None = None) -> dict:
     ``restart_nfev``, the configuration used, and ``findings`` (quirks of
     the generator's procedure that this run reproduced).
     """
+    out = _rerun(entry, problem, optimizer)
+    if problem.engine_requested == "sector" and problem.sector is None:
+        out["engine_fallback"] = problem.sector_reason
+    return out
+
+
+def _rerun(entry, problem: Problem, optimizer: str | None) -> dict:
     from qencode_nb.vqe import run_vqe
 
     opt = entry.optimizer
@@ -361,12 +460,14 @@ def rerun(entry, problem: Problem, optimizer: str | None = None) -> dict:
             raise EntryError(f"{optimizer!r} is not accepted for an ADAPT entry or as an "
                              "override; accepted: COBYLA, L-BFGS-B, Adam(lr=<float>) on "
                              "a hea or uccsd entry", field="optimizer")
+    if problem.pool is not None and problem.sector is not None:
+        return _rerun_adapt_sector(entry, problem)
     if problem.pool is not None and len(problem.wires) > MAX_CSR_QUBITS:
         return {"status": "n/a", "energy": None,
                 "reason": f"re-running ADAPT on {len(problem.wires)} tapered qubits is not "
                           "possible here: the statevector engine's CSR Hamiltonian needs "
                           f"~13 GB above {MAX_CSR_QUBITS} qubits and QEncode reported ~2 h "
-                          f"({entry.published_nfev} nfev); it awaits the sector engine",
+                          f"({entry.published_nfev} nfev); run it with engine='sector'",
                 "published": {"nfev": entry.published_nfev}}
     if problem.pool is not None:
         return _rerun_adapt(entry, problem)
@@ -427,6 +528,35 @@ def _rerun_adapt(entry, problem: Problem) -> dict:
                           e_target=problem.e_target, early_stop=entry.early_stop,
                           inner=entry.optimizer.inner or "cobyla", engine=problem.engine,
                           backend=entry.backend)
+    return _adapt_record(entry, problem, res, entry.backend)
+
+
+def _rerun_adapt_sector(entry, problem: Problem) -> dict:
+    """The ADAPT re-run of :func:`_rerun_adapt` on the sector engine
+    (:func:`qencode_nb.adapt.run_adapt_sector`): same pool order, rules and
+    budgets; the backend is "sector"."""
+    from qencode_nb import adapt
+
+    meta = entry.adapt
+    sp = problem.sector
+    res = adapt.run_adapt_sector(sp.sector, sp.generators,
+                                 gradient_threshold=meta["gradient_threshold"],
+                                 max_operators=meta["max_operators"],
+                                 max_iterations=entry.max_iterations, seed=entry.seed,
+                                 e_target=problem.e_target, early_stop=entry.early_stop,
+                                 inner=entry.optimizer.inner or "cobyla")
+    out = _adapt_record(entry, problem, res, "sector")
+    out["findings"].append(
+        f"re-run on the sector engine ({sp.sector.dim} determinants, H·ψ by "
+        f"{sp.sector.hop_method}) instead of the recorded {problem.engine} engine on "
+        f"{entry.backend}: same procedure, different arithmetic (agrees to rounding)")
+    out["sector_build_seconds"] = sp.seconds
+    return out
+
+
+def _adapt_record(entry, problem: Problem, res, backend: str) -> dict:
+    """The re-run record of an ADAPT run (:class:`qencode_nb.adapt.AdaptResult`)."""
+    meta = entry.adapt
     recorded = meta.get("selected_operator_indices")
     findings = ["the generator's ADAPT draws no random numbers: the recorded seed has no "
                 f"effect (run_config.seed={entry.seed}, multistart_requested="
@@ -436,8 +566,8 @@ def _rerun_adapt(entry, problem: Problem) -> dict:
         findings.append("operator selection tied at outer iteration(s) "
                         f"{res.tied_iterations}; the lowest pool index won, a choice "
                         "last-digit differences can flip")
-    if res.engine == "statevector":
-        findings.append("the statevector engine's nfev counts optimiser steps x (1 + "
+    if res.engine in ("statevector", "sector") and res.inner == "l-bfgs-b":
+        findings.append(f"the {res.engine} engine's nfev counts optimiser steps x (1 + "
                         "n_params), not energy evaluations; not comparable with COBYLA nfev")
     return {
         **_outcome(problem, res.best_energy, res.params, res.nfev, 1, res.stopped_early),
@@ -448,13 +578,15 @@ def _rerun_adapt(entry, problem: Problem) -> dict:
         "max_gradients": res.max_gradients,
         "tied_iterations": res.tied_iterations,
         "optimizer_label": res.optimizer_label,
+        "wall_s": res.wall_s,
         "config": {"optimizer": "adapt", "inner": res.inner, "engine": res.engine,
                    "gradient_threshold": res.gradient_threshold,
                    "max_operators": res.max_operators, "max_iterations": res.max_iterations,
                    "seed": res.seed, "early_stop": entry.early_stop,
-                   "pool": res.n_pool, "backend": entry.backend,
+                   "pool": res.n_pool, "backend": backend,
                    "early_stop_target_ha": problem.e_target, "early_stop_threshold_ha": 0.01,
-                   "hamiltonian": problem.hamiltonian_origin},
+                   "hamiltonian": ("rebuilt sector (PySCF CASCI integrals)"
+                                   if res.engine == "sector" else problem.hamiltonian_origin)},
         "published": {"nfev": entry.published_nfev, "early_stopped": entry.published_early_stopped,
                       "selected_operator_indices": recorded,
                       "converged": meta.get("converged"), "n_iterations": meta.get("n_iterations")},
@@ -646,6 +778,10 @@ def verdict(entry, rerun_energy: float | None, provenance: dict, blas_threads: i
         reasons.append("not the reference environment: " + ", ".join(drift))
     if blas_threads != 1:
         reasons.append(f"{blas_threads} BLAS threads measured (reference: 1)")
+    for row in (procedure or {}).get("fields") or []:
+        if row.get("field") == "backend" and row.get("status") == "differs":
+            reasons.append(f"re-run on {row['used']}, not the recorded {row['declared']}: "
+                           "other arithmetic, bit identity is not expected")
     kernels = sorted({str(p.get("architecture")) for p in provenance["blas"]["pools"]
                       if p.get("library") == "openblas"})
     kernel_note = ("BLAS kernel not recorded by the entry; this run used "

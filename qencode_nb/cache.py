@@ -59,7 +59,7 @@ from pathlib import Path
 from qencode_nb.errors import CapabilityMissing, EntryError, QencodeNbError
 
 FORMAT = "qencode-nb-rebuild-cache"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 """Bump when the payload layout or its meaning changes."""
 
 ENV_CACHE_DIR = "QENCODE_NB_CACHE"
@@ -237,6 +237,9 @@ class ChemSummary:
     #: geometry (Angstrom), basis, charge, spin, active_space [ne, no],
     #: orbital_optimization, mapping, hamiltonian_source ... (audit tier 1).
     inputs: dict | None = None
+    #: Active-space integrals for the sector engine
+    #: (:func:`qencode_nb.chemistry.active_space_integrals`).
+    integrals: dict | None = None
 
     @property
     def uses_casscf_orbitals(self) -> bool:
@@ -347,8 +350,16 @@ def _payload(chem, tap, e_tapered, e_qubit, method, seconds) -> dict:
             "bk_max_imaginary_abs_ha": _opt_float(tap.bk_max_imaginary_abs_ha),
             "max_imaginary_abs_ha": float(tap.max_imaginary_abs_ha),
         },
+        "integrals": chem_integrals(chem),
         "build_seconds": seconds,
     }
+
+
+def chem_integrals(chem) -> dict:
+    """:func:`qencode_nb.chemistry.active_space_integrals` of a fresh build."""
+    from qencode_nb.chemistry import active_space_integrals
+
+    return active_space_integrals(chem)
 
 
 def _require(mapping, name, types, where):
@@ -403,6 +414,18 @@ def _check_payload(payload) -> None:
     _require(tap, "bk_max_imaginary_abs_ha", _OPT_NUM, "taper")
     _require(tap, "max_imaginary_abs_ha", _NUM, "taper")
     _require(tap, "hf_tapered_dtype", (str,), "taper")
+    ints = _require(payload, "integrals", (dict,), "payload")
+    norb = _require(ints, "norb", (int,), "integrals")
+    _require(ints, "ecore", _NUM, "integrals")
+    h1 = _require(ints, "h1", (list,), "integrals")
+    h2 = _require(ints, "h2", (list,), "integrals")
+    npair = norb * (norb + 1) // 2
+    if len(h1) != norb or any(not isinstance(r, list) or len(r) != norb for r in h1):
+        raise CacheCorrupt(f"integrals.h1 is not {norb} x {norb}")
+    if len(h2) != npair * (npair + 1) // 2:
+        raise CacheCorrupt(f"integrals.h2 has {len(h2)} values, want {npair * (npair + 1) // 2}")
+    if len(_require(ints, "nelec", (list,), "integrals")) != 2:
+        raise CacheCorrupt("integrals.nelec is not [n_alpha, n_beta]")
 
 
 def _check_spec(spec, where):
@@ -450,7 +473,8 @@ def _restore(payload: dict):
     ex = payload["exact"]
     chem = ChemSummary(**payload["chem"], e_exact_tapered_ha=ex["e_exact_tapered_ha"],
                        e_exact_qubit_ha=ex["e_exact_qubit_ha"], exact_method=ex.get("method"),
-                       build_seconds=payload.get("build_seconds"))
+                       build_seconds=payload.get("build_seconds"),
+                       integrals=payload["integrals"])
     return chem, taper
 
 
@@ -655,7 +679,8 @@ def cached_rebuild(geometry: str, basis: str, charge: int, spin: int,
         store(key, material, payload, root)
     summary = ChemSummary(**{name: getattr(chem, name) for name in _CHEM_FIELDS},
                           e_exact_tapered_ha=e_tap, e_exact_qubit_ha=e_qubit,
-                          exact_method=method, build_seconds=seconds)
+                          exact_method=method, build_seconds=seconds,
+                          integrals=payload["integrals"])
     _mark(summary, False, status, key, path, material["problem"])
     return summary, tap
 

@@ -253,3 +253,27 @@ def mean_field_for_active_space(chem: ChemistryResult):
     mf = copy.copy(chem.mf)
     mf.mo_coeff = chem.mo_coeff
     return mf
+
+
+def active_space_integrals(chem: ChemistryResult) -> dict:
+    """The CASCI active-space Hamiltonian of ``chem`` as plain data.
+
+    The same integrals the of_bridge Hamiltonian is built from
+    (``mcscf.CASCI(mf, no, ne).get_h1eff()`` and ``get_h2eff()`` on
+    :func:`mean_field_for_active_space`), for the sector engine.
+
+    Returns:
+        ``{"norb", "nelec": [n_alpha, n_beta], "h1": norb x norb nested list
+        (Ha), "h2": the 8-fold packed two-electron integrals (Ha, chemist
+        notation, ``ao2mo.restore(8, ...)``, length npair*(npair+1)/2 with
+        npair = norb*(norb+1)/2), "ecore": core energy (Ha)}``.
+    """
+    from pyscf import ao2mo, mcscf
+
+    no, ne = chem.num_spatial_orbitals, chem.num_electrons
+    cas = mcscf.CASCI(mean_field_for_active_space(chem), no, ne)
+    h1, ecore = cas.get_h1eff()
+    h2 = ao2mo.restore(8, cas.get_h2eff(), no)
+    return {"norb": int(no), "nelec": list(active_electron_split(ne)),
+            "h1": [[float(x) for x in row] for row in h1],
+            "h2": [float(x) for x in h2], "ecore": float(ecore)}

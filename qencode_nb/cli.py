@@ -1,13 +1,13 @@
 """The ``qencode-nb`` command.
 
 ``qencode-nb sweep DIR_OR_NAMES... [--mode M] [--workers N] [--scheduler ADDR]
-[--subset ci] [--timeout S] [--out RUNS_DIR]`` audits many entries
+[--subset ci] [--timeout S] [--engine sector] [--out RUNS_DIR]`` audits many entries
 (:mod:`qencode_nb.sweep`), one process and kernel each, and writes
 ``RUNS_DIR/summary.csv`` and ``RUNS_DIR/margins.{png,svg}``; exit status 1
 when any audit failed (each failure is listed), 2 on bad arguments.
 
 ``qencode-nb audit ENTRY [--threads N] [--coretype K] [--mode M] [--db DIR]
-[--out OUT.ipynb] [--json]`` runs ``notebooks/audit.ipynb`` through the
+[--engine sector] [--out OUT.ipynb] [--json]`` runs ``notebooks/audit.ipynb`` through the
 pinned papermill engine (:mod:`qencode_nb.runner`) and prints the verdict, or
 with ``--json`` every record as one JSON object.  Exit status: 0 when the
 run recorded ``done`` with no alert, 3 when it did but raised alerts
@@ -30,6 +30,11 @@ finding; writes ``threads.csv`` / ``kernels.csv`` / ``optimizers.csv`` and
 the figure ``threads.{png,svg}`` / ``kernels.{png,svg}`` /
 ``optimizers.{png,svg}`` in --out.  Exit status 0, 1 when a run failed, 2 on
 bad arguments.
+
+``--engine sector`` (audit, sweep, study threads/kernels) runs the entries
+whose ansatz maps (ADAPT above 12 untapered qubits, jordan_wigner) on the
+sector engine (:mod:`qencode_nb.sector_map`); the others run their recorded
+backend and the reason is recorded.
 """
 
 from __future__ import annotations
@@ -40,6 +45,10 @@ import sys
 from pathlib import Path
 
 from qencode_nb.errors import QencodeNbError
+
+
+ENGINE_HELP = ("sector: run UCCSD/ADAPT entries that map on the fast sector engine "
+               "(tier 1 lists the backend deviation); default: the recorded backend")
 
 
 def _audit(args) -> int:
@@ -55,6 +64,8 @@ def _audit(args) -> int:
     params = {"entry": str(args.entry), "blas_threads": args.threads, "mode": args.mode}
     if args.coretype:
         params["blas_coretype"] = args.coretype
+    if args.engine:
+        params["engine"] = args.engine
     if args.db:
         params["db"] = str(Path(args.db).resolve())
     if Path(args.entry).exists() or Path(args.entry).suffix in (".json", ".yaml", ".yml"):
@@ -82,7 +93,7 @@ def _sweep(args) -> int:
         table = sweep(args.targets, args.out, mode=args.mode, workers=args.workers,
                       blas_threads=args.threads, blas_coretype=args.coretype, db=args.db,
                       timeout=args.timeout, cell_timeout=args.cell_timeout,
-                      scheduler=args.scheduler, subset=args.subset)
+                      scheduler=args.scheduler, subset=args.subset, engine=args.engine)
     except QencodeNbError as exc:
         print(f"qencode-nb: {exc}", file=sys.stderr)
         return 2
@@ -111,9 +122,11 @@ def _study(args) -> int:
                   workers=args.workers, timeout=args.timeout)
     try:
         if args.kind == "threads":
-            by, table = "threads", threads_study(args.entry, args.threads, **common)
+            by, table = "threads", threads_study(args.entry, args.threads, engine=args.engine,
+                                                 **common)
         elif args.kind == "kernels":
-            by, table = "coretype", kernels_study(args.entry, args.coretypes, **common)
+            by, table = "coretype", kernels_study(args.entry, args.coretypes,
+                                                  engine=args.engine, **common)
         else:
             by, table = "optimizer", optimizers_study(args.entry, args.optimizers,
                                                       blas_threads=args.threads, **common)
@@ -153,6 +166,7 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--timeout", type=int, default=None,
                        help="per-cell timeout in seconds (default: none)")
     audit.add_argument("--json", action="store_true", help="print all records as JSON")
+    audit.add_argument("--engine", default=None, help=ENGINE_HELP)
     audit.set_defaults(func=_audit)
 
     sw = sub.add_parser("sweep", help="audit many entries, one kernel each; writes summary.csv")
@@ -173,6 +187,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "(default: a local process pool)")
     sw.add_argument("--subset", default=None,
                     help="run a named subset of the targets: ci")
+    sw.add_argument("--engine", default=None, help=ENGINE_HELP)
     sw.set_defaults(func=_sweep)
 
     st = sub.add_parser("study", help="re-run one entry many times: threads, BLAS kernels "
@@ -194,6 +209,8 @@ def build_parser() -> argparse.ArgumentParser:
     op.add_argument("--repeats", type=int, default=1, help="runs per optimiser (default 1)")
     op.add_argument("--threads", type=int, default=1,
                     help="BLAS threads of every run (default 1)")
+    for p in (th, ke):
+        p.add_argument("--engine", default=None, help=ENGINE_HELP)
     for p in (th, ke, op):
         p.add_argument("entry", help="a name in params/ (lih, h2, h6) or a .yaml/.json path")
         p.add_argument("--mode", default="rerun", help="rerun (default) or full")

@@ -64,6 +64,7 @@ class Sector:
     hop_method: str = "contract_2e"
     _occ: object = field(default=None, repr=False)
     _csr: object = field(default=None, repr=False)
+    _link: object = field(default=None, repr=False)
 
     @property
     def shape(self) -> tuple:
@@ -81,9 +82,13 @@ class Sector:
         The two agree to rounding (tested to 1e-12 Ha)."""
         if self.hop_method == "csr":
             return (self.csr() @ c.reshape(-1)).reshape(self.shape)
-        from pyscf.fci import direct_spin1
+        from pyscf.fci import cistring, direct_spin1
 
-        return direct_spin1.contract_2e(self.h2eff, c, self.norb, self.nelec).reshape(self.shape)
+        if self._link is None:   # string link tables, built once instead of per call
+            self._link = (cistring.gen_linkstr_index_trilidx(range(self.norb), self.nelec[0]),
+                          cistring.gen_linkstr_index_trilidx(range(self.norb), self.nelec[1]))
+        return direct_spin1.contract_2e(self.h2eff, c, self.norb, self.nelec,
+                                        link_index=self._link).reshape(self.shape)
 
     def csr(self):
         """The sector Hamiltonian without ``ecore`` as a CSR matrix ``(dim, dim)``
@@ -212,6 +217,21 @@ def from_chemistry(chem) -> Sector:
     h1, ecore = cas.get_h1eff()
     h2 = ao2mo.restore(1, cas.get_h2eff(), no)
     return from_integrals(h1, h2, ecore, no, active_electron_split(ne))
+
+
+def from_summary(summary, hop_method: str | None = None) -> Sector:
+    """The sector of a cached rebuild (:class:`qencode_nb.cache.ChemSummary`
+    with ``integrals``): no PySCF mean-field calculation is repeated.
+
+    Raises:
+        ValueError: the summary carries no integrals.
+    """
+    ints = getattr(summary, "integrals", None)
+    if not ints:
+        raise ValueError("this rebuild summary has no active-space integrals (a cache "
+                         "file older than format 2); rebuild it")
+    return from_integrals(ints["h1"], ints["h2"], ints["ecore"], ints["norb"],
+                          tuple(ints["nelec"]), hop_method)
 
 
 def generator_matrix_reference(sector: Sector, generator):

@@ -25,20 +25,20 @@ STUDY_MODES = ("rerun", "full")
 
 #: Columns of :func:`threads_study`'s table (energy in Ha, error in mHa, seconds wall).
 #: ``threshold_mha`` is the entry's certification threshold (for the figure).
-THREADS_COLUMNS = ("threads", "repeat", "measured_threads", "energy", "energy_hex",
+THREADS_COLUMNS = ("threads", "repeat", "measured_threads", "engine", "energy", "energy_hex",
                    "error_mha", "nfev", "seconds", "status", "failure", "notebook",
                    "threshold_mha")
 
 #: Columns of :func:`kernels_study`'s table: ``coretype`` is the requested
 #: ``OPENBLAS_CORETYPE``, ``kernel`` the architectures threadpoolctl reports for
 #: the loaded OpenBLAS copies (a build maps a coretype to the nearest kernel it has).
-KERNELS_COLUMNS = ("coretype", "kernel", "repeat", "measured_threads", "energy",
+KERNELS_COLUMNS = ("coretype", "kernel", "repeat", "measured_threads", "engine", "energy",
                    "energy_hex", "error_mha", "nfev", "seconds", "status", "failure",
                    "notebook", "threshold_mha")
 
 #: Columns of :func:`optimizers_study`'s table: ``optimizer`` as requested
 #: (e.g. "Adam(lr=0.05)"); ``nfev`` is QEncode's count for that optimiser.
-OPTIMIZERS_COLUMNS = ("optimizer", "repeat", "measured_threads", "energy", "energy_hex",
+OPTIMIZERS_COLUMNS = ("optimizer", "repeat", "measured_threads", "engine", "energy", "energy_hex",
                       "error_mha", "nfev", "seconds", "status", "failure", "notebook",
                       "threshold_mha")
 
@@ -78,6 +78,7 @@ def _run_row(out: Path, outcome: dict) -> dict:
     arch = sorted({str(p.get("architecture")) for p in pools if p.get("library") == "openblas"})
     return {
         "measured_threads": r.get("blas_threads"),
+        "engine": ((r.get("rerun") or {}).get("config") or {}).get("backend"),
         "kernel": ",".join(arch) or None,
         "energy": energy,
         "energy_hex": energy.hex() if energy is not None else None,
@@ -92,14 +93,16 @@ def _run_row(out: Path, outcome: dict) -> dict:
     }
 
 
-def _run_study(entry, jobs, out_dir, *, mode, db, workers, progress, timeout, desc):
+def _run_study(entry, jobs, out_dir, *, mode, db, workers, progress, timeout, desc,
+               engine=None):
     """Run ``jobs`` = [(group value, repeat, name, extra parameters)]; rows in job order."""
     from tqdm.auto import tqdm
 
-    from qencode_nb.audit import check_mode
+    from qencode_nb.audit import check_engine, check_mode
     from qencode_nb.sweep import _local, resolve_targets
 
     check_mode(mode)
+    engine = check_engine(engine)
     if mode not in STUDY_MODES:
         raise ParameterError(f"mode {mode!r} does not re-run the optimiser; accepted: "
                              + ", ".join(STUDY_MODES))
@@ -113,6 +116,8 @@ def _run_study(entry, jobs, out_dir, *, mode, db, workers, progress, timeout, de
     out = Path(out_dir).resolve()
     out.mkdir(parents=True, exist_ok=True)
     base = {"entry": target, "mode": mode}
+    if engine is not None:
+        base["engine"] = engine
     if db is not None:
         base["db"] = str(Path(db).resolve())
     todo = [(target, str(out), {**base, **extra}, timeout, None, name)
@@ -129,7 +134,7 @@ def _run_study(entry, jobs, out_dir, *, mode, db, workers, progress, timeout, de
 def threads_study(entry, threads=(1, 2), repeats: int = 3, out_dir="runs/threads", *,
                   mode: str = "rerun", db=None, workers: int = 1, progress: bool = True,
                   coretype: str | None = None, timeout: float | None = None,
-                  plot: bool = True):
+                  plot: bool = True, engine: str | None = None):
     """Re-run one entry ``repeats`` times at each BLAS thread count.
 
     Every run is audit.ipynb in its own process and kernel with the parameters
@@ -150,6 +155,9 @@ def threads_study(entry, threads=(1, 2), repeats: int = 3, out_dir="runs/threads
         coretype: optional ``OPENBLAS_CORETYPE`` for every run.
         timeout: per-run wall-clock limit in seconds (None: none).
         plot: write the figure (:func:`qencode_nb.plots.distribution_plot`).
+        engine: audit.ipynb ``engine``: None (the recorded backend) or
+            "sector" (the fast sector engine where the entry maps; the
+            ``engine`` column says what ran).
 
     Returns:
         DataFrame with :data:`THREADS_COLUMNS`, one row per run ordered by
@@ -181,7 +189,7 @@ def threads_study(entry, threads=(1, 2), repeats: int = 3, out_dir="runs/threads
     jobs = [(t, r, f"{stem}__t{t}__r{r}", {"blas_threads": t, **extra})
             for t in dict.fromkeys(threads) for r in range(repeats)]
     rows = _run_study(entry, jobs, out_dir, mode=mode, db=db, workers=workers,
-                      progress=progress, timeout=timeout, desc="threads study")
+                      progress=progress, timeout=timeout, desc="threads study", engine=engine)
     table = pd.DataFrame([{"threads": t, "repeat": r, **row}
                           for (t, r, _, _), row in zip(jobs, rows)],
                          columns=list(THREADS_COLUMNS))
@@ -191,7 +199,7 @@ def threads_study(entry, threads=(1, 2), repeats: int = 3, out_dir="runs/threads
 
 def kernels_study(entry, coretypes=None, repeats: int = 1, out_dir="runs/kernels", *,
                   mode: str = "rerun", db=None, workers: int = 1, progress: bool = True,
-                  timeout: float | None = None, plot: bool = True):
+                  timeout: float | None = None, plot: bool = True, engine: str | None = None):
     """Re-run one entry at 1 BLAS thread under each OpenBLAS kernel.
 
     Each run is audit.ipynb in its own process and kernel with
@@ -207,7 +215,7 @@ def kernels_study(entry, coretypes=None, repeats: int = 1, out_dir="runs/kernels
         repeats: runs per coretype (int >= 1).
         out_dir: folder for the notebooks, ``kernels.csv`` and
             ``kernels.png`` / ``kernels.svg``.
-        mode, db, workers, progress, timeout, plot: as :func:`threads_study`.
+        mode, db, workers, progress, timeout, plot, engine: as :func:`threads_study`.
 
     Returns:
         DataFrame with :data:`KERNELS_COLUMNS`, one row per run ordered by
@@ -239,7 +247,7 @@ def kernels_study(entry, coretypes=None, repeats: int = 1, out_dir="runs/kernels
     jobs = [(c, r, f"{stem}__{c}__r{r}", {"blas_threads": 1, "blas_coretype": c})
             for c in coretypes for r in range(repeats)]
     rows = _run_study(entry, jobs, out_dir, mode=mode, db=db, workers=workers,
-                      progress=progress, timeout=timeout, desc="kernels study")
+                      progress=progress, timeout=timeout, desc="kernels study", engine=engine)
     table = pd.DataFrame([{"coretype": c, "repeat": r, **row}
                           for (c, r, _, _), row in zip(jobs, rows)],
                          columns=list(KERNELS_COLUMNS))

@@ -218,7 +218,8 @@ def _dask(jobs, scheduler: str, submit_args):
 def sweep(targets, out_dir, *, mode: str = "full", workers: int = 1, blas_threads: int = 1,
           blas_coretype: str | None = None, db=None, timeout: float | None = None,
           cell_timeout: int | None = None, scheduler: str | None = None,
-          subset: str | None = None, progress: bool = True, plot: bool = True):
+          subset: str | None = None, progress: bool = True, plot: bool = True,
+          engine: str | None = None):
     """Audit every target; return the summary DataFrame (also ``summary.csv``).
 
     Args:
@@ -236,6 +237,9 @@ def sweep(targets, out_dir, *, mode: str = "full", workers: int = 1, blas_thread
         subset: a named subset of the targets (:data:`SUBSETS`), e.g. "ci".
         progress: show a tqdm progress bar.
         plot: write ``margins.png`` and ``margins.svg``.
+        engine: audit.ipynb ``engine``: None (each entry's recorded backend)
+            or "sector" (the sector engine for the entries that map, the
+            recorded backend with the reason for the others).
 
     Raises:
         EntryError: a target that does not exist, an unknown subset.
@@ -243,11 +247,12 @@ def sweep(targets, out_dir, *, mode: str = "full", workers: int = 1, blas_thread
     """
     from tqdm.auto import tqdm
 
-    from qencode_nb.audit import check_mode
+    from qencode_nb.audit import check_engine, check_mode
     from qencode_nb.collect import audit_table
     from qencode_nb.threads import pin_environment
 
     check_mode(mode)
+    engine = check_engine(engine)
     pin_environment(blas_threads, blas_coretype)   # validates both early
     if timeout is not None and not timeout > 0:
         raise EntryError(f"{timeout!r} is not accepted; accepted: seconds > 0 or None",
@@ -257,6 +262,8 @@ def sweep(targets, out_dir, *, mode: str = "full", workers: int = 1, blas_thread
     todo, names = [], []
     for target in select_subset(resolve_targets(targets), subset):
         params = {"entry": target, "blas_threads": blas_threads, "mode": mode}
+        if engine is not None:
+            params["engine"] = engine
         if blas_coretype:
             params["blas_coretype"] = blas_coretype
         if db is not None:

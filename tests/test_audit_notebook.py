@@ -262,3 +262,37 @@ def test_constant_correction_quirk_runs_every_restart_as_the_entry_records(tmp_p
     assert r["bit_identical"] is True
     assert r["rerun_energy"] == -15.7661884701205     # QEncode's generator, issue 4
     assert r["tiers"]["bit_identical"]["status"] == "pass", r["tiers"]["bit_identical"]
+
+
+@pytest.mark.slow
+def test_h8_adapt_on_the_sector_engine(tmp_path):
+    """engine=sector: replay and re-run of H8 ADAPT on the sector engine, tier 1
+    lists the backend and engine deviations, tier 3 is n/a (other arithmetic)
+    with the measured difference."""
+    h8 = next(SHARED_DB.glob("H8_ccpvdz_JW_ADAPT_*.json"))
+    out, r = _papermill(tmp_path, "h8", entry=str(h8), engine="sector")
+    assert r["done"] is True
+    assert r["engine"] == {"requested": "sector", "used": "sector", "reason": None}
+    assert r["replay"]["engine"] == "sector" and abs(r["replay"]["delta_ha"]) < 1e-10
+    rerun = r["rerun"]
+    assert rerun["config"]["backend"] == "sector" and rerun["config"]["engine"] == "sector"
+    assert rerun["selection_matches"] is True and len(rerun["selected_operator_indices"]) == 98
+    assert abs(rerun["energy"] - r["difference"]["published"]) < 1e-9
+    rows = {f["field"]: f for f in r["fields"]}
+    assert rows["backend"]["status"] == "differs" and rows["backend"]["used"] == "sector"
+    assert rows["adapt.engine"]["status"] == "differs"
+    assert r["tiers"]["bit_identical"]["status"] == "n/a"
+    assert any("bit identity is not expected" in x for x in r["tiers"]["bit_identical"]["reasons"])
+    assert r["tiers"]["certification"]["status"] == "pass"
+
+
+def test_sector_engine_falls_back_with_the_reason(tmp_path):
+    """LiH PAR/HEA cannot map: the recorded backend runs and the reason is recorded;
+    an unknown engine is refused naming the accepted ones."""
+    out, r = _papermill(tmp_path, "lih", entry=str(LIH_PAR_HEA), engine="sector", mode="replay")
+    assert r["done"] is True and r["replay"]["status"] == "pass"
+    assert r["engine"]["used"] == "default.qubit" and "hea" in r["engine"]["reason"]
+    assert r["replay"]["engine"] == "default.qubit"
+    assert "particle number" in r["replay"]["engine_fallback"]
+    with pytest.raises(RunFailed, match="engine 'gpu' is not accepted; accepted: None"):
+        run_notebook(AUDIT_NB, tmp_path / "bad.ipynb", {"entry": "h2", "engine": "gpu"})

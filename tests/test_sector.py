@@ -153,3 +153,212 @@ def test_h10_adapt_replay_on_the_sector_engine_with_the_cooperlake_kernel(tmp_pa
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out["pool"] == 875 and out["dim"] == 63504
     assert abs(out["energy"] - out["published"]) < 1e-10
+
+
+# ---------------------------------------------------------------------------
+# Fast generators, H·ψ both ways, adjoint gradient (H4 [4e,4o], 36 determinants)
+# ---------------------------------------------------------------------------
+
+def _h4_generators():
+    import pennylane as qml
+    from pennylane import qchem
+
+    singles, doubles = qchem.excitations(4, 8)
+    return [qml.generator(g(0.0, wires=list(w)), format="observable")
+            for g, w in [(qml.DoubleExcitation, w) for w in doubles]
+            + [(qml.SingleExcitation, w) for w in singles]]
+
+
+def test_fast_generators_equal_the_reference_exactly(h4):
+    """Every H4 excitation (26): the support-only signed permutation equals the
+    word-by-word reference matrix entry for entry, and B^2 = -P on the support."""
+    import numpy as np
+
+    from qencode_nb import sector as S
+
+    chem, _, _ = h4
+    sec = S.from_chemistry(chem)
+    gens = _h4_generators()
+    assert len(gens) == 26
+    for G in gens:
+        fast = S.generator(sec, G)
+        ref = S.generator_matrix_reference(sec, G).toarray()
+        assert np.array_equal(fast.matrix(sec.dim).toarray(), ref)
+        P = np.zeros(sec.dim)
+        P[fast.src] = 1.0
+        assert np.array_equal(ref @ ref, -np.diag(P))
+
+
+def test_a_non_excitation_is_refused(h4):
+    import pennylane as qml
+
+    from qencode_nb import sector as S
+
+    sec = S.from_chemistry(h4[0])
+    with pytest.raises(S.NotAnExcitation, match="flip different wire sets"):
+        S.generator(sec, qml.X(0) @ qml.Y(2) + 0.5 * qml.X(1) @ qml.Y(3))
+    with pytest.raises(S.NotAnExcitation, match="no support"):
+        S.generator(sec, 0.5 * qml.X(0) @ qml.Y(1))   # alpha 0 <-> beta 0: changes S_z
+
+
+def test_csr_and_contract_2e_agree(h4):
+    """H·ψ from PySCF's pspace matrix and from contract_2e agree to 1e-12 Ha;
+    the size rule picks CSR for 36 determinants and contract_2e above 1,000."""
+    import numpy as np
+
+    from qencode_nb import sector as S
+
+    chem, _, _ = h4
+    a = S.from_chemistry(chem)
+    assert a.hop_method == "csr" == S.hop_method_for(36)
+    assert S.hop_method_for(4900) == "contract_2e"
+    b = S.from_integrals(a.h1, a.h2, a.ecore, a.norb, a.nelec, hop_method="contract_2e")
+    c = np.random.default_rng(3).normal(size=a.shape)
+    assert abs(a.hop(c) - b.hop(c)).max() < 1e-12
+    with pytest.raises(ValueError, match="accepted: csr, contract_2e"):
+        S.from_integrals(a.h1, a.h2, a.ecore, a.norb, a.nelec, hop_method="dense")
+
+
+def test_adjoint_gradient_equals_central_differences(h4):
+    """8 operators (some repeated) at random angles: |adjoint - central
+    difference (h = 1e-5 rad)| < 1e-8 Ha/rad."""
+    import numpy as np
+
+    from qencode_nb import sector as S
+
+    chem, _, _ = h4
+    sec = S.from_chemistry(chem)
+    gens = S.generators(sec, _h4_generators())
+    rng = np.random.default_rng(4)
+    selected = [0, 5, 20, 3, 0, 25, 11, 7]
+    params = rng.uniform(-0.5, 0.5, size=len(selected))
+    energy, grad = S.energy_and_grad(sec, gens, selected, params)
+    c = S.build_state(sec, gens, selected, params)
+    assert abs(energy - sec.energy(c.reshape(sec.shape))) < 1e-13
+    h = 1e-5
+    for j in range(len(selected)):
+        up, down = params.copy(), params.copy()
+        up[j] += h
+        down[j] -= h
+        fd = (S.energy_and_grad(sec, gens, selected, up)[0]
+              - S.energy_and_grad(sec, gens, selected, down)[0]) / (2 * h)
+        assert abs(fd - grad[j]) < 1e-8, j
+
+
+# ---------------------------------------------------------------------------
+# The mapping of QEncode's tapered parameters (H8, 16 -> 13 qubits, real entry)
+# ---------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def h8():
+    from qencode_nb import audit, entries
+
+    e = entries.load(next(SHARED_DB.glob("H8_ccpvdz_JW_ADAPT_*.json")))
+    rebuilt = audit.rebuild(e)
+    return e, rebuilt
+
+
+@pytest.mark.slow
+def test_tapered_angles_map_to_sector_angles(h8):
+    """Five H8 pool operators at random angles theta (real entry, 13 tapered qubits).
+
+    - The statevector engine's state (exp(i theta G_tap), the H8/H10 entries'
+      convention) has the energy of the sector state at theta, on the stored
+      Hamiltonian, within 1e-10 Ha.
+    - The QNode circuit (apply_tapered_op) is exp(2i theta G_tap): see the next
+      test (on 13 qubits default.qubit builds each multi-term Exp as a dense
+      matrix; it did not finish in 15 min).
+    """
+    import numpy as np
+
+    from qencode_nb import adapt, ansatz, hamiltonian
+    from qencode_nb import sector as S
+    from qencode_nb import sector_map
+
+    e, rebuilt = h8
+    _, tap = rebuilt
+    pool = ansatz.tapered_uccsd_ops(e.active_space[0], tap.n_qubits_full, tap.generators,
+                                    tap.paulixops, tap.sectors)
+    sp = sector_map.build(e, rebuilt)
+    assert len(sp.generators) == len(pool) == 278
+    H = hamiltonian.from_pauli_terms(e.pauli_terms, e.tapered_num_qubits)
+    wires = list(range(e.tapered_num_qubits))
+    selected = [int(k) for k in e.adapt["selected_operator_indices"][:5]]
+    theta = np.random.default_rng(5).uniform(-0.3, 0.3, size=5)
+
+    assert sector_map.ANGLE_FACTOR == {"statevector": 1.0, "qnode": 2.0}
+    circuit = adapt.replay_energy(H, pool, e.hf_tapered_state, selected, theta, wires,
+                                  engine="statevector")
+    c = S.build_state(sp.sector, sp.generators, selected, theta)
+    assert abs(circuit - sp.sector.energy(c.reshape(sp.sector.shape))) < 1e-10
+
+
+def test_the_qnode_convention_rotates_by_twice_the_angle():
+    """apply_tapered_op of an ``Exp`` with a multi-term base (the > 12-qubit pool
+    entries) queues exp(i theta G) twice: on default.qubit the state is
+    expm(2i theta G)|psi>, hence ANGLE_FACTOR["qnode"] = 2 (1e-12)."""
+    import numpy as np
+    import pennylane as qml
+    from scipy.linalg import expm
+
+    from qencode_nb import ansatz, sector_map
+
+    G = qml.generator(qml.DoubleExcitation(0.0, wires=[0, 1, 2, 3]), format="observable")
+    op = qml.exp(G, coeff=0j)
+    dev = qml.device("default.qubit", wires=4)
+    theta = 0.37
+
+    @qml.qnode(dev)
+    def state(p):
+        qml.BasisState(np.array([1, 1, 0, 0]), wires=range(4))
+        ansatz.apply_tapered_op(op, p)
+        return qml.state()
+
+    psi0 = np.zeros(16)
+    psi0[0b1100] = 1.0
+    Gm = qml.matrix(G, wire_order=range(4))
+    want = expm(1j * sector_map.ANGLE_FACTOR["qnode"] * theta * Gm) @ psi0
+    assert abs(np.asarray(state(theta)) - want).max() < 1e-12
+    assert abs(abs(np.vdot(expm(1j * theta * Gm) @ psi0, want)) - 1.0) > 1e-3
+
+
+_SECTOR_ADAPT_SCRIPT = r"""
+import json, sys
+from qencode_nb.threads import pin
+PIN = pin(1)
+from qencode_nb import adapt, audit, entries, sector_map
+e = entries.load(sys.argv[1])
+sp = sector_map.build(e, audit.rebuild(e))
+res = adapt.run_adapt_sector(sp.sector, sp.generators,
+                             gradient_threshold=e.adapt["gradient_threshold"],
+                             max_operators=e.adapt["max_operators"],
+                             max_iterations=e.max_iterations, e_target=e.casci_energy,
+                             inner=e.optimizer.inner)
+print(json.dumps({"energy": res.best_energy, "hex": float(res.best_energy).hex(),
+                  "selected": res.selected_indices, "nfev": res.nfev,
+                  "stopped_early": res.stopped_early, "threads": PIN["blas_threads"],
+                  "wall_s": res.wall_s}))
+"""
+
+
+@pytest.mark.slow
+def test_h8_adapt_rerun_on_the_sector_engine_is_deterministic_across_processes(h8):
+    """Two processes at 1 BLAS thread re-run H8 ADAPT on the sector engine:
+    bit-identical energies and selections; the selection is the recorded one
+    (98 operators), the energy within 1e-9 Ha of the published one (measured
+    2e-14 Ha) and below the 10 mHa early-stop line."""
+    e, _ = h8
+    outs = []
+    for _ in range(2):
+        proc = subprocess.run([sys.executable, "-c", _SECTOR_ADAPT_SCRIPT, str(e.source)],
+                              capture_output=True, text=True,
+                              env={**os.environ, "OPENBLAS_NUM_THREADS": "1",
+                                   "OMP_NUM_THREADS": "1"})
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        outs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    a, b = outs
+    assert a["threads"] == b["threads"] == 1
+    assert a["hex"] == b["hex"] and a["selected"] == b["selected"] and a["nfev"] == b["nfev"]
+    assert a["selected"] == e.adapt["selected_operator_indices"]
+    assert abs(a["energy"] - e.published_energy) < 1e-9
+    assert a["stopped_early"] and abs(a["energy"] - e.casci_energy) < 0.01

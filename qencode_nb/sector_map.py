@@ -1,0 +1,186 @@
+"""Which entries the sector engine can run, and the mapping of their tapered
+circuit parameters to sector generators (issue 6).
+
+The mapping, written down once (conventions of :mod:`qencode_nb.sector`):
+
+- QEncode's ADAPT pool above 12 untapered qubits (``_get_tapered_uccsd_ops``,
+  :func:`qencode_nb.ansatz.tapered_pool_excitations`) keeps whole excitations:
+  pool entry ``k`` is ``qml.exp(G_tap, 0j)`` with ``G_tap`` the Z2-tapered
+  generator of ``DoubleExcitation``/``SingleExcitation(0.0, wires)``.  Its
+  untapered generator ``G = qml.generator(gate(0.0, wires), "observable")``
+  maps to :func:`qencode_nb.sector.generator`, ``B = 2iG`` on the sector.
+- Angles: the statevector engine applies ``exp((theta/2) B_tap)``; tapering a
+  jordan_wigner problem is an exact change of basis on the symmetry sector,
+  so the sector engine applies ``exp((theta/2) B)`` with the same ``theta``
+  (:data:`ANGLE_FACTOR` ``["statevector"] = 1``).  The QNode engine (and the
+  UCCSD circuit) queue ``qml.exp(G_tap, 1j * theta)`` twice
+  (:func:`qencode_nb.ansatz.apply_tapered_op`): ``exp(2i theta G)``, i.e.
+  factor 2.  Tested against default.qubit on the H8 pool.
+- At 12 or fewer untapered qubits the generator tapers each excitation with
+  ``qchem.taper_operation``, which returns one rotation per Pauli word, each
+  with its own angle: those rotations do not conserve particle number, so
+  no entry of that kind maps (the reason is recorded and the recorded
+  backend runs instead).
+- The sector Hamiltonian is the rebuilt CASCI active space; a replay of the
+  stored angles is valid only if the rebuilt qubit Hamiltonian equals the
+  stored one (orbital signs fix the meaning of an angle).
+
+Every rule lives in :func:`unmappable_reason`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from qencode_nb.errors import QencodeNbError
+
+ENGINE = "sector"
+
+ANGLE_FACTOR = {"statevector": 1.0, "qnode": 2.0}
+"""Sector angle = factor x stored angle, per circuit convention (module docstring)."""
+
+REPLAY_MAX_DCOEFF_HA = 1e-8
+"""Largest |Δ coefficient| (Ha) between the stored and the rebuilt tapered
+Hamiltonian for which the stored angles are replayed on the rebuilt sector."""
+
+POOL_CACHE_FORMAT = 1
+
+
+class NotMappable(QencodeNbError, ValueError):
+    """The entry cannot run on the sector engine; ``reason`` says why."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass
+class SectorProblem:
+    """An entry on the sector engine.
+
+    Attributes:
+        sector: :class:`qencode_nb.sector.Sector` of the rebuilt active space.
+        generators: the pool as :class:`qencode_nb.sector.Generator`, in pool
+            order (ADAPT) or circuit order (UCCSD).
+        excitations: ``[(gate name, wires)]`` behind each generator.
+        angle_factor: sector angle per stored angle (:data:`ANGLE_FACTOR`).
+        seconds: wall-clock seconds to build (pool and generators).
+    """
+
+    sector: object
+    generators: list
+    excitations: list
+    angle_factor: float
+    seconds: float = 0.0
+
+
+def unmappable_reason(entry, n_qubits_full: int) -> str | None:
+    """Why ``entry`` cannot run on the sector engine, or ``None`` when it can.
+
+    Args:
+        entry: :class:`qencode_nb.entries.Entry`.
+        n_qubits_full: untapered qubit count (``encoding.tapering.original_num_qubits``).
+    """
+    from qencode_nb.ansatz import TAPER_OPERATION_MAX_QUBITS
+
+    if entry.ansatz == "hea":
+        return ("hea (RY layers and CNOT ladders) does not conserve particle number: no "
+                "(N_alpha, N_beta) sector holds its states")
+    if entry.ansatz != "adapt":
+        return (f"{entry.ansatz} on the sector engine is not wired: no QEncode {entry.ansatz} "
+                "entry has more than 12 untapered qubits, where its operators would be whole "
+                "excitations")
+    if entry.mapping != "jordan_wigner":
+        return (f"mapping {entry.mapping}: the sector sign map is written for "
+                "jordan_wigner only")
+    if n_qubits_full <= TAPER_OPERATION_MAX_QUBITS:
+        return (f"{n_qubits_full} untapered qubits: the generator's pool at <= "
+                f"{TAPER_OPERATION_MAX_QUBITS} qubits (qchem.taper_operation) splits every "
+                "excitation into single Pauli-word rotations with their own angles, which "
+                "do not conserve particle number")
+    if entry.spin != 0:
+        return f"spin {entry.spin}: only closed-shell (spin 0) sectors are built"
+    return None
+
+
+def _pool_indices(entry, rebuilt, excitations) -> list[int]:
+    """Indices into ``excitations`` that the generator's > 12-qubit pool keeps,
+    through a small JSON file next to the rebuild cache (the tapering test
+    of each excitation costs ~1 min at H10)."""
+    import json
+
+    from qencode_nb import cache
+    from qencode_nb.ansatz import tapered_pool_excitations
+
+    chem, tap = rebuilt
+    material = {"rebuild_key": chem.cache_key, "kind": "adapt-pool-indices",
+                "format": POOL_CACHE_FORMAT}
+    key = cache._sha256(material)
+    path = cache.path_for(key).with_name(f"pool-{key}.json")
+    try:
+        doc = json.loads(path.read_text())
+        if doc.get("material") == material and chem.cache_key:
+            return [int(i) for i in doc["kept"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    pool = tapered_pool_excitations(entry.active_space[0], tap.n_qubits_full, tap.generators,
+                                    tap.paulixops, tap.sectors)
+    position = {(gate.__name__, tuple(wires)): i for i, (gate, wires) in enumerate(excitations)}
+    kept = [position[(gate.__name__, tuple(wires))] for gate, wires, _ in pool]
+    if chem.cache_key:
+        cache.write_atomic(path, json.dumps({"material": material, "kept": kept}).encode())
+    return kept
+
+
+def build(entry, rebuilt, *, circuit: str = "statevector") -> SectorProblem:
+    """The sector problem of an entry: sector, pool generators, angle factor.
+
+    Args:
+        entry: :class:`qencode_nb.entries.Entry`.
+        rebuilt: ``(ChemSummary, TaperResult)`` of :func:`qencode_nb.audit.rebuild`
+            (the summary must carry ``integrals``).
+        circuit: the stored angles' convention, a key of :data:`ANGLE_FACTOR`.
+
+    Raises:
+        NotMappable: with the reason of :func:`unmappable_reason`.
+    """
+    import time
+
+    import pennylane as qml
+
+    from qencode_nb import sector as S
+    from qencode_nb.ansatz import uccsd_excitations
+
+    chem, tap = rebuilt
+    reason = unmappable_reason(entry, tap.n_qubits_full)
+    if reason:
+        raise NotMappable(reason)
+    start = time.perf_counter()
+    sec = S.from_summary(chem)
+    excitations = uccsd_excitations(entry.active_space[0], tap.n_qubits_full)
+    kept = _pool_indices(entry, rebuilt, excitations)
+    chosen = [excitations[i] for i in kept]
+    with qml.QueuingManager.stop_recording():
+        gens = S.generators(sec, [qml.generator(g(0.0, wires=list(w)), format="observable")
+                                  for g, w in chosen])
+    return SectorProblem(sector=sec, generators=gens,
+                         excitations=[(g.__name__, list(w)) for g, w in chosen],
+                         angle_factor=ANGLE_FACTOR[circuit],
+                         seconds=time.perf_counter() - start)
+
+
+def replay_reason(hamiltonian: dict | None) -> str | None:
+    """Why the stored angles cannot be replayed on the rebuilt sector, or ``None``.
+
+    Args:
+        hamiltonian: the audit's Hamiltonian check (``terms_match``,
+            ``max_abs_dcoeff``), or ``None`` when there was none.
+    """
+    if not hamiltonian or hamiltonian.get("terms_match") is None:
+        return None
+    d = hamiltonian.get("max_abs_dcoeff")
+    if not hamiltonian["terms_match"] or d is None or d > REPLAY_MAX_DCOEFF_HA:
+        return ("the rebuilt Hamiltonian differs from the stored one (max |Δ coefficient| "
+                f"{d if d is not None else 'n/a'} Ha > {REPLAY_MAX_DCOEFF_HA:g}): the stored "
+                "angles belong to the stored orbitals (try blas_coretype='Cooperlake')")
+    return None
