@@ -339,6 +339,16 @@ class Generator:
         out[self.tgt] = np.cos(half) * c[self.tgt] + np.sin(half) * (self.val * c[self.src])
         return out
 
+    def exp_inplace(self, theta: float, c) -> None:
+        """:meth:`exp` written into ``c`` (same arithmetic; touches only the
+        support: the two gathers are taken before the write)."""
+        import numpy as np
+
+        half = 0.5 * theta
+        ct = c[self.tgt]
+        cs = c[self.src]
+        c[self.tgt] = np.cos(half) * ct + np.sin(half) * (self.val * cs)
+
     def matrix(self, dim: int):
         """``B`` as a CSR matrix of shape ``(dim, dim)``."""
         import scipy.sparse as sp
@@ -444,34 +454,34 @@ def build_state(sector: Sector, gens, selected, params):
     """
     c = sector.hf().reshape(-1)
     for k, theta in zip(selected, params, strict=True):
-        c = gens[k].exp(float(theta), c)
+        gens[k].exp_inplace(float(theta), c)
     return c
 
 
 def energy_and_grad(sector: Sector, gens, selected, params):
     """Energy (Ha) and its exact gradient (Ha/rad) by the adjoint method.
 
-    Forward states ``phi_j`` are kept; ``lam = H psi`` is propagated back
-    with ``U_j^T = exp(-(theta_j/2) B_j)`` and ``dE/dtheta_j = <lam_j|B_j|phi_j>``
-    (real vectors: the ``Re`` of the statevector engine's formula).
-    One H·ψ and ``3 m`` support passes.
+    ``psi`` is built forward; then ``lam = H psi`` and ``phi = psi`` are
+    walked back together, un-applying each rotation with
+    ``U_j^T = exp(-(theta_j/2) B_j)`` (orthogonal, so no forward state is
+    stored), and ``dE/dtheta_j = <lam_j|B_j|phi_j>`` (real vectors: the
+    ``Re`` of the statevector engine's formula).  One H·ψ and ``3 m``
+    passes over the generators' supports; memory: three sector vectors.
 
     Returns:
         ``(E, grad)`` with ``grad`` float64 of shape ``(len(selected),)``.
     """
     import numpy as np
 
-    forward = [sector.hf().reshape(-1)]
-    for k, theta in zip(selected, params, strict=True):
-        forward.append(gens[k].exp(float(theta), forward[-1]))
-    psi = forward[-1]
-    lam = sector.hop(psi.reshape(sector.shape)).reshape(-1)
-    energy = float(np.dot(psi, lam)) + sector.ecore
+    phi = build_state(sector, gens, selected, params)
+    lam = sector.hop(phi.reshape(sector.shape)).reshape(-1)
+    energy = float(np.dot(phi, lam)) + sector.ecore
     grad = np.zeros(len(selected))
     for j in range(len(selected) - 1, -1, -1):
         g = gens[selected[j]]
-        grad[j] = g.expval(lam, forward[j + 1])
-        lam = g.exp(-float(params[j]), lam)
+        grad[j] = g.expval(lam, phi)
+        g.exp_inplace(-float(params[j]), phi)
+        g.exp_inplace(-float(params[j]), lam)
     return energy, grad
 
 

@@ -1,0 +1,309 @@
+"""The sector engine against the circuit backends, side by side in one run.
+
+Usage::
+
+    python benchmarks/engines.py                  # H6, H8, H10 (about 15 min)
+    python benchmarks/engines.py --systems H6 H8  # a subset
+    python benchmarks/engines.py --json out.json --eval-timeout 300
+
+Part 1, energy + gradient of one ansatz state, per system (the problems of the
+shared H6/H8/H10 ADAPT entries: cc-pVDZ, CASSCF active space, 1.0 Angstrom):
+
+- ``sector``: :func:`qencode_nb.sector.energy_and_grad` (adjoint);
+- ``statevector``: the generator's sparse statevector engine
+  (:func:`qencode_nb.statevector.energy_and_grad`, untapered CSR matrices);
+- ``default.qubit``: a PennyLane QNode, ``qml.grad`` (backprop);
+- ``lightning.qubit``: a PennyLane QNode, ``diff_method="adjoint"``.
+
+The ansatz is the entry's selected excitations at their stored angles (H8,
+H10) or the first 28 excitations at fixed random angles (H6, whose recorded
+pool is made of Pauli words); the circuit backends apply
+``qml.DoubleExcitation``/``qml.SingleExcitation`` on the untapered
+jordan_wigner Hamiltonian, whose energy equals the sector's (printed as a
+cross-check).  A backend that would not fit (CSR matrices above 16 qubits)
+or that exceeds ``--eval-timeout`` is reported with its reason.
+
+Part 2, ADAPT-VQE to below 10 mHa at 1 thread, each run in its own process
+(peak memory is that process's ``ru_maxrss``):
+
+- H8 and H10: the generator's procedure and pool on the sector engine (a
+  re-run of the entry); H8 also on the generator's statevector engine
+  (:func:`qencode_nb.adapt.run_adapt`), for the ratio;
+- H6: the sector engine with every spin-orbital excitation as the pool (the
+  entry's own pool is Pauli words, which do not map; see
+  :mod:`qencode_nb.sector_map`), same rules and early stop.
+
+Peak memory includes the rebuild when the disk cache is cold (run twice).
+
+Every timing is wall-clock ``time.perf_counter`` at 1 BLAS thread on a shared
+machine: compare ratios, not absolute numbers, across machines.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import signal  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+DB = ROOT.parent / "shared" / "qencode-v4" / "db"
+SYSTEMS = ("H6", "H8", "H10")
+H6_OPS = 28
+CSR_MAX_QUBITS = 16
+
+
+class Timeout(Exception):
+    pass
+
+
+def _alarm(seconds):
+    def handler(signum, frame):
+        raise Timeout(f"exceeded {seconds} s")
+    signal.signal(signal.SIGALRM, handler)
+    signal.alarm(int(seconds))
+
+
+def _timed(fn, timeout):
+    """(seconds per call, value): one warm-up call, then repeats up to ~1 s."""
+    _alarm(timeout)
+    try:
+        t = time.perf_counter()
+        value = fn()
+        first = time.perf_counter() - t
+        n = max(1, min(20, int(1.0 / max(first, 1e-6))))
+        if first > 5:
+            return first, value
+        t = time.perf_counter()
+        for _ in range(n):
+            value = fn()
+        return (time.perf_counter() - t) / n, value
+    finally:
+        signal.alarm(0)
+
+
+def _entry(system):
+    from qencode_nb import entries
+
+    return entries.load(next(DB.glob(f"{system}_ccpvdz_JW_ADAPT_*.json")))
+
+
+def _ansatz(system, e, sp):
+    import numpy as np
+
+    if system == "H6":
+        idx = list(range(H6_OPS))
+        theta = np.random.default_rng(6).uniform(-0.2, 0.2, size=H6_OPS)
+        return idx, theta
+    return [int(k) for k in e.adapt["selected_operator_indices"]], \
+        np.array(e.optimal_params, dtype=float)
+
+
+def _sector_problem(system, e):
+    """(SectorProblem-like object, chemistry) for the system."""
+    import pennylane as qml
+
+    from qencode_nb import audit, sector_map
+    from qencode_nb import sector as S
+    from qencode_nb.ansatz import uccsd_excitations
+
+    rebuilt = audit.rebuild(e)
+    if system != "H6":
+        return sector_map.build(e, rebuilt)
+    sec = S.from_summary(rebuilt[0])
+    exc = uccsd_excitations(e.active_space[0], 2 * e.active_space[1])
+    gens = S.generators(sec, [qml.generator(g(0.0, wires=list(w)), format="observable")
+                              for g, w in exc])
+    return sector_map.SectorProblem(sector=sec, generators=gens,
+                                    excitations=[(g.__name__, list(w)) for g, w in exc],
+                                    angle_factor=1.0)
+
+
+def part1(systems, timeout):
+    import numpy as np
+    import pennylane as qml
+    from pennylane import numpy as pnp
+
+    from qencode_nb import sector as S
+    from qencode_nb import statevector as sv
+    from qencode_nb.chemistry import run_chemistry
+    from qencode_nb.hamiltonian import build_of_bridge
+
+    rows = []
+    for system in systems:
+        e = _entry(system)
+        sp = _sector_problem(system, e)
+        sel, theta = _ansatz(system, e, sp)
+        nq = 2 * e.active_space[1]
+        res = {"system": system, "qubits": nq, "sector_dim": sp.sector.dim, "ops": len(sel)}
+        t, (E, _) = _timed(lambda: S.energy_and_grad(sp.sector, sp.generators, sel, theta),
+                           timeout)
+        res["sector"] = {"seconds": t, "energy": E}
+        gates = [(getattr(qml, sp.excitations[k][0]), sp.excitations[k][1]) for k in sel]
+        hf = np.array([1] * e.active_space[0] + [0] * (nq - e.active_space[0]))
+        if nq > CSR_MAX_QUBITS:
+            reason = (f"{nq} qubits: the untapered CSR Hamiltonian and the circuit backends "
+                      "need minutes per evaluation and many GB; not run")
+            for name in ("statevector", "default.qubit", "lightning.qubit"):
+                res[name] = {"seconds": None, "reason": reason}
+            rows.append(res)
+            print(json.dumps(res), flush=True)
+            continue
+        chem = run_chemistry(e.geometry, e.basis, e.charge, e.spin, *e.active_space,
+                             e.orbital_optimization)
+        H, _ = build_of_bridge(chem, "jordan_wigner", verify_tol=None)
+        wires = list(range(nq))
+        try:
+            H_sp = H.sparse_matrix(wire_order=wires).tocsr()
+            Bs, B2s = [], []
+            for g, w in gates:
+                G = qml.generator(g(0.0, wires=w), format="observable")
+                B = (2j * sv.pauli_csr(G, wires)).tocsr()
+                Bs.append(B)
+                B2s.append((B @ B).tocsr())
+            psi0 = sv.hf_statevector(hf)
+            idx = list(range(len(gates)))
+            t, (E, _) = _timed(lambda: sv.energy_and_grad(H_sp, Bs, B2s, psi0, idx,
+                                                          list(theta)), timeout)
+            res["statevector"] = {"seconds": t, "energy": E}
+        except Timeout as exc:
+            res["statevector"] = {"seconds": None, "reason": str(exc)}
+        for name, diff in (("default.qubit", "backprop"), ("lightning.qubit", "adjoint")):
+            dev = qml.device(name, wires=wires)
+
+            @qml.qnode(dev, diff_method=diff)
+            def circuit(p):
+                qml.BasisState(hf, wires=wires)
+                for i, (g, w) in enumerate(gates):
+                    g(p[i], wires=w)
+                return qml.expval(H)
+
+            def both():
+                p = pnp.array(theta, requires_grad=True)
+                return float(circuit(p)), qml.grad(circuit)(p)
+            try:
+                t, (E, _) = _timed(both, timeout)
+                res[name] = {"seconds": t, "energy": E}
+            except Timeout as exc:
+                res[name] = {"seconds": None, "reason": str(exc)}
+        rows.append(res)
+        print(json.dumps(res), flush=True)
+    return rows
+
+
+_ADAPT = r"""
+import json, resource, sys, time
+from qencode_nb.threads import pin
+PIN = pin(1)
+sys.path.insert(0, sys.argv[3])
+import engines as B
+from qencode_nb import adapt
+system, engine = sys.argv[1], sys.argv[2]
+e = B._entry(system)
+t0 = time.perf_counter()
+if engine == "sector":
+    sp = B._sector_problem(system, e)
+    build = time.perf_counter() - t0
+    res = adapt.run_adapt_sector(sp.sector, sp.generators,
+        gradient_threshold=e.adapt["gradient_threshold"],
+        max_operators=e.adapt["max_operators"], max_iterations=e.max_iterations,
+        e_target=e.casci_energy, inner="l-bfgs-b")
+else:
+    from qencode_nb import audit
+    p = audit.build_problem(e, audit.rebuild(e))
+    build = time.perf_counter() - t0
+    res = adapt.run_adapt(p.hamiltonian, p.pool, e.hf_tapered_state, p.wires,
+        gradient_threshold=e.adapt["gradient_threshold"], max_operators=e.adapt["max_operators"],
+        max_iterations=e.max_iterations, e_target=e.casci_energy, inner="l-bfgs-b",
+        engine="statevector")
+print(json.dumps({"system": system, "engine": engine, "build_s": build, "adapt_s": res.wall_s,
+    "ops": len(res.selected_indices), "error_mha": (res.best_energy - e.casci_energy) * 1e3,
+    "selection_as_recorded": (None if system == "H6" else
+                              res.selected_indices == e.adapt["selected_operator_indices"]),
+    "energy": res.best_energy, "published": e.published_energy, "nfev": res.nfev,
+    "threads": PIN["blas_threads"],
+    "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def part2(systems, timeout):
+    cases = [(s, "sector") for s in systems]
+    if "H8" in systems:
+        cases.append(("H8", "statevector"))
+    rows = []
+    for system, engine in cases:
+        try:
+            proc = subprocess.run([sys.executable, "-c", _ADAPT, system, engine,
+                                   str(Path(__file__).parent)], capture_output=True, text=True,
+                                  timeout=timeout)
+            if proc.returncode:
+                row = {"system": system, "engine": engine,
+                       "reason": proc.stderr.strip().splitlines()[-1]}
+            else:
+                row = json.loads(proc.stdout.strip().splitlines()[-1])
+        except subprocess.TimeoutExpired:
+            row = {"system": system, "engine": engine, "reason": f"exceeded {timeout} s"}
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    return rows
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--systems", nargs="+", default=list(SYSTEMS), choices=SYSTEMS)
+    ap.add_argument("--eval-timeout", type=float, default=300,
+                    help="seconds allowed per backend and evaluation (default 300)")
+    ap.add_argument("--adapt-timeout", type=float, default=1800,
+                    help="seconds allowed per ADAPT run (default 1800)")
+    ap.add_argument("--skip", choices=("evals", "adapt"), default=None)
+    ap.add_argument("--json", default=None, help="write all rows to this file")
+    args = ap.parse_args(argv)
+    out = {}
+    if args.skip != "evals":
+        out["evals"] = part1(args.systems, args.eval_timeout)
+        print("\nenergy + gradient, seconds per evaluation (ratio = backend / sector):")
+        print(f"{'system':6} {'ops':>4} {'sector':>10} " + " ".join(
+            f"{n:>26}" for n in ("statevector", "default.qubit", "lightning.qubit")))
+        for r in out["evals"]:
+            base = r["sector"]["seconds"]
+            cells = []
+            for n in ("statevector", "default.qubit", "lightning.qubit"):
+                t = r[n]["seconds"]
+                cells.append(f"{'not run':>26}" if t is None else
+                             f"{t:>12.4g} ({t / base:>9.1f}x)")
+            print(f"{r['system']:6} {r['ops']:>4} {base:>10.4g} " + " ".join(cells))
+            for n in ("statevector", "default.qubit", "lightning.qubit"):
+                if r[n].get("energy") is not None:
+                    print(f"    {n}: energy - sector energy = "
+                          f"{r[n]['energy'] - r['sector']['energy']:+.2e} Ha")
+                elif r[n].get("reason"):
+                    print(f"    {n}: {r[n]['reason']}")
+    if args.skip != "adapt":
+        out["adapt"] = part2(args.systems, args.adapt_timeout)
+        print("\nADAPT-VQE to < 10 mHa at 1 thread (own process each):")
+        for r in out["adapt"]:
+            if "reason" in r:
+                print(f"{r['system']:4} {r['engine']:11} not run: {r['reason']}")
+                continue
+            print(f"{r['system']:4} {r['engine']:11} adapt {r['adapt_s']:8.2f} s  build "
+                  f"{r['build_s']:6.2f} s  ops {r['ops']:4d}  error {r['error_mha']:.4f} mHa  "
+                  f"selection as recorded: {r['selection_as_recorded']}  peak "
+                  f"{r['peak_mib']:.0f} MiB  threads {r['threads']}")
+        by = {(r["system"], r["engine"]): r for r in out["adapt"] if "reason" not in r}
+        if ("H8", "sector") in by and ("H8", "statevector") in by:
+            print(f"H8 ADAPT statevector / sector: "
+                  f"{by['H8', 'statevector']['adapt_s'] / by['H8', 'sector']['adapt_s']:.1f}x")
+    if args.json:
+        Path(args.json).write_text(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()
