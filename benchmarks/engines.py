@@ -12,7 +12,9 @@ shared H6/H8/H10 ADAPT entries: cc-pVDZ, CASSCF active space, 1.0 Angstrom):
 - ``sector``: :func:`qencode_nb.sector.energy_and_grad` (adjoint);
 - ``statevector``: the generator's sparse statevector engine
   (:func:`qencode_nb.statevector.energy_and_grad`, untapered CSR matrices);
-- ``default.qubit``: a PennyLane QNode, ``qml.grad`` (backprop);
+- ``default.qubit``: a PennyLane QNode, ``qml.grad`` (backprop up to 12
+  qubits; above, ``diff_method="adjoint"``: backprop through the H8
+  Hamiltonian exhausted 24 GiB);
 - ``lightning.qubit``: a PennyLane QNode, ``diff_method="adjoint"``.
 
 The ansatz is the entry's selected excitations at their stored angles (H8,
@@ -174,9 +176,11 @@ def part1(systems, timeout):
             t, (E, _) = _timed(lambda: sv.energy_and_grad(H_sp, Bs, B2s, psi0, idx,
                                                           list(theta)), timeout)
             res["statevector"] = {"seconds": t, "energy": E}
-        except Timeout as exc:
-            res["statevector"] = {"seconds": None, "reason": str(exc)}
-        for name, diff in (("default.qubit", "backprop"), ("lightning.qubit", "adjoint")):
+        except (Timeout, MemoryError) as exc:
+            res["statevector"] = {"seconds": None,
+                                  "reason": f"{type(exc).__name__}: {str(exc)[:120]}"}
+        for name, diff in (("default.qubit", "backprop" if nq <= 12 else "adjoint"),
+                           ("lightning.qubit", "adjoint")):
             dev = qml.device(name, wires=wires)
 
             @qml.qnode(dev, diff_method=diff)
@@ -191,23 +195,41 @@ def part1(systems, timeout):
                 return float(circuit(p)), qml.grad(circuit)(p)
             try:
                 t, (E, _) = _timed(both, timeout)
-                res[name] = {"seconds": t, "energy": E}
-            except Timeout as exc:
-                res[name] = {"seconds": None, "reason": str(exc)}
+                res[name] = {"seconds": t, "energy": E, "diff_method": diff}
+            except (Timeout, MemoryError) as exc:
+                res[name] = {"seconds": None,
+                             "reason": f"{diff}: {type(exc).__name__}: {str(exc)[:120]}"}
+                try:   # the energy alone, for scale
+                    t, E = _timed(lambda: float(circuit(np.array(theta))), timeout)
+                    res[name]["energy_only_seconds"] = t
+                    res[name]["reason"] += f"; energy alone {t:.3g} s"
+                except (Timeout, MemoryError) as exc2:
+                    res[name]["reason"] += f"; energy alone: {type(exc2).__name__}"
         rows.append(res)
         print(json.dumps(res), flush=True)
     return rows
 
 
 _ADAPT = r"""
-import json, resource, sys, time
+import json, sys, time
 from qencode_nb.threads import pin
-PIN = pin(1)
+PIN = pin(1, sys.argv[4] or None)
 sys.path.insert(0, sys.argv[3])
 import engines as B
 from qencode_nb import adapt
+from qencode_nb import sector as S
 system, engine = sys.argv[1], sys.argv[2]
 e = B._entry(system)
+HOP = {"calls": 0, "seconds": 0.0}
+_hop = S.Sector.hop
+def hop(self, c):
+    t = time.perf_counter()
+    try:
+        return _hop(self, c)
+    finally:
+        HOP["calls"] += 1
+        HOP["seconds"] += time.perf_counter() - t
+S.Sector.hop = hop
 t0 = time.perf_counter()
 if engine == "sector":
     sp = B._sector_problem(system, e)
@@ -229,12 +251,24 @@ print(json.dumps({"system": system, "engine": engine, "build_s": build, "adapt_s
     "selection_as_recorded": (None if system == "H6" else
                               res.selected_indices == e.adapt["selected_operator_indices"]),
     "energy": res.best_energy, "published": e.published_energy, "nfev": res.nfev,
-    "threads": PIN["blas_threads"],
-    "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+    "first_difference": next((i for i, (a, b) in enumerate(zip(res.selected_indices,
+        e.adapt["selected_operator_indices"])) if a != b), None),
+    "hop_calls": HOP["calls"], "hop_s": HOP["seconds"],
+    "threads": PIN["blas_threads"], "coretype": PIN["blas_coretype"],
+    "peak_mib": B.peak_mib()}))
 """
 
 
-def part2(systems, timeout):
+def peak_mib() -> float:
+    """This process's peak resident memory (``VmHWM``, reset at exec, unlike
+    ``ru_maxrss`` which a child inherits from its parent)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def part2(systems, timeout, coretype=None):
     cases = [(s, "sector") for s in systems]
     if "H8" in systems:
         cases.append(("H8", "statevector"))
@@ -242,8 +276,8 @@ def part2(systems, timeout):
     for system, engine in cases:
         try:
             proc = subprocess.run([sys.executable, "-c", _ADAPT, system, engine,
-                                   str(Path(__file__).parent)], capture_output=True, text=True,
-                                  timeout=timeout)
+                                   str(Path(__file__).parent), coretype or ""],
+                                  capture_output=True, text=True, timeout=timeout)
             if proc.returncode:
                 row = {"system": system, "engine": engine,
                        "reason": proc.stderr.strip().splitlines()[-1]}
@@ -264,6 +298,9 @@ def main(argv=None):
     ap.add_argument("--adapt-timeout", type=float, default=1800,
                     help="seconds allowed per ADAPT run (default 1800)")
     ap.add_argument("--skip", choices=("evals", "adapt"), default=None)
+    ap.add_argument("--coretype", default=None,
+                    help="OPENBLAS_CORETYPE of the ADAPT runs, e.g. Cooperlake (under it "
+                         "PySCF's H10 CASSCF orbitals are the generator's)")
     ap.add_argument("--json", default=None, help="write all rows to this file")
     args = ap.parse_args(argv)
     out = {}
@@ -287,7 +324,7 @@ def main(argv=None):
                 elif r[n].get("reason"):
                     print(f"    {n}: {r[n]['reason']}")
     if args.skip != "adapt":
-        out["adapt"] = part2(args.systems, args.adapt_timeout)
+        out["adapt"] = part2(args.systems, args.adapt_timeout, args.coretype)
         print("\nADAPT-VQE to < 10 mHa at 1 thread (own process each):")
         for r in out["adapt"]:
             if "reason" in r:
@@ -295,8 +332,11 @@ def main(argv=None):
                 continue
             print(f"{r['system']:4} {r['engine']:11} adapt {r['adapt_s']:8.2f} s  build "
                   f"{r['build_s']:6.2f} s  ops {r['ops']:4d}  error {r['error_mha']:.4f} mHa  "
-                  f"selection as recorded: {r['selection_as_recorded']}  peak "
-                  f"{r['peak_mib']:.0f} MiB  threads {r['threads']}")
+                  f"selection as recorded: {r['selection_as_recorded']}"
+                  + (f" (first difference at operator {r['first_difference']})"
+                     if r["selection_as_recorded"] is False else "")
+                  + f"  H·psi {r['hop_calls']} calls {r['hop_s']:.1f} s  peak "
+                  f"{r['peak_mib']:.0f} MiB  threads {r['threads']} {r['coretype'] or ''}")
         by = {(r["system"], r["engine"]): r for r in out["adapt"] if "reason" not in r}
         if ("H8", "sector") in by and ("H8", "statevector") in by:
             print(f"H8 ADAPT statevector / sector: "
