@@ -305,11 +305,16 @@ class Generator:
         src, tgt: flat determinant indices (int64), shape ``(m,)``, ``m`` the
             support size.
         val: float64 weights +1/-1, shape ``(m,)``.
+        a, b, v: the same as ``m/2`` pairs, ``B[b, a] = v``, ``B[a, b] = -v``
+            (the compiled loops of :mod:`qencode_nb.sector_kernels`).
     """
 
     src: object
     tgt: object
     val: object
+    a: object = None
+    b: object = None
+    v: object = None
 
     @property
     def support(self) -> int:
@@ -324,10 +329,10 @@ class Generator:
         return out
 
     def expval(self, lam, phi) -> float:
-        """``<lam|B|phi>`` for real flat vectors (one pass over the support)."""
-        import numpy as np
+        """``<lam|B|phi>`` for real flat vectors (one compiled pass over the pairs)."""
+        from qencode_nb.sector_kernels import expval
 
-        return float(np.dot(lam[self.tgt], self.val * phi[self.src]))
+        return float(expval(lam, phi, self.a, self.b, self.v))
 
     def exp(self, theta: float, c):
         """``exp((theta/2) B) c = c + sin(theta/2) Bc - (1 - cos(theta/2)) P c``
@@ -340,14 +345,14 @@ class Generator:
         return out
 
     def exp_inplace(self, theta: float, c) -> None:
-        """:meth:`exp` written into ``c`` (same arithmetic; touches only the
-        support: the two gathers are taken before the write)."""
-        import numpy as np
+        """:meth:`exp` written into ``c`` (same arithmetic, bit for bit; a
+        compiled loop over the pairs of the support)."""
+        import math
+
+        from qencode_nb.sector_kernels import rotate
 
         half = 0.5 * theta
-        ct = c[self.tgt]
-        cs = c[self.src]
-        c[self.tgt] = np.cos(half) * ct + np.sin(half) * (self.val * cs)
+        rotate(c, self.a, self.b, self.v, math.cos(half), math.sin(half))
 
     def matrix(self, dim: int):
         """``B`` as a CSR matrix of shape ``(dim, dim)``."""
@@ -424,7 +429,19 @@ def generator(sector: Sector, pauli_generator) -> Generator:
             or val.size == 0):
         raise NotAnExcitation(f"B = 2iG of {pauli_generator!r} is not a signed permutation "
                               "of its support (B^2 != -P)")
-    return Generator(src=src, tgt=tgt, val=np.sign(val))
+    val = np.sign(val)
+    pair = src < tgt
+    a, b, v = src[pair], tgt[pair], val[pair]
+    partner = np.full(sector.dim, -1)
+    partner[tgt] = src
+    weight = np.zeros(sector.dim)
+    weight[tgt] = val
+    if (2 * a.size != src.size or not np.array_equal(partner[a], b)
+            or not np.array_equal(weight[a], -v)):
+        raise NotAnExcitation(f"B = 2iG of {pauli_generator!r} does not pair its support "
+                              "antisymmetrically (B[a, b] != -B[b, a])")
+    return Generator(src=src, tgt=tgt, val=val, a=np.ascontiguousarray(a),
+                     b=np.ascontiguousarray(b), v=np.ascontiguousarray(v))
 
 
 def generators(sector: Sector, pauli_generators) -> list:
@@ -473,15 +490,18 @@ def energy_and_grad(sector: Sector, gens, selected, params):
     """
     import numpy as np
 
+    import math
+
+    from qencode_nb.sector_kernels import adjoint_step
+
     phi = build_state(sector, gens, selected, params)
     lam = sector.hop(phi.reshape(sector.shape)).reshape(-1)
     energy = float(np.dot(phi, lam)) + sector.ecore
     grad = np.zeros(len(selected))
     for j in range(len(selected) - 1, -1, -1):
         g = gens[selected[j]]
-        grad[j] = g.expval(lam, phi)
-        g.exp_inplace(-float(params[j]), phi)
-        g.exp_inplace(-float(params[j]), lam)
+        half = 0.5 * float(params[j])
+        grad[j] = adjoint_step(lam, phi, g.a, g.b, g.v, math.cos(half), math.sin(half))
     return energy, grad
 
 
