@@ -53,9 +53,10 @@ def opt_run(tmp_path_factory):
 
 def test_optimizers_study_measures_each_optimiser(opt_run):
     out, table = opt_run
-    assert list(table.columns) == ["optimizer", "repeat", "measured_threads", "energy",
-                                   "energy_hex", "error_mha", "nfev", "seconds", "status",
-                                   "failure", "notebook", "threshold_mha"]
+    assert list(table.columns) == ["optimizer", "repeat", "measured_threads", "engine",
+                                   "energy", "energy_hex", "error_mha", "nfev", "seconds",
+                                   "status", "failure", "notebook", "threshold_mha"]
+    assert (table["engine"] == "default.qubit").all()
     assert list(table["optimizer"]) == ["COBYLA", "COBYLA", "L-BFGS-B", "L-BFGS-B"]
     assert list(table["repeat"]) == [0, 1, 0, 1]
     assert (table["status"] == "done").all(), table["failure"].tolist()

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from conftest import H2_JW_UCCSD, ROOT
-from qencode_nb.errors import ParameterError, PinError
+from qencode_nb.errors import EntryError, ParameterError, PinError
 from qencode_nb.studies import finding, kernels_study, summarise, threads_study
 from qencode_nb.threads import CORETYPE_CPU_FLAGS, runnable_coretypes
 
@@ -78,9 +78,10 @@ def test_threads_study_measures_the_requested_threads(threads_run):
     assert one["energy_hex"].nunique() == 1, "1-thread repeats must be bit-identical"
     csv = pd.read_csv(out / "threads.csv")
     assert list(csv["energy_hex"]) == list(table["energy_hex"])
-    assert list(csv.columns[:11]) == ["threads", "repeat", "measured_threads", "energy",
-                                      "energy_hex", "error_mha", "nfev", "seconds",
+    assert list(csv.columns[:12]) == ["threads", "repeat", "measured_threads", "engine",
+                                      "energy", "energy_hex", "error_mha", "nfev", "seconds",
                                       "status", "failure", "notebook"]
+    assert (table["engine"] == "default.qubit").all()   # the recorded backend ran
 
 
 def test_threads_summary_finding_and_figure(threads_run):
@@ -145,6 +146,8 @@ def test_unknown_coretype_lists_the_accepted_names(tmp_path):
         threads_study(str(H2_JW_UCCSD), threads=(0,), out_dir=tmp_path, progress=False)
     with pytest.raises(ParameterError, match="accepted: rerun, full"):
         threads_study(str(H2_JW_UCCSD), mode="replay", out_dir=tmp_path, progress=False)
+    with pytest.raises(EntryError, match="engine 'fast' is not accepted"):
+        threads_study(str(H2_JW_UCCSD), engine="fast", out_dir=tmp_path, progress=False)
     assert not list(tmp_path.glob("*.ipynb")), "bad input is refused before any run"
     proc = subprocess.run([str(QENCODE_NB), "study", "kernels", str(H2_JW_UCCSD),
                            "--coretypes", "Haswell", "Pentium4", "--out", str(tmp_path)],

@@ -46,6 +46,13 @@ def test_sweep_refuses_unknown_targets(tmp_path):
         sweep(["no-such-entry"], tmp_path)
 
 
+def test_sweep_refuses_an_unknown_engine_before_any_run(tmp_path):
+    with pytest.raises(EntryError, match="engine 'gpu' is not accepted; accepted: None "
+                                         r"\(the recorded backend\), sector"):
+        sweep([str(H2_JW_UCCSD)], tmp_path, engine="gpu")
+    assert not list(tmp_path.glob("*.ipynb"))
+
+
 H4_UCCSD = SHARED_DB / "H4_ccpvdz_JW_UCCSD_v4_tapered__sha256_7606caf47ff39f40.json"
 
 
