@@ -86,10 +86,6 @@ def unmappable_reason(entry, n_qubits_full: int) -> str | None:
     if entry.ansatz == "hea":
         return ("hea (RY layers and CNOT ladders) does not conserve particle number: no "
                 "(N_alpha, N_beta) sector holds its states")
-    if entry.ansatz != "adapt":
-        return (f"{entry.ansatz} on the sector engine is not wired: no QEncode {entry.ansatz} "
-                "entry has more than 12 untapered qubits, where its operators would be whole "
-                "excitations")
     if entry.mapping != "jordan_wigner":
         return (f"mapping {entry.mapping}: the sector sign map is written for "
                 "jordan_wigner only")
@@ -98,6 +94,10 @@ def unmappable_reason(entry, n_qubits_full: int) -> str | None:
                 f"{TAPER_OPERATION_MAX_QUBITS} qubits (qchem.taper_operation) splits every "
                 "excitation into single Pauli-word rotations with their own angles, which "
                 "do not conserve particle number")
+    if entry.ansatz != "adapt":
+        return (f"{entry.ansatz} on the sector engine is not wired: no QEncode {entry.ansatz} "
+                "entry has more than 12 untapered qubits, where its operators would be whole "
+                "excitations")
     if entry.spin != 0:
         return f"spin {entry.spin}: only closed-shell (spin 0) sectors are built"
     return None

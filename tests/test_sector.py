@@ -392,3 +392,56 @@ def test_compiled_rotations_equal_the_numpy_closed_form_bit_for_bit(h4):
         assert abs(got - g.expval(lam, c)) < 1e-14
         assert abs(phi - g.exp(-theta, c)).max() < 1e-15
         assert abs(lm - g.exp(-theta, lam)).max() < 1e-15
+
+
+# ---------------------------------------------------------------------------
+# Why the <= 12-qubit entries fall back: their stored states leave every N sector
+# ---------------------------------------------------------------------------
+
+def _particle_number_variance(path):
+    """<N> and Var(N) of the stored tapered state (N tapered like the Hamiltonian)."""
+    import numpy as np
+    import pennylane as qml
+    from pennylane import qchem
+
+    from qencode_nb import ansatz, audit, entries
+
+    e = entries.load(path)
+    rebuilt = audit.rebuild(e)
+    tap = rebuilt[1]
+    p = audit.build_problem(e, rebuilt)
+    N = qchem.taper(qchem.particle_number(tap.n_qubits_full), tap.generators, tap.paulixops,
+                    tap.sectors)
+    dev = qml.device("default.qubit", wires=p.wires)
+
+    @qml.qnode(dev)
+    def state(t):
+        if p.pool is None:
+            p.circuit(t, wires=p.wires)
+        else:
+            qml.BasisState(np.array(e.hf_tapered_state), wires=p.wires)
+            for i, k in enumerate(e.adapt["selected_operator_indices"]):
+                ansatz.apply_tapered_op(p.pool[k], t[i])
+        return qml.state()
+
+    psi = np.asarray(state(np.array(e.optimal_params, dtype=float))).ravel()
+    Nm = qml.matrix(N, wire_order=p.wires)
+    mean = np.vdot(psi, Nm @ psi).real
+    return e, mean, np.vdot(Nm @ psi, Nm @ psi).real - mean ** 2, tap.n_qubits_full
+
+
+@pytest.mark.parametrize("pattern, least_variance", [
+    ("H4_ccpvdz_JW_UCCSD_*.json", 1e-3),        # measured Var(N) 3.3e-3, <N> 3.99847
+    ("H6_ccpvdz_JW_ADAPT_*.json", 1e-3),        # measured Var(N) 3.5e-3, <N> 5.99961
+])
+def test_pauli_word_pools_leave_the_particle_number_sector(pattern, least_variance):
+    """The generator's pools at <= 12 untapered qubits give each Pauli word of an
+    excitation its own angle; the stored optimal states of H4 JW/UCCSD and H6
+    JW/ADAPT have a particle-number variance far from 0, so no (N_alpha, N_beta)
+    sector holds them: the sector engine refuses them with that reason."""
+    from qencode_nb import sector_map
+
+    e, mean, var, n_full = _particle_number_variance(next(SHARED_DB.glob(pattern)))
+    assert var > least_variance and abs(mean - e.active_space[0]) > 1e-5
+    reason = sector_map.unmappable_reason(e, n_full)
+    assert "single Pauli-word rotations" in reason and "particle number" in reason
