@@ -26,7 +26,7 @@ cross-check).  A backend that would not fit (CSR matrices above 16 qubits)
 or that exceeds ``--eval-timeout`` is reported with its reason.
 
 Part 2, ADAPT-VQE to below 10 mHa at 1 thread, each run in its own process
-(peak memory is that process's ``ru_maxrss``):
+(peak memory is that process's ``VmHWM``):
 
 - H8 and H10: the generator's procedure and pool on the sector engine (a
   re-run of the entry); H8 also on the generator's statevector engine

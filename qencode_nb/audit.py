@@ -252,8 +252,10 @@ def build_problem(entry, rebuilt, engine: str | None = None,
     ``engine="sector"`` also builds the sector problem
     (:func:`qencode_nb.sector_map.build`) when the entry maps; otherwise
     ``sector_reason`` says why and the recorded backend runs.  ``hamiltonian``
-    (the Hamiltonian check) decides whether the stored angles may be replayed
-    on the rebuilt sector (:func:`qencode_nb.sector_map.replay_reason`).
+    (the Hamiltonian check; ``None`` counts as "not checked") decides whether
+    the stored angles may be replayed on the rebuilt sector
+    (:func:`qencode_nb.sector_map.replay_reason`); when not, the tapered pool
+    is built and the replay runs on the recorded engine.
 
     Raises:
         EntryError: an engine other than None or "sector".
@@ -271,21 +273,23 @@ def build_problem(entry, rebuilt, engine: str | None = None,
         H = tapered.H_tapered
         origin = "rebuilt (of_bridge)"
     wires = list(range(entry.tapered_num_qubits))
-    pool = engine = sector = sector_reason = None
+    pool = engine = sector = sector_reason = replay_reason = None
     if engine_requested == "sector":
         from qencode_nb import sector_map
 
         try:
             sector = sector_map.build(entry, rebuilt, circuit=entry.optimizer.engine or "qnode")
+            replay_reason = sector_map.replay_reason(hamiltonian)
         except sector_map.NotMappable as exc:
             sector_reason = exc.reason
     if entry.ansatz == "hea":
         circuit = ansatz.hea_circuit(entry.hf_tapered_state, entry.reps)
         n_params = ansatz.hea_num_params(len(wires), entry.reps)
     else:
-        # On the sector engine the pool is its excitations: the tapered
-        # operators (~1 min at H10) are not built.
-        ops = sector.excitations if sector is not None else ansatz.tapered_uccsd_ops(
+        # When the sector engine replays, the pool is its excitations: the
+        # tapered operators (~1 min at H10) are not built.
+        ops = sector.excitations if sector is not None and replay_reason is None else \
+            ansatz.tapered_uccsd_ops(
             entry.active_space[0], tapered.n_qubits_full, tapered.generators,
             tapered.paulixops, tapered.sectors)
         if entry.ansatz == "uccsd":
@@ -301,11 +305,7 @@ def build_problem(entry, rebuilt, engine: str | None = None,
                       ansatz=entry.ansatz, reps=entry.reps if entry.ansatz == "hea" else None,
                       sectors=[int(x) for x in tapered.sectors],
                       engine_requested=engine_requested, sector=sector,
-                      sector_reason=sector_reason)
-    if sector is not None:
-        from qencode_nb import sector_map
-
-        problem.sector_replay_reason = sector_map.replay_reason(hamiltonian)
+                      sector_reason=sector_reason, sector_replay_reason=replay_reason)
     return problem
 
 
@@ -377,9 +377,7 @@ def replay(entry, problem: Problem) -> dict:
                              field="encoding.adapt_metadata.n_operators_pool", path=entry.source)
         if problem.sector is not None and fallback is None:
             energy = _sector_replay(entry, problem)
-        else:
-            if problem.sector is not None:   # built, but the stored angles do not apply
-                problem.pool = _tapered_pool(entry, problem)
+        else:   # the recorded engine (the pool is then the tapered one)
             energy = adapt.replay_energy(problem.hamiltonian, problem.pool,
                                          entry.hf_tapered_state,
                                          entry.adapt["selected_operator_indices"],
@@ -403,20 +401,14 @@ def _sector_replay(entry, problem: Problem) -> float:
     """Stored ADAPT angles on the sector engine (Ha, uncorrected)."""
     from qencode_nb import sector as S
 
+    from qencode_nb.adapt import _check_selection
+
     sp = problem.sector
-    selected = [int(k) for k in entry.adapt["selected_operator_indices"]]
+    selected = _check_selection(sp.generators, entry.adapt["selected_operator_indices"],
+                                entry.optimal_params)
     params = [sp.angle_factor * float(x) for x in entry.optimal_params]
     c = S.build_state(sp.sector, sp.generators, selected, params)
     return sp.sector.energy(c.reshape(sp.sector.shape))
-
-
-def _tapered_pool(entry, problem: Problem) -> list:
-    """The generator's tapered pool (when the sector engine cannot be used after all)."""
-    from qencode_nb import ansatz
-
-    _, tap = rebuild(entry)
-    return ansatz.tapered_uccsd_ops(entry.active_space[0], tap.n_qubits_full, tap.generators,
-                                    tap.paulixops, tap.sectors)
 
 
 def rerun(entry, problem: Problem, optimizer: str | None = None) -> dict:
@@ -551,6 +543,10 @@ def _rerun_adapt_sector(entry, problem: Problem) -> dict:
         f"{sp.sector.hop_method}) instead of the recorded {problem.engine} engine on "
         f"{entry.backend}: same procedure, different arithmetic (agrees to rounding)")
     out["sector_build_seconds"] = sp.seconds
+    if problem.sector_replay_reason:
+        out["findings"].append("the sector re-run used the rebuilt active-space Hamiltonian, "
+                               "which is not the stored one: " + problem.sector_replay_reason
+                               + "; energies are gauge-invariant, the ADAPT path may differ")
     return out
 
 

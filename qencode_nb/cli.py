@@ -32,9 +32,8 @@ the figure ``threads.{png,svg}`` / ``kernels.{png,svg}`` /
 bad arguments.
 
 ``--engine sector`` (audit, sweep, study threads/kernels) runs the entries
-whose ansatz maps (ADAPT above 12 untapered qubits, jordan_wigner) on the
-sector engine (:mod:`qencode_nb.sector_map`); the others run their recorded
-backend and the reason is recorded.
+that map (:func:`qencode_nb.sector_map.unmappable_reason`) on the sector
+engine; the others run their recorded backend and the reason is recorded.
 """
 
 from __future__ import annotations
@@ -47,18 +46,24 @@ from pathlib import Path
 from qencode_nb.errors import QencodeNbError
 
 
-ENGINE_HELP = ("sector: run UCCSD/ADAPT entries that map on the fast sector engine "
-               "(tier 1 lists the backend deviation); default: the recorded backend")
+ENGINE_HELP = ("sector: run the ADAPT entries that map (qencode_nb.sector_map) on the fast "
+               "sector engine (tier 1 then fails on the backend deviation); default: the "
+               "recorded backend")
 
 
 def _audit(args) -> int:
-    from qencode_nb.audit import MODES
+    from qencode_nb.audit import MODES, check_engine
     from qencode_nb.record import encode, read_records
     from qencode_nb.runner import NOTEBOOKS, run_notebook
 
     if args.mode not in MODES:
         print(f"qencode-nb: --mode {args.mode!r} is not accepted; accepted: "
               + ", ".join(MODES), file=sys.stderr)
+        return 2
+    try:
+        check_engine(args.engine)
+    except QencodeNbError as exc:
+        print(f"qencode-nb: {exc}", file=sys.stderr)
         return 2
     out = Path(args.out or f"audit-{Path(args.entry).stem}.ipynb")
     params = {"entry": str(args.entry), "blas_threads": args.threads, "mode": args.mode}

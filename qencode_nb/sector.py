@@ -388,9 +388,12 @@ def generator(sector: Sector, pauli_generator) -> Generator:
 
     words = list(pauli_generator.pauli_rep.items())
     flips = {tuple(sorted(w for w, p in word.items() if p in "XY")) for word, _ in words}
-    if len(flips) != 1 or not next(iter(flips)):
+    if len(flips) != 1:
         raise NotAnExcitation(f"the Pauli words of {pauli_generator!r} flip different wire "
                               "sets; not an excitation generator")
+    if not next(iter(flips)):
+        raise NotAnExcitation(f"{pauli_generator!r} flips no wire (only Z and I); not an "
+                              "excitation generator")
     fw = list(next(iter(flips)))
     occ = sector.occupations()
     na, nb = sector.nelec

@@ -96,8 +96,12 @@ def unmappable_reason(entry, n_qubits_full: int) -> str | None:
                 "do not conserve particle number")
     if entry.ansatz != "adapt":
         return (f"{entry.ansatz} on the sector engine is not wired: no QEncode {entry.ansatz} "
-                "entry has more than 12 untapered qubits, where its operators would be whole "
-                "excitations")
+                f"entry has more than {TAPER_OPERATION_MAX_QUBITS} untapered qubits, where its "
+                "operators would be whole excitations")
+    recorded = entry.optimizer.engine or "qnode"
+    if recorded != "statevector":
+        return (f"recorded ADAPT engine {recorded!r}: only the statevector engine's procedure "
+                "(L-BFGS-B inner, |<H psi|B psi>| screening) is reproduced on the sector engine")
     if entry.spin != 0:
         return f"spin {entry.spin}: only closed-shell (spin 0) sectors are built"
     return None
@@ -176,7 +180,9 @@ def replay_reason(hamiltonian: dict | None) -> str | None:
         hamiltonian: the audit's Hamiltonian check (``terms_match``,
             ``max_abs_dcoeff``), or ``None`` when there was none.
     """
-    if not hamiltonian or hamiltonian.get("terms_match") is None:
+    if not hamiltonian:
+        return "no Hamiltonian check was given: the stored angles are not replayed unchecked"
+    if hamiltonian.get("terms_match") is None:   # no stored Hamiltonian to compare with
         return None
     d = hamiltonian.get("max_abs_dcoeff")
     if not hamiltonian["terms_match"] or d is None or d > REPLAY_MAX_DCOEFF_HA:

@@ -445,3 +445,41 @@ def test_pauli_word_pools_leave_the_particle_number_sector(pattern, least_varian
     assert var > least_variance and abs(mean - e.active_space[0]) > 1e-5
     reason = sector_map.unmappable_reason(e, n_full)
     assert "single Pauli-word rotations" in reason and "particle number" in reason
+
+
+def test_replay_reason_guards_the_stored_angles():
+    """The stored angles are replayed on the rebuilt sector only when the rebuilt
+    Hamiltonian equals the stored one (max |Δ coefficient| <= 1e-8 Ha)."""
+    from qencode_nb import sector_map
+
+    assert sector_map.replay_reason({"terms_match": True, "max_abs_dcoeff": 3e-15}) is None
+    assert sector_map.replay_reason({"terms_match": None}) is None   # nothing stored
+    assert "1e-08" in sector_map.replay_reason({"terms_match": True, "max_abs_dcoeff": 2e-5})
+    assert "differs" in sector_map.replay_reason({"terms_match": False, "max_abs_dcoeff": None})
+    assert "no Hamiltonian check" in sector_map.replay_reason(None)
+
+
+@pytest.mark.slow
+def test_a_rebuilt_hamiltonian_that_differs_replays_on_the_recorded_engine(h8):
+    """engine='sector' with a Hamiltonian check that failed (a made-up Δ of 1e-3 Ha):
+    the replay runs the statevector engine on the stored Hamiltonian with the
+    tapered pool (still the published energy within 1e-10 Ha) and says why; an
+    out-of-range operator index is refused naming the pool size."""
+    from qencode_nb import audit
+
+    e, rebuilt = h8
+    bad = {"terms_match": True, "max_abs_dcoeff": 1e-3}
+    p = audit.build_problem(e, rebuilt, "sector", bad)
+    assert p.sector is not None and "max |Δ coefficient| 0.001" in p.sector_replay_reason
+    r = audit.replay(e, p)
+    assert r["engine"] == "statevector" and "stored orbitals" in r["engine_fallback"]
+    assert r["status"] == "pass" and abs(r["delta_ha"]) < 1e-10
+    good = audit.build_problem(e, rebuilt, "sector", {"terms_match": True,
+                                                      "max_abs_dcoeff": 0.0})
+    assert audit.replay(e, good)["engine"] == "sector"
+    from qencode_nb import entries
+
+    tampered = entries.load(e.source)          # a fresh copy: the fixture stays intact
+    tampered.adapt["selected_operator_indices"][0] = 278
+    with pytest.raises(ValueError, match="outside the pool of 278 operators"):
+        audit.replay(tampered, good)
