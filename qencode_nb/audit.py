@@ -459,7 +459,8 @@ def _rerun(entry, problem: Problem, optimizer: str | None) -> dict:
                 "reason": f"re-running ADAPT on {len(problem.wires)} tapered qubits is not "
                           "possible here: the statevector engine's CSR Hamiltonian needs "
                           f"~13 GB above {MAX_CSR_QUBITS} qubits and QEncode reported ~2 h "
-                          f"({entry.published_nfev} nfev); run it with engine='sector'",
+                          f"({entry.published_nfev} nfev); run it on the sector engine "
+                          "(engine='sector')",
                 "published": {"nfev": entry.published_nfev}}
     if problem.pool is not None:
         return _rerun_adapt(entry, problem)
