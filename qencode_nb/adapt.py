@@ -325,23 +325,58 @@ def run_adapt(H, pool, hf_state, wires, *, gradient_threshold: float,
     if not pool:
         raise ValueError("the ADAPT pool is empty; the generator falls back to HEA (reps=2)")
     start = time.perf_counter()
-    result = AdaptResult(best_energy=float("inf"), params=[], selected_indices=[], nfev=0,
-                         converged=False, n_iterations=0, stopped_early=False,
-                         engine=engine, inner=inner, n_pool=len(pool),
-                         gradient_threshold=gradient_threshold,
-                         max_operators=int(max_operators),
-                         max_iterations=int(max_iterations), seed=seed,
-                         e_target=e_target)
+    result = _new_result(engine, inner, len(pool), gradient_threshold, max_operators,
+                         max_iterations, seed, e_target)
     if engine == "qnode":
         _run_qnode(result, H, pool, hf_state, list(wires), backend, early_stop, callback)
     else:
         _run_statevector(result, H, pool, hf_state, list(wires), early_stop, callback)
+    return _finish(result, start)
+
+
+def _new_result(engine, inner, n_pool, gradient_threshold, max_operators, max_iterations,
+                seed, e_target) -> AdaptResult:
+    """An empty :class:`AdaptResult` carrying the settings of a run."""
+    return AdaptResult(best_energy=float("inf"), params=[], selected_indices=[], nfev=0,
+                       converged=False, n_iterations=0, stopped_early=False,
+                       engine=engine, inner=inner, n_pool=n_pool,
+                       gradient_threshold=gradient_threshold,
+                       max_operators=int(max_operators),
+                       max_iterations=int(max_iterations), seed=seed, e_target=e_target)
+
+
+def _finish(result: AdaptResult, start: float) -> AdaptResult:
+    """Record the wall time; raise :class:`AdaptEmpty` when nothing was selected."""
+    import time
+
     result.wall_s = time.perf_counter() - start
     if not result.selected_indices:
-        raise AdaptEmpty(f"ADAPT-VQE selected 0 operators (pool of {len(pool)}, "
-                         f"threshold {gradient_threshold:.0e}, largest |gradient| "
+        raise AdaptEmpty(f"ADAPT-VQE selected 0 operators (pool of {result.n_pool}, "
+                         f"threshold {result.gradient_threshold:.0e}, largest |gradient| "
                          f"{result.max_gradients[-1] if result.max_gradients else 0.0:.3e})")
     return result
+
+
+def _inner_step(result: AdaptResult, params, energy, energy_and_grad):
+    """The inner optimisation of the statevector procedure, from ``params``.
+
+    L-BFGS-B (``ftol`` 1e-12, ``gtol`` 1e-8) on ``energy_and_grad(p) -> (E, grad)``
+    or COBYLA (``rhobeg`` 0.5) on ``energy(p) -> E``, ``maxiter`` the run's
+    ``max_iterations``.  Returns ``(scipy result, nfev as the generator counts
+    it)``: L-BFGS-B ``nfev * (1 + n_params)`` (its adjoint count), COBYLA ``nfev``.
+    """
+    import numpy as np
+    from scipy.optimize import minimize
+
+    x0 = np.array(params, dtype=float)
+    if result.inner == "l-bfgs-b":
+        res = minimize(energy_and_grad, x0, jac=True, method="L-BFGS-B",
+                       options={"maxiter": result.max_iterations, "ftol": LBFGSB_FTOL,
+                                "gtol": LBFGSB_GTOL})
+        return res, int(res.nfev) * (1 + len(params))
+    res = minimize(energy, x0, method="COBYLA",
+                   options={"maxiter": result.max_iterations, "rhobeg": COBYLA_RHOBEG})
+    return res, int(res.nfev)
 
 
 def _screen(gradient, n_pool, selected, runner_up: list):
@@ -431,7 +466,6 @@ def _run_qnode(result, H, pool, hf_state, wires, backend, early_stop, callback):
 
 def _run_statevector(result, H, pool, hf_state, wires, early_stop, callback):
     import numpy as np
-    from scipy.optimize import minimize
 
     from qencode_nb import statevector as sv
 
@@ -455,19 +489,10 @@ def _run_statevector(result, H, pool, hf_state, wires, early_stop, callback):
             return
         selected.append(best_idx)
         params.append(0.0)
-        if result.inner == "l-bfgs-b":
-            res = minimize(
-                lambda p: sv.energy_and_grad(H_sp, Bs, B2s, psi0, selected, list(p)),
-                np.array(params, dtype=float), jac=True, method="L-BFGS-B",
-                options={"maxiter": result.max_iterations, "ftol": LBFGSB_FTOL,
-                         "gtol": LBFGSB_GTOL})
-            counted = int(res.nfev) * (1 + len(params))  # the generator's adjoint count
-        else:
-            res = minimize(
-                lambda p: sv.energy(H_sp, sv.build_state(psi0, Bs, B2s, selected, list(p))),
-                np.array(params, dtype=float), method="COBYLA",
-                options={"maxiter": result.max_iterations, "rhobeg": COBYLA_RHOBEG})
-            counted = int(res.nfev)
+        res, counted = _inner_step(
+            result, params,
+            lambda p: sv.energy(H_sp, sv.build_state(psi0, Bs, B2s, selected, list(p))),
+            lambda p: sv.energy_and_grad(H_sp, Bs, B2s, psi0, selected, list(p)))
         params = list(np.asarray(res.x, dtype=float).ravel())
         if _after_inner(result, float(res.fun), params, int(res.nfev), counted,
                         early_stop, callback, iteration, best_abs, best_idx):
@@ -510,7 +535,6 @@ def run_adapt_sector(sector, gens, *, gradient_threshold: float, max_operators: 
     import time
 
     import numpy as np
-    from scipy.optimize import minimize
 
     from qencode_nb import sector as S
 
@@ -518,12 +542,8 @@ def run_adapt_sector(sector, gens, *, gradient_threshold: float, max_operators: 
     if not gens:
         raise ValueError("the ADAPT pool is empty; the generator falls back to HEA (reps=2)")
     start = time.perf_counter()
-    result = AdaptResult(best_energy=float("inf"), params=[], selected_indices=[], nfev=0,
-                         converged=False, n_iterations=0, stopped_early=False,
-                         engine="sector", inner=inner, n_pool=len(gens),
-                         gradient_threshold=gradient_threshold,
-                         max_operators=int(max_operators),
-                         max_iterations=int(max_iterations), seed=seed, e_target=e_target)
+    result = _new_result("sector", inner, len(gens), gradient_threshold, max_operators,
+                         max_iterations, seed, e_target)
     selected = result.selected_indices
     params: list = []
     hf = sector.hf()
@@ -540,25 +560,13 @@ def run_adapt_sector(sector, gens, *, gradient_threshold: float, max_operators: 
             break
         selected.append(best_idx)
         params.append(0.0)
-        if inner == "l-bfgs-b":
-            res = minimize(lambda p: S.energy_and_grad(sector, gens, selected, p),
-                           np.array(params, dtype=float), jac=True, method="L-BFGS-B",
-                           options={"maxiter": result.max_iterations, "ftol": LBFGSB_FTOL,
-                                    "gtol": LBFGSB_GTOL})
-            counted = int(res.nfev) * (1 + len(params))
-        else:
-            res = minimize(lambda p: sector.energy(
-                               S.build_state(sector, gens, selected, p).reshape(sector.shape)),
-                           np.array(params, dtype=float), method="COBYLA",
-                           options={"maxiter": result.max_iterations, "rhobeg": COBYLA_RHOBEG})
-            counted = int(res.nfev)
+        res, counted = _inner_step(
+            result, params,
+            lambda p: sector.energy(S.build_state(sector, gens, selected, p)
+                                    .reshape(sector.shape)),
+            lambda p: S.energy_and_grad(sector, gens, selected, p))
         params = list(np.asarray(res.x, dtype=float).ravel())
         if _after_inner(result, float(res.fun), params, int(res.nfev), counted, early_stop,
                         callback, iteration, best_abs, best_idx):
             break
-    result.wall_s = time.perf_counter() - start
-    if not result.selected_indices:
-        raise AdaptEmpty(f"ADAPT-VQE selected 0 operators (pool of {len(gens)}, threshold "
-                         f"{gradient_threshold:.0e}, largest |gradient| "
-                         f"{result.max_gradients[-1] if result.max_gradients else 0.0:.3e})")
-    return result
+    return _finish(result, start)
