@@ -119,14 +119,19 @@ def _sweep(args) -> int:
 def _study(args) -> int:
     import pandas as pd
 
-    from qencode_nb.studies import (finding, kernels_study, optimizers_study, summarise,
+    from qencode_nb.studies import (environment_finding, environments_study, finding,
+                                    kernels_study, optimizers_study, summarise,
                                     threads_study)
 
     out = Path(args.out or f"runs/{args.kind}")
     common = dict(repeats=args.repeats, out_dir=out, mode=args.mode, db=args.db,
                   workers=args.workers, timeout=args.timeout)
     try:
-        if args.kind == "threads":
+        if args.kind == "environments":
+            by, table = "kernel", environments_study(args.entry, args.kernels,
+                                                     blas_threads=args.threads,
+                                                     engine=args.engine, **common)
+        elif args.kind == "threads":
             by, table = "threads", threads_study(args.entry, args.threads, engine=args.engine,
                                                  **common)
         elif args.kind == "kernels":
@@ -143,6 +148,9 @@ def _study(args) -> int:
         print(summary.drop(columns=["energies_hex"])
               .to_string(index=False, float_format=lambda v: f"{v:.12g}"))
     print(finding(summary, by))
+    if args.kind == "environments":
+        print(pd.DataFrame(table.attrs["versions"]).to_string(index=False))
+        print(environment_finding(pd.DataFrame(table.attrs["differences"])))
     print(f"table: {out / (args.kind + '.csv')}; figure: {out / (args.kind + '.png')}, "
           f"{out / (args.kind + '.svg')}")
     failed = table[table["status"] != "done"]
@@ -214,9 +222,17 @@ def build_parser() -> argparse.ArgumentParser:
     op.add_argument("--repeats", type=int, default=1, help="runs per optimiser (default 1)")
     op.add_argument("--threads", type=int, default=1,
                     help="BLAS threads of every run (default 1)")
-    for p in (th, ke):
+    en = kinds.add_parser("environments", help="re-run in Jupyter kernels with different "
+                          "package stacks (see `qencode-nb stack`); writes environments.csv")
+    en.add_argument("--kernels", nargs="+", default=None,
+                    help="kernelspecs, the first the baseline (default: python3 and every "
+                         "qencode-nb-* stack)")
+    en.add_argument("--repeats", type=int, default=1, help="runs per kernel (default 1)")
+    en.add_argument("--threads", type=int, default=1,
+                    help="BLAS threads of every run (default 1)")
+    for p in (th, ke, en):
         p.add_argument("--engine", default=None, help=ENGINE_HELP)
-    for p in (th, ke, op):
+    for p in (th, ke, op, en):
         p.add_argument("entry", help="a name in params/ (lih, h2, h6) or a .yaml/.json path")
         p.add_argument("--mode", default="rerun", help="rerun (default) or full")
         p.add_argument("--db", default=None, help="folder completing bundled entries")
@@ -226,7 +242,52 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--out", default=None,
                        help="folder for notebooks, CSV and figure (default runs/KIND)")
         p.set_defaults(func=_study)
+
+    sk = sub.add_parser("stack", help="package stacks as Jupyter kernels for `study "
+                        "environments`")
+    acts = sk.add_subparsers(dest="action", required=True)
+    cr = acts.add_parser("create", help="create a venv and register kernel qencode-nb-NAME")
+    cr.add_argument("name", help="stack name; 'reference' and 'latest' are also recipes")
+    cr.add_argument("--recipe", default=None,
+                    help="reference (requirements.lock) or latest (unpinned dependencies)")
+    cr.add_argument("--requirements", nargs="+", default=None,
+                    help="a requirements file or requirement strings, e.g. scipy==1.16.3")
+    cr.add_argument("--overlay", action="store_true",
+                    help="start from this environment's packages, install only "
+                         "--requirements on top")
+    acts.add_parser("list", help="list the stacks")
+    rm = acts.add_parser("remove", help="delete a stack and its kernelspec")
+    rm.add_argument("name")
+    sk.set_defaults(func=_stack)
     return parser
+
+
+def _stack(args) -> int:
+    from qencode_nb import stacks
+
+    try:
+        if args.action == "create":
+            reqs = args.requirements or None
+            if reqs and len(reqs) == 1 and Path(reqs[0]).suffix in (".txt", ".lock", ".in"):
+                reqs = reqs[0]
+            rec = stacks.create_stack(args.name, args.recipe, requirements=reqs,
+                                      overlay=args.overlay)
+            print(f"stack {rec['name']}: kernel {rec['kernel']} (Python {rec['python']}) in "
+                  f"{rec['path']}")
+            for pkg in ("numpy", "scipy", "pennylane", "pyscf", "openfermion"):
+                print(f"  {pkg} {rec['freeze'].get(pkg)}")
+        elif args.action == "list":
+            for rec in stacks.list_stacks():
+                print(f"{rec['name']}\t{rec.get('kernel')}\t{rec.get('status')}\t"
+                      f"{rec.get('recipe') or ' '.join(rec.get('requirements') or [])}"
+                      + ("\toverlay" if rec.get("overlay_of") else ""))
+        else:
+            stacks.remove_stack(args.name)
+            print(f"removed stack {args.name}")
+    except QencodeNbError as exc:
+        print(f"qencode-nb: {exc}", file=sys.stderr)
+        return 2 if not isinstance(exc, stacks.StackError) else 1
+    return 0
 
 
 def main(argv=None) -> int:

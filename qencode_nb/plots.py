@@ -113,7 +113,8 @@ def margin_plot(table, stem, *, title: str | None = None):
 
 
 #: Axis titles of :func:`distribution_plot` for the study group columns.
-GROUP_LABELS = {"threads": "BLAS threads (requested)", "coretype": "OpenBLAS coretype"}
+GROUP_LABELS = {"threads": "BLAS threads (requested)", "coretype": "OpenBLAS coretype",
+                "kernel": "Jupyter kernel (package stack)"}
 
 
 def distribution_plot(table, by, stem, threshold_mha: float = 10.0, title: str | None = None):
@@ -284,12 +285,13 @@ def _threshold(table) -> float:
 
 
 #: Study kinds -> the column that groups their runs.
-STUDY_GROUPS = {"threads": "threads", "kernels": "coretype", "optimizers": "optimizer"}
+STUDY_GROUPS = {"threads": "threads", "kernels": "coretype", "optimizers": "optimizer",
+                "environments": "kernel"}
 
 
 def study_plot(table, kind: str, stem):
-    """The figure of a study table: :func:`distribution_plot` for "threads" and
-    "kernels", :func:`optimizer_plot` for "optimizers"; threshold from the table.
+    """The figure of a study table: :func:`distribution_plot` for "threads",
+    "kernels" and "environments", :func:`optimizer_plot` for "optimizers"; threshold from the table.
 
     Raises:
         ValueError: an unknown kind (lists the accepted ones).

@@ -61,6 +61,18 @@ def version_drift(tool_versions: dict) -> dict:
     return out
 
 
+def installed_packages() -> dict:
+    """``{distribution name: version}`` of every distribution on ``sys.path``,
+    sorted by name; where one name is installed twice (an overlay stack,
+    :mod:`qencode_nb.stacks`) the first on ``sys.path``, the one imported, wins."""
+    found = {}
+    for dist in metadata.distributions():
+        name = dist.metadata["Name"]
+        if name:
+            found.setdefault(name, dist.version)
+    return dict(sorted(found.items(), key=lambda kv: kv[0].lower()))
+
+
 def git_state(path: Path = ROOT) -> dict:
     """``{"commit": sha|None, "dirty": bool|None}`` of the qencode-nb checkout."""
     def run(*args):
@@ -91,7 +103,8 @@ def collect(tool_versions: dict | None = None) -> dict:
     """Everything recorded as ``provenance`` for one audit.
 
     Returns a dict with ``versions`` (drift table), ``installed`` (the
-    toolkit's stack), ``git``, ``platform``, ``python``, ``cpu``,
+    toolkit's stack), ``packages`` (every distribution the kernel's Python
+    sees, :func:`installed_packages`), ``executable`` (that Python), ``git``, ``platform``, ``python``, ``cpu``,
     ``cpu_flags_avx512_bf16``, ``runnable_coretypes`` and ``blas`` (every
     pool with library, version, architecture and threads, plus
     ``OPENBLAS_CORETYPE`` and ``OPENBLAS_L2_SIZE``).
@@ -102,6 +115,8 @@ def collect(tool_versions: dict | None = None) -> dict:
     return {
         "versions": version_drift(tool_versions or {}),
         "installed": installed,
+        "packages": installed_packages(),
+        "executable": sys.executable,
         "python": platform.python_version(),
         "git": git_state(),
         "platform": f"{sys.platform} {platform.machine()} {platform.release()}",

@@ -117,7 +117,8 @@ def mark_failed(output, stage: str, error_type: str, message: str) -> None:
 
 
 def _main(argv=None) -> int:
-    """``python -m qencode_nb.runner NOTEBOOK OUTPUT PARAMETERS_JSON [--cell-timeout S]``:
+    """``python -m qencode_nb.runner NOTEBOOK OUTPUT PARAMETERS_JSON [--cell-timeout S]
+    [--kernel NAME]``:
     one run in its own process (the sweep's unit of work); exit 0 when done,
     1 with the reason on stderr when not."""
     import argparse
@@ -129,10 +130,11 @@ def _main(argv=None) -> int:
     ap.add_argument("output")
     ap.add_argument("parameters", help="papermill parameters as a JSON object")
     ap.add_argument("--cell-timeout", type=int, default=None)
+    ap.add_argument("--kernel", default=None, help="Jupyter kernelspec (default: the notebook's)")
     args = ap.parse_args(argv)
     try:
         run_notebook(args.notebook, args.output, json.loads(args.parameters),
-                     timeout=args.cell_timeout)
+                     timeout=args.cell_timeout, kernel_name=args.kernel)
     except (RunFailed, ParameterError) as exc:
         print(str(exc), file=sys.stderr)
         return 1

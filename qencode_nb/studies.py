@@ -74,9 +74,16 @@ def _run_row(out: Path, outcome: dict) -> dict:
                    else "the notebook has no done record")
     energy = r.get("rerun_energy")
     energy = float(energy) if isinstance(energy, (int, float)) else None
-    pools = ((r.get("provenance") or {}).get("blas") or {}).get("pools") or []
+    prov = r.get("provenance") or {}
+    pools = (prov.get("blas") or {}).get("pools") or []
     arch = sorted({str(p.get("architecture")) for p in pools if p.get("library") == "openblas"})
     return {
+        "kernel": outcome.get("kernel") or "python3",
+        "python": prov.get("python"),
+        "packages": prov.get("packages") or prov.get("installed") or {},
+        "blas": ";".join(sorted({f"{p.get('library')} {p.get('version')} {p.get('architecture')}"
+                                 for p in pools})) or None,
+        "bit_identical": ((r.get("tiers") or {}).get("bit_identical") or {}).get("status"),
         "measured_threads": r.get("blas_threads"),
         "engine": ((r.get("rerun") or {}).get("config") or {}).get("backend"),
         "kernel": ",".join(arch) or None,
@@ -94,8 +101,10 @@ def _run_row(out: Path, outcome: dict) -> dict:
 
 
 def _run_study(entry, jobs, out_dir, *, mode, db, workers, progress, timeout, desc,
-               engine=None):
-    """Run ``jobs`` = [(group value, repeat, name, extra parameters)]; rows in job order."""
+               engine=None, kernels=None):
+    """Run ``jobs`` = [(group value, repeat, name, extra parameters)]; rows in job order.
+    ``kernels`` maps a run name to the Jupyter kernelspec it runs in (default the
+    notebook's)."""
     from tqdm.auto import tqdm
 
     from qencode_nb.audit import check_engine, check_mode
@@ -120,8 +129,8 @@ def _run_study(entry, jobs, out_dir, *, mode, db, workers, progress, timeout, de
         base["engine"] = engine
     if db is not None:
         base["db"] = str(Path(db).resolve())
-    todo = [(target, str(out), {**base, **extra}, timeout, None, name)
-            for _, _, name, extra in jobs]
+    todo = [(target, str(out), {**base, **extra}, timeout, None, name,
+             (kernels or {}).get(name)) for _, _, name, extra in jobs]
     outcomes = {}
     with tqdm(total=len(todo), disable=not progress, desc=desc, unit="run") as bar:
         for outcome in _local(todo, workers, lambda job: job):
@@ -364,8 +373,242 @@ def optimizers_study(entry, optimizers=DEFAULT_OPTIMIZERS, repeats: int = 1,
     return table
 
 
+#: Columns of :func:`environments_study`'s table: ``kernel`` the Jupyter
+#: kernelspec (one package stack each), then the versions the kernel itself
+#: recorded (``provenance`` record) of :data:`STACK_PACKAGES`, ``python`` and
+#: the BLAS pools; ``bit_identical`` is the run's tier-3 status.
+ENVIRONMENTS_COLUMNS = ("kernel", "repeat", "python", "numpy", "scipy", "pennylane", "pyscf",
+                        "openfermion", "blas", "measured_threads", "engine", "energy",
+                        "energy_hex", "error_mha", "nfev", "seconds", "bit_identical",
+                        "status", "failure", "notebook", "threshold_mha")
+
+#: The packages shown as columns of an environment table (QEncode v4's pins,
+#: requirements-v4.txt); every other package that differs is in the versions table.
+STACK_PACKAGES = ("numpy", "scipy", "pennylane", "pyscf", "openfermion")
+
+#: Installer tools every venv carries in its own version; left out of the
+#: version comparison (they do not compute anything an audit reports).
+INSTALLER_PACKAGES = ("pip", "setuptools", "wheel")
+
+#: Columns of :func:`environment_differences` (energies in Ha, errors in mHa).
+DIFFERENCE_COLUMNS = ("kernel", "baseline", "n_packages_differing", "packages_differing",
+                      "energy_baseline", "energy", "delta_energy_ha", "ulps",
+                      "error_baseline_mha", "error_mha", "delta_error_mha", "identical")
+
+
+def default_kernels() -> list[str]:
+    """``python3`` (this environment) then every registered ``qencode-nb-*`` stack kernel."""
+    from qencode_nb.stacks import KERNEL_PREFIX, available_kernels
+
+    return ["python3", *sorted(k for k in available_kernels() if k.startswith(KERNEL_PREFIX))]
+
+
+def environments_study(entry, kernels=None, repeats: int = 1, out_dir="runs/environments", *,
+                       mode: str = "rerun", db=None, blas_threads: int = 1,
+                       coretype: str | None = None, workers: int = 1, progress: bool = True,
+                       timeout: float | None = None, plot: bool = True,
+                       engine: str | None = None):
+    """Re-run one entry in two or more Jupyter kernels with different package stacks.
+
+    Each run is audit.ipynb driven from this environment through the pinned
+    papermill engine, its kernel the given kernelspec (a stack made by
+    :func:`qencode_nb.stacks.create_stack`, or ``python3``, this
+    environment), with ``{"entry", "blas_threads", "mode"}`` (plus ``db``,
+    ``blas_coretype``, ``engine``), named ``<entry-stem>__<kernel>__r{repeat}``.
+    Threads and kernel are pinned alike in every stack, so what differs is the
+    packages (QEncode's reports: once threads were pinned, H6 ADAPT agreed to 7
+    decimals across two stacks).
+
+    Args:
+        entry: entry file or bundled name.
+        kernels: kernelspec names, the first one the baseline (default
+            :func:`default_kernels`); two or more.
+        repeats: runs per kernel (int >= 1).
+        out_dir: folder for the notebooks, ``environments.csv``,
+            ``environments_versions.csv`` (:func:`version_table`),
+            ``environments_differences.csv`` (:func:`environment_differences`)
+            and the figure ``environments.png`` / ``.svg``.
+        blas_threads: BLAS threads of every run (default 1).
+        mode, db, workers, progress, coretype, timeout, plot, engine: as
+            :func:`threads_study`.
+
+    Returns:
+        DataFrame with :data:`ENVIRONMENTS_COLUMNS`, one row per run ordered
+        by kernel (as given) then repeat; the versions are the ones the
+        kernel recorded, not the ones asked for.  ``table.attrs["versions"]``
+        and ``table.attrs["differences"]`` hold the two other tables as
+        lists of row dicts (``pd.DataFrame(...)`` restores them).
+
+    Raises:
+        ParameterError: fewer than two kernels, a kernel Jupyter does not
+            find (lists the ones it finds), ``repeats`` < 1, ``mode``
+            "replay", ``timeout`` <= 0.
+        PinError: ``blas_threads`` not an int >= 1, an unknown or unrunnable
+            coretype.
+        EntryError: an entry that does not exist or is a folder.
+    """
+    import pandas as pd
+
+    from qencode_nb.stacks import check_kernels
+    from qencode_nb.threads import check_coretype, check_thread_count
+
+    kernels = check_kernels(default_kernels() if kernels is None else kernels)
+    repeats = _check_repeats(repeats)
+    extra = {"blas_threads": check_thread_count(blas_threads)}
+    if coretype:
+        extra["blas_coretype"] = check_coretype(coretype)
+    stem = Path(str(entry)).stem
+    jobs = [(k, r, f"{stem}__{k}__r{r}", extra) for k in kernels for r in range(repeats)]
+    rows = _run_study(entry, jobs, out_dir, mode=mode, db=db, workers=workers,
+                      progress=progress, timeout=timeout, desc="environments study",
+                      engine=engine, kernels={name: k for k, _, name, _ in jobs})
+    for (k, _, _, _), row in zip(jobs, rows):
+        row["kernel"] = k
+        for pkg in STACK_PACKAGES:
+            row[pkg] = _version_of(row["packages"], pkg)
+    table = pd.DataFrame([{"repeat": r, **row} for (_, r, _, _), row in zip(jobs, rows)])
+    versions = version_table(table)
+    table = table[list(ENVIRONMENTS_COLUMNS)].copy()
+    differences = environment_differences(table, versions)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    versions.to_csv(out / "environments_versions.csv", index=False)
+    differences.to_csv(out / "environments_differences.csv", index=False)
+    _write(table, "environments", out, plot)
+    table.attrs.update(versions=versions.to_dict("records"),
+                       differences=differences.to_dict("records"))
+    return table
+
+
+def _version_of(packages: dict, name: str):
+    """Version of distribution ``name`` in a ``{name: version}`` map (names compared
+    the PEP 503 way: case, "-", "_" and "." alike), or None."""
+    import re
+
+    norm = re.compile(r"[-_.]+")
+    want = norm.sub("-", name).lower()
+    for key, version in (packages or {}).items():
+        if norm.sub("-", str(key)).lower() == want:
+            return version
+    return None
+
+
+def version_table(table):
+    """Package versions per kernel, from the ``provenance`` each kernel recorded.
+
+    Args:
+        table: an environment table whose rows carry ``kernel``, ``status``
+            and ``packages`` ({distribution: version} of the run).
+
+    Returns:
+        DataFrame with ``package``, one column per kernel (in order of first
+        appearance; the first completed run of each kernel) and ``differs``
+        (bool): every package that differs between the kernels
+        (:data:`INSTALLER_PACKAGES` left out), then the :data:`STACK_PACKAGES`
+        that do not, plus a ``python`` row.  A package
+        a kernel lacks is None there.
+    """
+    import pandas as pd
+
+    kernels = list(dict.fromkeys(table["kernel"]))
+    per = {}
+    for k in kernels:
+        done = table[(table["kernel"] == k) & (table["status"] == "done")]
+        rows = done if len(done) else table[table["kernel"] == k]
+        first = rows.iloc[0]
+        per[k] = {"python": first.get("python"), **(first.get("packages") or {})}
+    names = sorted({n for v in per.values() for n in v
+                    if n != "python" and n.lower() not in INSTALLER_PACKAGES}, key=str.lower)
+    lines = []
+    for name in ["python", *names]:
+        vals = {k: (per[k].get("python") if name == "python" else _version_of(per[k], name))
+                for k in kernels}
+        differs = len(set(vals.values())) > 1
+        if differs or name == "python" or name.lower() in STACK_PACKAGES:
+            lines.append({"package": name, **vals, "differs": differs})
+    lines.sort(key=lambda d: (not d["differs"], d["package"].lower()))
+    return pd.DataFrame(lines, columns=["package", *kernels, "differs"])
+
+
+def environment_differences(table, versions):
+    """Each kernel against the first (the baseline): packages, energy and error.
+
+    Args:
+        table: :func:`environments_study`'s table.
+        versions: :func:`version_table` of the same runs.
+
+    Returns:
+        DataFrame with :data:`DIFFERENCE_COLUMNS`, one row per kernel after
+        the first: ``packages_differing`` as "scipy 1.13.1 -> 1.16.3; ..."
+        (baseline -> kernel), ``delta_energy_ha`` = E(kernel) - E(baseline)
+        in Ha with ``ulps`` between them, ``delta_error_mha`` likewise in mHa,
+        ``identical`` True when the energies are equal bit for bit.  The
+        energy of a kernel is its first completed run; NaN/None when either
+        side has none.
+    """
+    import pandas as pd
+
+    from qencode_nb.audit import ulp_distance
+
+    kernels = list(dict.fromkeys(table["kernel"]))
+
+    def first(k):
+        done = table[(table["kernel"] == k) & (table["status"] == "done")
+                     & table["energy"].notna()]
+        return done.iloc[0] if len(done) else None
+
+    base = kernels[0]
+    b = first(base)
+    rows = []
+    for k in kernels[1:]:
+        diff = versions[(versions[base] != versions[k])]
+        pkgs = [f"{r['package']} {r[base]} -> {r[k]}" for _, r in diff.iterrows()]
+        o = first(k)
+        both = b is not None and o is not None
+        rows.append({
+            "kernel": k, "baseline": base, "n_packages_differing": len(pkgs),
+            "packages_differing": "; ".join(pkgs),
+            "energy_baseline": b["energy"] if b is not None else None,
+            "energy": o["energy"] if o is not None else None,
+            "delta_energy_ha": o["energy"] - b["energy"] if both else None,
+            "ulps": ulp_distance(o["energy"], b["energy"]) if both else None,
+            "error_baseline_mha": b["error_mha"] if b is not None else None,
+            "error_mha": o["error_mha"] if o is not None else None,
+            "delta_error_mha": o["error_mha"] - b["error_mha"] if both else None,
+            "identical": bool(o["energy_hex"] == b["energy_hex"]) if both else None,
+        })
+    return pd.DataFrame(rows, columns=list(DIFFERENCE_COLUMNS))
+
+
+def environment_finding(differences) -> str:
+    """One sentence per kernel against the baseline, from :func:`environment_differences`.
+
+    E.g. "qencode-nb-scipy116 vs python3 (1 package differs: scipy 1.13.1 -> 1.16.3):
+    energy differs by +3.81e-03 Ha (error 5.181379 -> 8.993703 mHa)", or "...: the
+    same energy bit for bit (-7.8823 Ha, error 5.181379 mHa)".
+    """
+    parts = []
+    for _, d in differences.iterrows():
+        n = int(d["n_packages_differing"])
+        pk = ("no package differs" if n == 0 else
+              f"{n} package{'s' if n > 1 else ''} differ{'s' if n == 1 else ''}: "
+              + d["packages_differing"])
+        head = f"{d['kernel']} vs {d['baseline']} ({pk})"
+        if d["identical"] is None or d["delta_energy_ha"] is None:
+            parts.append(f"{head}: no energy to compare (a run failed)")
+        elif d["identical"]:
+            parts.append(f"{head}: the same energy bit for bit ({d['energy']:.12g} Ha, "
+                         f"error {d['error_mha']:.7g} mHa)")
+        else:
+            parts.append(f"{head}: energy differs by {d['delta_energy_ha']:+.3e} Ha "
+                         f"({d['ulps']} ulps; error {d['error_baseline_mha']:.7g} -> "
+                         f"{d['error_mha']:.7g} mHa)")
+    return "; ".join(parts) if parts else "only one kernel: nothing to compare"
+
+
 def _write(table, kind: str, out: Path, plot: bool) -> None:
     """``<out>/<kind>.csv`` and, with ``plot``, the figure ``<out>/<kind>.{png,svg}``."""
+    out.mkdir(parents=True, exist_ok=True)
     table.to_csv(out / f"{kind}.csv", index=False)
     if plot and len(table):
         from qencode_nb.plots import study_plot
@@ -379,7 +622,7 @@ def summarise(table, by: str):
     Args:
         table: a study table (needs ``by``, ``status``, ``energy``,
             ``energy_hex``, ``error_mha``).
-        by: the group column, "threads", "coretype" or "optimizer".
+        by: the group column, "threads", "coretype", "optimizer" or "kernel".
 
     Returns:
         DataFrame with ``by`` then :data:`SUMMARY_COLUMNS`, one row per group in

@@ -141,7 +141,8 @@ def _kill_tree(pid: int) -> None:
 
 
 def run_one(target: str, out_dir: str, parameters: dict, timeout: float | None = None,
-            cell_timeout: int | None = None, name: str | None = None) -> dict:
+            cell_timeout: int | None = None, name: str | None = None,
+            kernel_name: str | None = None) -> dict:
     """Execute audit.ipynb for one target in its own process; never raises for a failed run.
 
     Args:
@@ -157,7 +158,7 @@ def run_one(target: str, out_dir: str, parameters: dict, timeout: float | None =
 
     Returns:
         ``{"name", "status": "done"|"failed", "failure", "seconds" (wall),
-        "timeout_s", "worker_pid", "host"}`` (the process that dispatched the
+        "kernel", "timeout_s", "worker_pid", "host"}`` (the process that dispatched the
         run; also written to ``<name>.outcome.json``).
     """
     from qencode_nb.runner import NOTEBOOKS, ROOT, mark_failed
@@ -170,6 +171,8 @@ def run_one(target: str, out_dir: str, parameters: dict, timeout: float | None =
            str(nb_path), json.dumps(parameters)]
     if cell_timeout:
         cmd += ["--cell-timeout", str(int(cell_timeout))]
+    if kernel_name:
+        cmd += ["--kernel", str(kernel_name)]
     start = time.monotonic()
     proc = subprocess.Popen(cmd, cwd=str(ROOT), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
@@ -187,7 +190,7 @@ def run_one(target: str, out_dir: str, parameters: dict, timeout: float | None =
         mark_failed(nb_path, "run", "RunTimeout", failure)
     seconds = time.monotonic() - start
     outcome = {"name": name, "status": "failed" if failure else "done", "failure": failure,
-               "seconds": seconds, "timeout_s": timeout, "worker_pid": os.getpid(),
+               "seconds": seconds, "kernel": kernel_name, "timeout_s": timeout, "worker_pid": os.getpid(),
                "host": socket.gethostname()}
     (out / f"{name}.inputs.json").write_text(
         json.dumps(inputs_of(target, parameters), sort_keys=True))

@@ -1,0 +1,214 @@
+"""Environment comparison: the same entry in two Jupyter kernels with different package stacks.
+
+The second stack is made by the toolkit (:func:`qencode_nb.stacks.create_stack`)
+as an overlay of this environment with SciPy 1.16.3, whose COBYLA is the PRIMA
+rewrite (the reference pins SciPy 1.13.1, QEncode's requirements-v4.txt).  pip
+fetches that one wheel from PyPI (about 35 MB, 10-20 s).
+
+Measured on this machine (2-core AMD EPYC, 1 BLAS thread, default OpenBLAS
+kernel): the bundled LiH PAR/HEA entry (COBYLA, 1000 evaluations) re-runs to
+-7.974779... Ha (error 8.993703 mHa) on the reference stack and -7.979963... Ha
+(error 3.810156 mHa) with SciPy 1.16.3: the optimiser change alone moves it by
+-5.18 mHa.  Each run takes about 20-25 s.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from conftest import ROOT
+from qencode_nb import stacks
+from qencode_nb.audit import ulp_distance
+from qencode_nb.errors import ParameterError
+from qencode_nb.record import read_records
+from qencode_nb.studies import (STACK_PACKAGES, environment_differences, environment_finding,
+                                environments_study, version_table)
+
+QENCODE_NB = Path(sys.executable).parent / "qencode-nb"
+OTHER_SCIPY = "1.16.3"
+KERNEL = "qencode-nb-scipy116"
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory):
+    """An overlay stack with SciPy 1.16.3, its kernelspec under a private prefix that
+    Jupyter (here and in every child process) finds through JUPYTER_PATH."""
+    base = tmp_path_factory.mktemp("stacks")
+    prefix = base / "jupyter"
+    old = {k: os.environ.get(k) for k in ("JUPYTER_PATH", "QENCODE_NB_STACKS")}
+    os.environ["JUPYTER_PATH"] = str(prefix / "share" / "jupyter")
+    os.environ["QENCODE_NB_STACKS"] = str(base / "stacks")
+    try:
+        rec = stacks.create_stack("scipy116", requirements=[f"scipy=={OTHER_SCIPY}"],
+                                  overlay=True, jupyter_prefix=prefix)
+        yield rec
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def test_stack_is_a_kernel_with_its_own_versions(stack):
+    assert stack["status"] == "ready" and stack["kernel"] == KERNEL
+    assert stack["freeze"]["scipy"] == OTHER_SCIPY
+    assert stack["freeze"]["numpy"] == metadata.version("numpy")   # overlaid, not replaced
+    assert json.loads((Path(stack["path"]) / "stack.json").read_text())["status"] == "ready"
+    assert (Path(stack["path"]) / "create.log").is_file()
+    # Jupyter finds the kernel, and its Python is the stack's.
+    spec = json.loads((Path(stacks.available_kernels()[KERNEL]) / "kernel.json").read_text())
+    assert spec["argv"][0] == str(Path(stack["path"]) / "bin" / "python")
+    out = subprocess.run([spec["argv"][0], "-c", "import scipy, qencode_nb; "
+                          "print(scipy.__version__, qencode_nb.__file__)"],
+                         capture_output=True, text=True, check=True).stdout.split()
+    assert out[0] == OTHER_SCIPY
+    assert Path(out[1]).parent == ROOT / "qencode_nb"   # the same toolkit code
+    assert [r["name"] for r in stacks.list_stacks()] == ["scipy116"]
+
+
+@pytest.fixture(scope="module")
+def env_run(stack, tmp_path_factory):
+    out = tmp_path_factory.mktemp("environments")
+    table = environments_study("lih", ["python3", KERNEL], repeats=1, out_dir=out,
+                               progress=False)
+    return out, table
+
+
+def test_environments_study_reports_each_stacks_versions(env_run):
+    out, table = env_run
+    assert list(table["kernel"]) == ["python3", KERNEL]
+    assert (table["status"] == "done").all(), table["failure"].tolist()
+    assert (table["measured_threads"] == 1).all()
+    # The versions are the ones each kernel recorded in its own provenance.
+    for _, row in table.iterrows():
+        prov = read_records(row["notebook"])["provenance"]
+        assert prov["executable"].startswith(
+            sys.prefix if row["kernel"] == "python3" else stacks.stacks_root().as_posix())
+        for pkg in STACK_PACKAGES:
+            assert row[pkg] == prov["installed"][pkg]
+    here = {pkg: metadata.version(pkg) for pkg in STACK_PACKAGES}
+    assert table.iloc[0][list(STACK_PACKAGES)].to_dict() == here
+    assert table.iloc[1][list(STACK_PACKAGES)].to_dict() == {**here, "scipy": OTHER_SCIPY}
+    versions = pd.read_csv(out / "environments_versions.csv", dtype=str)
+    assert versions.loc[versions["differs"] == "True", "package"].tolist() == ["scipy"]
+    assert set(STACK_PACKAGES) | {"python"} <= set(versions["package"])
+    # LiH PAR/HEA: COBYLA, 1000 evaluations on both stacks.
+    assert (table["nfev"] == 1000).all()
+
+
+def test_environments_differences_and_finding(env_run):
+    out, table = env_run
+    diff = pd.read_csv(out / "environments_differences.csv", float_precision="round_trip")
+    assert diff.to_dict("records") == table.attrs["differences"]
+    assert len(diff) == 1
+    d = diff.iloc[0]
+    e0, e1 = table["energy"]
+    assert d["kernel"] == KERNEL and d["baseline"] == "python3"
+    assert d["packages_differing"] == f"scipy {metadata.version('scipy')} -> {OTHER_SCIPY}"
+    assert d["delta_energy_ha"] == e1 - e0 and d["ulps"] == ulp_distance(e1, e0)
+    assert d["delta_error_mha"] == pytest.approx(
+        table["error_mha"].iloc[1] - table["error_mha"].iloc[0], abs=1e-12)
+    # Measured: SciPy 1.16's COBYLA (PRIMA) ends elsewhere: 8.993703 -> 3.810156 mHa on
+    # the default kernel.  Asserted only that the stacks differ and both stay certified.
+    assert not d["identical"] and table["energy_hex"].nunique() == 2
+    assert (table["error_mha"] < 10.0).all()
+    text = environment_finding(diff)
+    assert f"scipy {metadata.version('scipy')} -> {OTHER_SCIPY}" in text
+    assert f"energy differs by {d['delta_energy_ha']:+.3e} Ha" in text
+    # The same functions on the in-memory table agree with the files.
+    again = environment_differences(table, version_table(table.assign(
+        packages=[read_records(n)["provenance"]["packages"] for n in table["notebook"]])))
+    assert again["delta_energy_ha"].iloc[0] == d["delta_energy_ha"]
+    for suffix in ("png", "svg"):
+        assert (out / f"environments.{suffix}").stat().st_size > 0
+    svg = (out / "environments.svg").read_text()
+    assert "Jupyter kernel (package stack)" in svg and "mHa" in svg
+
+
+def test_threading_notebook_runs_an_environments_study(env_run, tmp_path):
+    """Stock papermill CLI, kernels as one comma-separated -p string; each kernel
+    re-runs to the same energy bit for bit as in the first study."""
+    _, first = env_run
+    out = tmp_path / "runs"
+    proc = subprocess.run(
+        [str(Path(sys.executable).parent / "papermill"), str(ROOT / "notebooks/threading.ipynb"),
+         str(tmp_path / "out.ipynb"), "-p", "entry", "lih", "-p", "study", "environments",
+         "-p", "kernels", f"python3,{KERNEL}", "-p", "repeats", "1", "-p", "out", str(out)],
+        capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    r = read_records(tmp_path / "out.ipynb")
+    assert r["done"] is True and r["by"] == "kernel"
+    assert [row["energy_hex"] for row in r["table"]] == list(first["energy_hex"])
+    assert [v["package"] for v in r["versions"] if v["differs"]] == ["scipy"]
+    assert r["differences"][0]["kernel"] == KERNEL
+    assert r["finding"] == environment_finding(pd.DataFrame(r["differences"]))
+
+
+def test_cli_study_environments_refuses_unknown_kernel(stack, tmp_path):
+    proc = subprocess.run([str(QENCODE_NB), "study", "environments", "lih", "--kernels",
+                           "python3", "no-such-kernel", "--out", str(tmp_path)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert "no-such-kernel not found" in proc.stderr and KERNEL in proc.stderr
+    assert not list(tmp_path.glob("*.ipynb"))   # refused before any run
+
+
+def test_stack_bad_input_is_refused_with_what_is_accepted(tmp_path):
+    with pytest.raises(ParameterError, match="stack name 'Bad Name'.*accepted: lower-case"):
+        stacks.create_stack("Bad Name", "reference", root=tmp_path)
+    with pytest.raises(ParameterError, match="recipe 'nightly'.*accepted: reference, latest"):
+        stacks.create_stack("x", "nightly", root=tmp_path)
+    with pytest.raises(ParameterError, match="not both"):
+        stacks.create_stack("x", "latest", requirements=["scipy"], root=tmp_path)
+    with pytest.raises(ParameterError, match="overlay.*recipe 'reference'"):
+        stacks.create_stack("x", "reference", overlay=True, root=tmp_path)
+    with pytest.raises(ParameterError, match="give a recipe"):
+        stacks.create_stack("mine", root=tmp_path)
+    with pytest.raises(ParameterError, match="requirements file .*missing.txt.* does not exist"):
+        stacks.create_stack("x", requirements=str(tmp_path / "missing.txt"), root=tmp_path)
+    with pytest.raises(ParameterError, match="requirements \\[\\] are not accepted"):
+        stacks.create_stack("x", requirements=[], root=tmp_path)
+    with pytest.raises(ParameterError, match="two or more kernelspecs"):
+        stacks.check_kernels(["python3"])
+    with pytest.raises(stacks.StackError, match="stack 'ghost' does not exist"):
+        stacks.read_stack("ghost", root=tmp_path)
+    assert not any(tmp_path.iterdir())   # nothing was created
+    assert stacks.recipe_requirements("reference") == ["-r", str(ROOT / "requirements.lock")]
+    latest = stacks.recipe_requirements("latest")
+    assert {"pennylane", "pyscf", "openfermion", "numpy", "scipy", "ipykernel"} <= set(latest)
+    assert not any(c in r for r in latest for c in "<>=")   # unpinned
+
+
+def test_failed_stack_keeps_its_log_and_registers_no_kernel(tmp_path, monkeypatch):
+    """A requirement pip cannot satisfy: StackError naming it, the folder keeps
+    create.log and stack.json (status failed, the reason), no kernelspec."""
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter" / "share" / "jupyter"))
+    with pytest.raises(stacks.StackError, match="scipy==0.0.1") as info:
+        stacks.create_stack("broken", requirements=["scipy==0.0.1"], overlay=True,
+                            root=tmp_path / "stacks", jupyter_prefix=tmp_path / "jupyter")
+    assert "create.log" in str(info.value)
+    rec = stacks.read_stack("broken", root=tmp_path / "stacks")
+    assert rec["status"] == "failed" and "scipy==0.0.1" in rec["failure"]
+    log = (tmp_path / "stacks" / "broken" / "create.log").read_text()
+    assert "No matching distribution found for scipy==0.0.1" in log
+    assert "qencode-nb-broken" not in stacks.available_kernels()
+    stacks.remove_stack("broken", root=tmp_path / "stacks", jupyter_prefix=tmp_path / "jupyter")
+    assert not (tmp_path / "stacks" / "broken").exists()
+
+
+def test_remove_stack_deletes_folder_and_kernelspec(stack):
+    """Last in this file: the module's stack is removed with its kernelspec."""
+    spec = Path(stacks.available_kernels()[KERNEL])
+    assert spec.is_relative_to(os.environ["JUPYTER_PATH"])
+    stacks.remove_stack("scipy116", jupyter_prefix=Path(os.environ["JUPYTER_PATH"]).parents[1])
+    assert not spec.exists()
+    assert not Path(stack["path"]).exists() and stacks.list_stacks() == []
