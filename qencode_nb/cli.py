@@ -31,7 +31,17 @@ the figure ``threads.{png,svg}`` / ``kernels.{png,svg}`` /
 ``optimizers.{png,svg}`` in --out.  Exit status 0, 1 when a run failed, 2 on
 bad arguments.
 
-``--engine sector`` (audit, sweep, study threads/kernels) runs the entries
+``qencode-nb study environments ENTRY [--kernels python3 qencode-nb-latest ...]
+[--repeats R] [--threads N] [...]`` re-runs the entry in each Jupyter kernel (one
+package stack each, the first the baseline) and also prints the versions that
+differ and the energy/error differences; it writes ``environments.csv``,
+``environments_versions.csv``, ``environments_differences.csv`` and the figure.
+``qencode-nb stack create NAME [--recipe reference|latest | --requirements
+FILE_OR_SPECS... [--overlay]]``, ``stack list`` and ``stack remove NAME`` manage
+those stacks (:mod:`qencode_nb.stacks`); exit status 1 when pip or ipykernel
+failed (the log is kept), 2 on bad arguments.
+
+``--engine sector`` (audit, sweep, study threads/kernels/environments) runs the entries
 that map (:func:`qencode_nb.sector_map.unmappable_reason`) on the sector
 engine; the others run their recorded backend and the reason is recorded.
 """

@@ -1,11 +1,14 @@
-"""Threading, BLAS-kernel and optimiser studies: one entry re-run many times, then summarised.
+"""Threading, BLAS-kernel, optimiser and environment studies: one entry re-run many times,
+then summarised.
 
 Each run is ``notebooks/audit.ipynb`` in its own process and Jupyter kernel
 (:func:`qencode_nb.sweep.run_one`), pinned at launch, so a study compares
 whole re-runs, never runs sharing one process.  :func:`threads_study` varies
 the BLAS thread count, :func:`kernels_study` the OpenBLAS kernel
 (``OPENBLAS_CORETYPE``) at one thread, :func:`optimizers_study` the optimiser
-(audit.ipynb's ``optimizer`` override) at a fixed thread count.  Each returns
+(audit.ipynb's ``optimizer`` override) at a fixed thread count,
+:func:`environments_study` the Jupyter kernel, i.e. the package stack
+(:mod:`qencode_nb.stacks`), at a fixed thread count.  Each returns
 a table with one row per run (energies in Ha, also as ``float.hex()`` so bit
 differences are visible; errors in mHa; wall time in s) and writes it as CSV
 beside the executed notebooks, with its figure.  :func:`summarise` counts

@@ -153,6 +153,18 @@ def test_threading_notebook_runs_an_environments_study(env_run, tmp_path):
     assert r["finding"] == environment_finding(pd.DataFrame(r["differences"]))
 
 
+def test_environments_parameter_file_names_notebook_parameters():
+    import papermill
+    import yaml
+
+    declared = set(papermill.inspect_notebook(str(ROOT / "notebooks" / "threading.ipynb")))
+    params = yaml.safe_load((ROOT / "params/studies/environments_lih.yaml").read_text())
+    assert set(params) <= declared, set(params) - declared
+    assert params["study"] == "environments" and params["kernels"][0] == "python3"
+    assert all(k == "python3" or k == stacks.kernel_name(k[len(stacks.KERNEL_PREFIX):])
+               for k in params["kernels"])
+
+
 def test_cli_study_environments_refuses_unknown_kernel(stack, tmp_path):
     proc = subprocess.run([str(QENCODE_NB), "study", "environments", "lih", "--kernels",
                            "python3", "no-such-kernel", "--out", str(tmp_path)],
