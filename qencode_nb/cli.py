@@ -159,7 +159,12 @@ def _study(args) -> int:
               .to_string(index=False, float_format=lambda v: f"{v:.12g}"))
     print(finding(summary, by))
     if args.kind == "environments":
-        print(pd.DataFrame(table.attrs["versions"]).to_string(index=False))
+        versions = pd.DataFrame(table.attrs["versions"])
+        shown = versions[versions.drop(columns=["package", "differs"]).notna().all(axis=1)]
+        print(shown.to_string(index=False))
+        if len(shown) < len(versions):
+            print(f"({len(versions) - len(shown)} packages installed in some kernels only: "
+                  f"{out / 'environments_versions.csv'})")
         print(environment_finding(pd.DataFrame(table.attrs["differences"])))
     print(f"table: {out / (args.kind + '.csv')}; figure: {out / (args.kind + '.png')}, "
           f"{out / (args.kind + '.svg')}")

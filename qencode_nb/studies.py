@@ -395,7 +395,7 @@ INSTALLER_PACKAGES = ("pip", "setuptools", "wheel")
 
 #: Columns of :func:`environment_differences` (energies in Ha, errors in mHa).
 DIFFERENCE_COLUMNS = ("kernel", "baseline", "n_packages_differing", "packages_differing",
-                      "energy_baseline", "energy", "delta_energy_ha", "ulps",
+                      "n_packages_one_side", "packages_one_side", "energy_baseline", "energy", "delta_energy_ha", "ulps",
                       "error_baseline_mha", "error_mha", "delta_error_mha", "identical")
 
 
@@ -543,7 +543,8 @@ def environment_differences(table, versions):
     Returns:
         DataFrame with :data:`DIFFERENCE_COLUMNS`, one row per kernel after
         the first: ``packages_differing`` as "scipy 1.13.1 -> 1.16.3; ..."
-        (baseline -> kernel), ``delta_energy_ha`` = E(kernel) - E(baseline)
+        (baseline -> kernel; installed on both sides), ``packages_one_side``
+        those installed on one side only ("jupyterlab 4.6.6 -> -"), ``delta_energy_ha`` = E(kernel) - E(baseline)
         in Ha with ``ulps`` between them, ``delta_error_mha`` likewise in mHa,
         ``identical`` True when the energies are equal bit for bit.  The
         energy of a kernel is its first completed run; NaN/None when either
@@ -564,13 +565,18 @@ def environment_differences(table, versions):
     b = first(base)
     rows = []
     for k in kernels[1:]:
-        diff = versions[(versions[base] != versions[k])]
+        present = versions[base].notna() & versions[k].notna()
+        diff = versions[present & (versions[base] != versions[k])]
         pkgs = [f"{r['package']} {r[base]} -> {r[k]}" for _, r in diff.iterrows()]
+        lone = versions[versions[base].isna() != versions[k].isna()]
+        lone = [f"{r['package']} {r[base] if pd.notna(r[base]) else '-'} -> "
+                f"{r[k] if pd.notna(r[k]) else '-'}" for _, r in lone.iterrows()]
         o = first(k)
         both = b is not None and o is not None
         rows.append({
             "kernel": k, "baseline": base, "n_packages_differing": len(pkgs),
-            "packages_differing": "; ".join(pkgs),
+            "packages_differing": "; ".join(pkgs), "n_packages_one_side": len(lone),
+            "packages_one_side": "; ".join(lone),
             "energy_baseline": b["energy"] if b is not None else None,
             "energy": o["energy"] if o is not None else None,
             "delta_energy_ha": o["energy"] - b["energy"] if both else None,
@@ -586,16 +592,20 @@ def environment_differences(table, versions):
 def environment_finding(differences) -> str:
     """One sentence per kernel against the baseline, from :func:`environment_differences`.
 
-    E.g. "qencode-nb-scipy116 vs python3 (1 package differs: scipy 1.13.1 -> 1.16.3):
+    E.g. "qencode-nb-scipy116 vs python3 (1 package version differs: scipy 1.13.1 ->
+    1.16.3):
     energy differs by +3.81e-03 Ha (error 5.181379 -> 8.993703 mHa)", or "...: the
     same energy bit for bit (-7.8823 Ha, error 5.181379 mHa)".
     """
     parts = []
     for _, d in differences.iterrows():
         n = int(d["n_packages_differing"])
-        pk = ("no package differs" if n == 0 else
-              f"{n} package{'s' if n > 1 else ''} differ{'s' if n == 1 else ''}: "
+        pk = ("no package version differs" if n == 0 else
+              f"{n} package version{'s' if n > 1 else ''} differ{'s' if n == 1 else ''}: "
               + d["packages_differing"])
+        lone = int(d.get("n_packages_one_side") or 0)
+        if lone:
+            pk += f"; {lone} package{'s' if lone > 1 else ''} installed on one side only"
         head = f"{d['kernel']} vs {d['baseline']} ({pk})"
         if d["identical"] is None or d["delta_energy_ha"] is None:
             parts.append(f"{head}: no energy to compare (a run failed)")

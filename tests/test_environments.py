@@ -108,7 +108,10 @@ def test_environments_study_reports_each_stacks_versions(env_run):
 def test_environments_differences_and_finding(env_run):
     out, table = env_run
     diff = pd.read_csv(out / "environments_differences.csv", float_precision="round_trip")
-    assert diff.to_dict("records") == table.attrs["differences"]
+    assert diff.drop(columns="packages_one_side").to_dict("records") == [
+        {k: v for k, v in r.items() if k != "packages_one_side"}
+        for r in table.attrs["differences"]]   # CSV reads "" as NaN
+    assert table.attrs["differences"][0]["packages_one_side"] == ""
     assert len(diff) == 1
     d = diff.iloc[0]
     e0, e1 = table["energy"]
@@ -151,6 +154,22 @@ def test_threading_notebook_runs_an_environments_study(env_run, tmp_path):
     assert [v["package"] for v in r["versions"] if v["differs"]] == ["scipy"]
     assert r["differences"][0]["kernel"] == KERNEL
     assert r["finding"] == environment_finding(pd.DataFrame(r["differences"]))
+
+
+def test_figures_notebook_redraws_the_environments_figure(env_run, tmp_path):
+    import papermill
+
+    out, table = env_run
+    figs = tmp_path / "figures"
+    papermill.execute_notebook(str(ROOT / "notebooks/figures.ipynb"), str(tmp_path / "f.ipynb"),
+                               parameters={"sweep_dir": None, "db": None, "out": str(figs),
+                                           "environments_dir": str(out)},
+                               progress_bar=False, cwd=str(ROOT))
+    r = read_records(tmp_path / "f.ipynb")
+    assert r["done"] is True and set(r["figures"]) == {"environments"}
+    svg = (figs / "environments.svg").read_text()
+    assert "Jupyter kernel (package stack)" in svg and "|E - E_exact| (mHa)" in svg
+    assert KERNEL in svg   # one strip per kernel
 
 
 def test_environments_parameter_file_names_notebook_parameters():

@@ -229,7 +229,8 @@ def test_figures_notebook_with_stock_papermill(opt_run, tmp_path):
         assert r[f"figure.{name}"] == paths and all(Path(p).stat().st_size > 5_000
                                                     for p in paths)
     assert r["skipped"] == {"threads": "threads_dir is None",
-                            "kernels": f"no {no_csv / 'kernels.csv'}"}
+                            "kernels": f"no {no_csv / 'kernels.csv'}",
+                            "environments": "environments_dir is None"}
     assert r["margins_entries"] == len(audit_table(out)) == 5
     assert "|E - E_exact| (mHa)" in (figs / "margins.svg").read_text()
     assert "wall time per run (s)" in (figs / "optimizers.svg").read_text()
