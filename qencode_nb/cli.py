@@ -31,7 +31,7 @@ the figure ``threads.{png,svg}`` / ``kernels.{png,svg}`` /
 ``optimizers.{png,svg}`` in --out.  Exit status 0, 1 when a run failed, 2 on
 bad arguments.
 
-``qencode-nb study environments ENTRY [--kernels python3 qencode-nb-latest ...]
+``qencode-nb study environments ENTRY [--kernelspecs python3 qencode-nb-latest ...]
 [--repeats R] [--threads N] [...]`` re-runs the entry in each Jupyter kernel (one
 package stack each, the first the baseline) and also prints the versions that
 differ and the energy/error differences; it writes ``environments.csv``,
@@ -138,7 +138,7 @@ def _study(args) -> int:
                   workers=args.workers, timeout=args.timeout)
     try:
         if args.kind == "environments":
-            by, table = "kernel", environments_study(args.entry, args.kernels,
+            by, table = "kernelspec", environments_study(args.entry, args.kernelspecs,
                                                      blas_threads=args.threads,
                                                      engine=args.engine, **common)
         elif args.kind == "threads":
@@ -239,7 +239,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="BLAS threads of every run (default 1)")
     en = kinds.add_parser("environments", help="re-run in Jupyter kernels with different "
                           "package stacks (see `qencode-nb stack`); writes environments.csv")
-    en.add_argument("--kernels", nargs="+", default=None,
+    en.add_argument("--kernelspecs", nargs="+", default=None,
                     help="kernelspecs, the first the baseline (default: python3 and every "
                          "qencode-nb-* stack)")
     en.add_argument("--repeats", type=int, default=1, help="runs per kernel (default 1)")
@@ -287,13 +287,13 @@ def _stack(args) -> int:
                 reqs = reqs[0]
             rec = stacks.create_stack(args.name, args.recipe, requirements=reqs,
                                       overlay=args.overlay)
-            print(f"stack {rec['name']}: kernel {rec['kernel']} (Python {rec['python']}) in "
+            print(f"stack {rec['name']}: kernelspec {rec['kernelspec']} (Python {rec['python']}) in "
                   f"{rec['path']}")
             for pkg in ("numpy", "scipy", "pennylane", "pyscf", "openfermion"):
                 print(f"  {pkg} {rec['freeze'].get(pkg)}")
         elif args.action == "list":
             for rec in stacks.list_stacks():
-                print(f"{rec['name']}\t{rec.get('kernel')}\t{rec.get('status')}\t"
+                print(f"{rec['name']}\t{rec.get('kernelspec')}\t{rec.get('status')}\t"
                       f"{rec.get('recipe') or ' '.join(rec.get('requirements') or [])}"
                       + ("\toverlay" if rec.get("overlay_of") else ""))
         else:

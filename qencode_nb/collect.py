@@ -159,7 +159,8 @@ def _notebooks(paths) -> list[Path]:
 
 #: The bookkeeping columns of :func:`collect`, first in every table.  A record
 #: with one of these names goes to ``record.<name>`` instead.
-COLLECT_COLUMNS = ("notebook", "status", "failure", "done", "duration", "exception")
+COLLECT_COLUMNS = ("notebook", "status", "failure", "done", "duration", "exception",
+                   "kernelspec")
 
 
 def collect_row(path) -> dict:
@@ -171,7 +172,8 @@ def collect_row(path) -> dict:
     "partial" (not done and no reason: execution stopped early, e.g. killed
     or still running; also a failed run under the contract).  A file that is
     not a readable notebook is "failed" with the reason.  ``duration`` is
-    papermill's (s), ``exception`` papermill's flag.  Papermill parameters
+    papermill's (s), ``exception`` papermill's flag, ``kernelspec`` the Jupyter
+    kernelspec it ran in (an environment study's package stack).  Papermill parameters
     become ``parameters.<name>``; a dict record ``name`` becomes
     ``name.<key>`` columns (one level), any other record value stays as is.
     """
@@ -192,7 +194,8 @@ def collect_row(path) -> dict:
                                  or (_outcome(Path(path)) or {}).get("failure"))
     row.update({"status": "done" if done else ("failed" if failure else "partial"),
                 "failure": failure if done or failure else "the notebook has no done record",
-                "done": done, "duration": pm.get("duration"), "exception": pm.get("exception")})
+                "done": done, "duration": pm.get("duration"), "exception": pm.get("exception"),
+                "kernelspec": (nb.metadata.get("kernelspec") or {}).get("name")})
     for name, value in (pm.get("parameters") or {}).items():
         row[f"parameters.{name}"] = value
     for name, value in records.items():

@@ -114,7 +114,7 @@ def margin_plot(table, stem, *, title: str | None = None):
 
 #: Axis titles of :func:`distribution_plot` for the study group columns.
 GROUP_LABELS = {"threads": "BLAS threads (requested)", "coretype": "OpenBLAS coretype",
-                "kernel": "Jupyter kernel (package stack)"}
+                "kernelspec": "Jupyter kernelspec (package stack)"}
 
 
 def distribution_plot(table, by, stem, threshold_mha: float = 10.0, title: str | None = None):
@@ -286,7 +286,7 @@ def _threshold(table) -> float:
 
 #: Study kinds -> the column that groups their runs.
 STUDY_GROUPS = {"threads": "threads", "kernels": "coretype", "optimizers": "optimizer",
-                "environments": "kernel"}
+                "environments": "kernelspec"}
 
 
 def study_plot(table, kind: str, stem):

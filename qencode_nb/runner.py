@@ -81,6 +81,8 @@ def run_notebook(notebook, output, parameters: dict | None = None, *, timeout=No
                    if "Timeout" in name else f"{name}: {exc}")
     if not Path(output).is_file():
         raise RunFailed(f"{output}: {failure or 'no executed notebook was written'}")
+    if kernel_name:
+        _set_kernelspec(output, kernel_name)
     records = read_records(output)
     if failure or records.get("done") is not True:
         why = failure or "the notebook ended without recording done"
@@ -88,6 +90,24 @@ def run_notebook(notebook, output, parameters: dict | None = None, *, timeout=No
             mark_failed(output, "run", why.split(":", 1)[0], why)
         raise RunFailed(f"{output}: {why}")
     return records
+
+
+def _set_kernelspec(output, kernel_name: str) -> None:
+    """Write the kernel the notebook ran in into its ``kernelspec`` metadata
+    (papermill keeps the input's), so Jupyter reopens it with that kernel and
+    :func:`qencode_nb.collect.collect` reports it."""
+    import nbformat
+    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+
+    try:
+        spec = KernelSpecManager().get_kernel_spec(kernel_name)
+        meta = {"name": kernel_name, "display_name": spec.display_name,
+                "language": spec.language}
+    except NoSuchKernel:
+        meta = {"name": kernel_name, "display_name": kernel_name, "language": "python"}
+    nb = nbformat.read(str(output), as_version=4)
+    nb.metadata["kernelspec"] = meta
+    nbformat.write(nb, str(output))
 
 
 def mark_failed(output, stage: str, error_type: str, message: str) -> None:

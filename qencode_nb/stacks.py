@@ -26,8 +26,8 @@ requirements it installs).
 
 Where things go: stacks under :func:`stacks_root` (``$QENCODE_NB_STACKS``, else
 ``~/.local/share/qencode-nb/stacks``), one folder each with ``stack.json``
-(name, recipe, requirements, overlay parent, Python, ``pip freeze``, kernel
-name, status) and ``create.log`` (pip's output); kernelspecs under
+(name, recipe, requirements, overlay parent, Python, ``pip freeze``,
+kernelspec name, status) and ``create.log`` (pip's output); kernelspecs under
 ``<jupyter_prefix>/share/jupyter/kernels`` (default: this environment's
 ``sys.prefix``, which its Jupyter and papermill search).  A failed creation
 keeps its folder, log and ``stack.json`` with ``status: "failed"`` and the
@@ -204,12 +204,12 @@ def create_stack(name: str, recipe: str | None = None, *, requirements=None,
             environment, or through ``JUPYTER_PATH``).
 
     Returns:
-        The stack record (also ``stack.json``): ``name``, ``kernel``,
+        The stack record (also ``stack.json``): ``name``, ``kernelspec``,
         ``path``, ``python`` (version), ``recipe``, ``requirements`` (pip
         arguments), ``overlay_of`` (parent site-packages or None),
         ``freeze`` ({distribution: version} of the stack's own site-packages
         and, with overlay, the parent's), ``created`` (UTC), ``status``
-        ("ready"), ``kernelspec`` (its folder).
+        ("ready"), ``kernelspec_dir`` (the kernelspec's folder).
 
     Raises:
         ParameterError: a bad name, an unknown recipe, both or neither of
@@ -239,7 +239,7 @@ def create_stack(name: str, recipe: str | None = None, *, requirements=None,
         remove_stack(name, root=root, jupyter_prefix=jupyter_prefix)
     env_dir.mkdir(parents=True)
     parent = sysconfig.get_paths()["purelib"] if overlay else None
-    record = {"name": name, "kernel": kernel_name(name), "path": str(env_dir),
+    record = {"name": name, "kernelspec": kernel_name(name), "path": str(env_dir),
               "recipe": recipe, "requirements": args, "overlay_of": parent,
               "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
               "status": "creating"}
@@ -265,11 +265,11 @@ def create_stack(name: str, recipe: str | None = None, *, requirements=None,
             record["freeze"] = _freeze(py)
             prefix = _jupyter_prefix(jupyter_prefix)
             _run_logged([py, "-m", "ipykernel", "install", "--prefix", prefix,
-                         "--name", record["kernel"],
+                         "--name", record["kernelspec"],
                          "--display-name", f"qencode-nb {name} (Python {record['python']})"],
                         log, "ipykernel install")
-            record["kernelspec"] = str(prefix / "share" / "jupyter" / "kernels"
-                                       / record["kernel"])
+            record["kernelspec_dir"] = str(prefix / "share" / "jupyter" / "kernels"
+                                           / record["kernelspec"])
         except (StackError, OSError, subprocess.SubprocessError) as exc:
             record.update(status="failed", failure=str(exc))
             _write_record(env_dir, record)
@@ -350,18 +350,18 @@ def remove_stack(name: str, root=None, jupyter_prefix=None) -> None:
     shutil.rmtree(env_dir)
 
 
-def available_kernels() -> dict:
+def available_kernelspecs() -> dict:
     """``{kernelspec name: resource folder}`` that Jupyter finds from here."""
     from jupyter_client.kernelspec import KernelSpecManager
 
     return KernelSpecManager().find_kernel_specs()
 
 
-def check_kernels(kernels) -> list[str]:
+def check_kernelspecs(kernelspecs) -> list[str]:
     """Validate the kernels of an environment comparison early.
 
     Args:
-        kernels: two or more kernelspec names (e.g. ``["python3",
+        kernelspecs: two or more kernelspec names (e.g. ``["python3",
             "qencode-nb-latest"]``, or one string of names separated by commas
             or spaces, as ``papermill -p`` passes them); repeats are dropped.
 
@@ -369,16 +369,16 @@ def check_kernels(kernels) -> list[str]:
         ParameterError: fewer than two, or a name Jupyter does not find (lists
             the kernels it finds and how to create a stack).
     """
-    names = (re.split(r"[,\s]+", kernels.strip()) if isinstance(kernels, str)
-             else list(kernels or ()))
+    names = (re.split(r"[,\s]+", kernelspecs.strip()) if isinstance(kernelspecs, str)
+             else list(kernelspecs or ()))
     names = list(dict.fromkeys(str(k) for k in names))
     if len(names) < 2:
-        raise ParameterError(f"kernels {kernels!r}: an environment comparison needs two or "
-                             "more kernelspecs; accepted: " + ", ".join(available_kernels()))
-    found = available_kernels()
+        raise ParameterError(f"kernelspecs {kernelspecs!r}: an environment comparison needs two or "
+                             "more kernelspecs; accepted: " + ", ".join(available_kernelspecs()))
+    found = available_kernelspecs()
     unknown = [k for k in names if k not in found]
     if unknown:
-        raise ParameterError(f"kernel(s) {', '.join(unknown)} not found; accepted: "
+        raise ParameterError(f"kernelspec(s) {', '.join(unknown)} not found; accepted: "
                              + ", ".join(sorted(found))
                              + " (create one with `qencode-nb stack create NAME`)")
     return names

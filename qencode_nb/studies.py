@@ -81,7 +81,7 @@ def _run_row(out: Path, outcome: dict) -> dict:
     pools = (prov.get("blas") or {}).get("pools") or []
     arch = sorted({str(p.get("architecture")) for p in pools if p.get("library") == "openblas"})
     return {
-        "kernel": outcome.get("kernel") or "python3",
+        "kernelspec": outcome.get("kernelspec") or "python3",
         "python": prov.get("python"),
         "packages": prov.get("packages") or prov.get("installed") or {},
         "blas": ";".join(sorted({f"{p.get('library')} {p.get('version')} {p.get('architecture')}"
@@ -104,9 +104,9 @@ def _run_row(out: Path, outcome: dict) -> dict:
 
 
 def _run_study(entry, jobs, out_dir, *, mode, db, workers, progress, timeout, desc,
-               engine=None, kernels=None):
+               engine=None, kernelspecs=None):
     """Run ``jobs`` = [(group value, repeat, name, extra parameters)]; rows in job order.
-    ``kernels`` maps a run name to the Jupyter kernelspec it runs in (default the
+    ``kernelspecs`` maps a run name to the Jupyter kernelspec it runs in (default the
     notebook's)."""
     from tqdm.auto import tqdm
 
@@ -133,7 +133,7 @@ def _run_study(entry, jobs, out_dir, *, mode, db, workers, progress, timeout, de
     if db is not None:
         base["db"] = str(Path(db).resolve())
     todo = [(target, str(out), {**base, **extra}, timeout, None, name,
-             (kernels or {}).get(name)) for _, _, name, extra in jobs]
+             (kernelspecs or {}).get(name)) for _, _, name, extra in jobs]
     outcomes = {}
     with tqdm(total=len(todo), disable=not progress, desc=desc, unit="run") as bar:
         for outcome in _local(todo, workers, lambda job: job):
@@ -376,11 +376,11 @@ def optimizers_study(entry, optimizers=DEFAULT_OPTIMIZERS, repeats: int = 1,
     return table
 
 
-#: Columns of :func:`environments_study`'s table: ``kernel`` the Jupyter
+#: Columns of :func:`environments_study`'s table: ``kernelspec`` the Jupyter
 #: kernelspec (one package stack each), then the versions the kernel itself
 #: recorded (``provenance`` record) of :data:`STACK_PACKAGES`, ``python`` and
 #: the BLAS pools; ``bit_identical`` is the run's tier-3 status.
-ENVIRONMENTS_COLUMNS = ("kernel", "repeat", "python", "numpy", "scipy", "pennylane", "pyscf",
+ENVIRONMENTS_COLUMNS = ("kernelspec", "repeat", "python", "numpy", "scipy", "pennylane", "pyscf",
                         "openfermion", "blas", "measured_threads", "engine", "energy",
                         "energy_hex", "error_mha", "nfev", "seconds", "bit_identical",
                         "status", "failure", "notebook", "threshold_mha")
@@ -394,19 +394,19 @@ STACK_PACKAGES = ("numpy", "scipy", "pennylane", "pyscf", "openfermion")
 INSTALLER_PACKAGES = ("pip", "setuptools", "wheel")
 
 #: Columns of :func:`environment_differences` (energies in Ha, errors in mHa).
-DIFFERENCE_COLUMNS = ("kernel", "baseline", "n_packages_differing", "packages_differing",
+DIFFERENCE_COLUMNS = ("kernelspec", "baseline", "n_packages_differing", "packages_differing",
                       "n_packages_one_side", "packages_one_side", "energy_baseline", "energy", "delta_energy_ha", "ulps",
                       "error_baseline_mha", "error_mha", "delta_error_mha", "identical")
 
 
-def default_kernels() -> list[str]:
+def default_kernelspecs() -> list[str]:
     """``python3`` (this environment) then every registered ``qencode-nb-*`` stack kernel."""
-    from qencode_nb.stacks import KERNEL_PREFIX, available_kernels
+    from qencode_nb.stacks import KERNEL_PREFIX, available_kernelspecs
 
-    return ["python3", *sorted(k for k in available_kernels() if k.startswith(KERNEL_PREFIX))]
+    return ["python3", *sorted(k for k in available_kernelspecs() if k.startswith(KERNEL_PREFIX))]
 
 
-def environments_study(entry, kernels=None, repeats: int = 1, out_dir="runs/environments", *,
+def environments_study(entry, kernelspecs=None, repeats: int = 1, out_dir="runs/environments", *,
                        mode: str = "rerun", db=None, blas_threads: int = 1,
                        coretype: str | None = None, workers: int = 1, progress: bool = True,
                        timeout: float | None = None, plot: bool = True,
@@ -424,8 +424,8 @@ def environments_study(entry, kernels=None, repeats: int = 1, out_dir="runs/envi
 
     Args:
         entry: entry file or bundled name.
-        kernels: kernelspec names, the first one the baseline (default
-            :func:`default_kernels`); two or more.
+        kernelspecs: Jupyter kernelspec names, the first one the baseline
+            (default :func:`default_kernelspecs`); two or more.
         repeats: runs per kernel (int >= 1).
         out_dir: folder for the notebooks, ``environments.csv``,
             ``environments_versions.csv`` (:func:`version_table`),
@@ -452,21 +452,22 @@ def environments_study(entry, kernels=None, repeats: int = 1, out_dir="runs/envi
     """
     import pandas as pd
 
-    from qencode_nb.stacks import check_kernels
+    from qencode_nb.stacks import check_kernelspecs
     from qencode_nb.threads import check_coretype, check_thread_count
 
-    kernels = check_kernels(default_kernels() if kernels is None else kernels)
+    kernelspecs = check_kernelspecs(default_kernelspecs() if kernelspecs is None
+                                    else kernelspecs)
     repeats = _check_repeats(repeats)
     extra = {"blas_threads": check_thread_count(blas_threads)}
     if coretype:
         extra["blas_coretype"] = check_coretype(coretype)
     stem = Path(str(entry)).stem
-    jobs = [(k, r, f"{stem}__{k}__r{r}", extra) for k in kernels for r in range(repeats)]
+    jobs = [(k, r, f"{stem}__{k}__r{r}", extra) for k in kernelspecs for r in range(repeats)]
     rows = _run_study(entry, jobs, out_dir, mode=mode, db=db, workers=workers,
                       progress=progress, timeout=timeout, desc="environments study",
-                      engine=engine, kernels={name: k for k, _, name, _ in jobs})
+                      engine=engine, kernelspecs={name: k for k, _, name, _ in jobs})
     for (k, _, _, _), row in zip(jobs, rows):
-        row["kernel"] = k
+        row["kernelspec"] = k
         for pkg in STACK_PACKAGES:
             row[pkg] = _version_of(row["packages"], pkg)
     table = pd.DataFrame([{"repeat": r, **row} for (_, r, _, _), row in zip(jobs, rows)])
@@ -500,7 +501,7 @@ def version_table(table):
     """Package versions per kernel, from the ``provenance`` each kernel recorded.
 
     Args:
-        table: an environment table whose rows carry ``kernel``, ``status``
+        table: an environment table whose rows carry ``kernelspec``, ``status``
             and ``packages`` ({distribution: version} of the run).
 
     Returns:
@@ -513,11 +514,11 @@ def version_table(table):
     """
     import pandas as pd
 
-    kernels = list(dict.fromkeys(table["kernel"]))
+    kernels = list(dict.fromkeys(table["kernelspec"]))
     per = {}
     for k in kernels:
-        done = table[(table["kernel"] == k) & (table["status"] == "done")]
-        rows = done if len(done) else table[table["kernel"] == k]
+        done = table[(table["kernelspec"] == k) & (table["status"] == "done")]
+        rows = done if len(done) else table[table["kernelspec"] == k]
         first = rows.iloc[0]
         per[k] = {"python": first.get("python"), **(first.get("packages") or {})}
     names = sorted({n for v in per.values() for n in v
@@ -554,10 +555,10 @@ def environment_differences(table, versions):
 
     from qencode_nb.audit import ulp_distance
 
-    kernels = list(dict.fromkeys(table["kernel"]))
+    kernels = list(dict.fromkeys(table["kernelspec"]))
 
     def first(k):
-        done = table[(table["kernel"] == k) & (table["status"] == "done")
+        done = table[(table["kernelspec"] == k) & (table["status"] == "done")
                      & table["energy"].notna()]
         return done.iloc[0] if len(done) else None
 
@@ -574,7 +575,7 @@ def environment_differences(table, versions):
         o = first(k)
         both = b is not None and o is not None
         rows.append({
-            "kernel": k, "baseline": base, "n_packages_differing": len(pkgs),
+            "kernelspec": k, "baseline": base, "n_packages_differing": len(pkgs),
             "packages_differing": "; ".join(pkgs), "n_packages_one_side": len(lone),
             "packages_one_side": "; ".join(lone),
             "energy_baseline": b["energy"] if b is not None else None,
@@ -606,7 +607,7 @@ def environment_finding(differences) -> str:
         lone = int(d.get("n_packages_one_side") or 0)
         if lone:
             pk += f"; {lone} package{'s' if lone > 1 else ''} installed on one side only"
-        head = f"{d['kernel']} vs {d['baseline']} ({pk})"
+        head = f"{d['kernelspec']} vs {d['baseline']} ({pk})"
         if d["identical"] is None or d["delta_energy_ha"] is None:
             parts.append(f"{head}: no energy to compare (a run failed)")
         elif d["identical"]:

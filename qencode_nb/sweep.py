@@ -158,7 +158,7 @@ def run_one(target: str, out_dir: str, parameters: dict, timeout: float | None =
 
     Returns:
         ``{"name", "status": "done"|"failed", "failure", "seconds" (wall),
-        "kernel", "timeout_s", "worker_pid", "host"}`` (the process that dispatched the
+        "kernelspec", "timeout_s", "worker_pid", "host"}`` (the process that dispatched the
         run; also written to ``<name>.outcome.json``).
     """
     from qencode_nb.runner import NOTEBOOKS, ROOT, mark_failed
@@ -190,7 +190,7 @@ def run_one(target: str, out_dir: str, parameters: dict, timeout: float | None =
         mark_failed(nb_path, "run", "RunTimeout", failure)
     seconds = time.monotonic() - start
     outcome = {"name": name, "status": "failed" if failure else "done", "failure": failure,
-               "seconds": seconds, "kernel": kernel_name, "timeout_s": timeout, "worker_pid": os.getpid(),
+               "seconds": seconds, "kernelspec": kernel_name, "timeout_s": timeout, "worker_pid": os.getpid(),
                "host": socket.gethostname()}
     (out / f"{name}.inputs.json").write_text(
         json.dumps(inputs_of(target, parameters), sort_keys=True))

@@ -59,13 +59,13 @@ def stack(tmp_path_factory):
 
 
 def test_stack_is_a_kernel_with_its_own_versions(stack):
-    assert stack["status"] == "ready" and stack["kernel"] == KERNEL
+    assert stack["status"] == "ready" and stack["kernelspec"] == KERNEL
     assert stack["freeze"]["scipy"] == OTHER_SCIPY
     assert stack["freeze"]["numpy"] == metadata.version("numpy")   # overlaid, not replaced
     assert json.loads((Path(stack["path"]) / "stack.json").read_text())["status"] == "ready"
     assert (Path(stack["path"]) / "create.log").is_file()
     # Jupyter finds the kernel, and its Python is the stack's.
-    spec = json.loads((Path(stacks.available_kernels()[KERNEL]) / "kernel.json").read_text())
+    spec = json.loads((Path(stacks.available_kernelspecs()[KERNEL]) / "kernel.json").read_text())
     assert spec["argv"][0] == str(Path(stack["path"]) / "bin" / "python")
     out = subprocess.run([spec["argv"][0], "-c", "import scipy, qencode_nb; "
                           "print(scipy.__version__, qencode_nb.__file__)"],
@@ -85,14 +85,14 @@ def env_run(stack, tmp_path_factory):
 
 def test_environments_study_reports_each_stacks_versions(env_run):
     out, table = env_run
-    assert list(table["kernel"]) == ["python3", KERNEL]
+    assert list(table["kernelspec"]) == ["python3", KERNEL]
     assert (table["status"] == "done").all(), table["failure"].tolist()
     assert (table["measured_threads"] == 1).all()
     # The versions are the ones each kernel recorded in its own provenance.
     for _, row in table.iterrows():
         prov = read_records(row["notebook"])["provenance"]
         assert prov["executable"].startswith(
-            sys.prefix if row["kernel"] == "python3" else stacks.stacks_root().as_posix())
+            sys.prefix if row["kernelspec"] == "python3" else stacks.stacks_root().as_posix())
         for pkg in STACK_PACKAGES:
             assert row[pkg] == prov["installed"][pkg]
     here = {pkg: metadata.version(pkg) for pkg in STACK_PACKAGES}
@@ -101,6 +101,12 @@ def test_environments_study_reports_each_stacks_versions(env_run):
     versions = pd.read_csv(out / "environments_versions.csv", dtype=str)
     assert versions.loc[versions["differs"] == "True", "package"].tolist() == ["scipy"]
     assert set(STACK_PACKAGES) | {"python"} <= set(versions["package"])
+    # Each executed notebook names the kernelspec it ran in, and collect reports it.
+    from qencode_nb.collect import collect
+
+    col = collect(out)
+    assert dict(zip(col["notebook"], col["kernelspec"])) == dict(
+        zip(table["notebook"], table["kernelspec"]))
     # LiH PAR/HEA: COBYLA, 1000 evaluations on both stacks.
     assert (table["nfev"] == 1000).all()
 
@@ -115,7 +121,7 @@ def test_environments_differences_and_finding(env_run):
     assert len(diff) == 1
     d = diff.iloc[0]
     e0, e1 = table["energy"]
-    assert d["kernel"] == KERNEL and d["baseline"] == "python3"
+    assert d["kernelspec"] == KERNEL and d["baseline"] == "python3"
     assert d["packages_differing"] == f"scipy {metadata.version('scipy')} -> {OTHER_SCIPY}"
     assert d["delta_energy_ha"] == e1 - e0 and d["ulps"] == ulp_distance(e1, e0)
     assert d["delta_error_mha"] == pytest.approx(
@@ -134,7 +140,7 @@ def test_environments_differences_and_finding(env_run):
     for suffix in ("png", "svg"):
         assert (out / f"environments.{suffix}").stat().st_size > 0
     svg = (out / "environments.svg").read_text()
-    assert "Jupyter kernel (package stack)" in svg and "mHa" in svg
+    assert "Jupyter kernelspec (package stack)" in svg and "mHa" in svg
 
 
 def test_threading_notebook_runs_an_environments_study(env_run, tmp_path):
@@ -145,14 +151,14 @@ def test_threading_notebook_runs_an_environments_study(env_run, tmp_path):
     proc = subprocess.run(
         [str(Path(sys.executable).parent / "papermill"), str(ROOT / "notebooks/threading.ipynb"),
          str(tmp_path / "out.ipynb"), "-p", "entry", "lih", "-p", "study", "environments",
-         "-p", "kernels", f"python3,{KERNEL}", "-p", "repeats", "1", "-p", "out", str(out)],
+         "-p", "kernelspecs", f"python3,{KERNEL}", "-p", "repeats", "1", "-p", "out", str(out)],
         capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-2000:]
     r = read_records(tmp_path / "out.ipynb")
-    assert r["done"] is True and r["by"] == "kernel"
+    assert r["done"] is True and r["by"] == "kernelspec"
     assert [row["energy_hex"] for row in r["table"]] == list(first["energy_hex"])
     assert [v["package"] for v in r["versions"] if v["differs"]] == ["scipy"]
-    assert r["differences"][0]["kernel"] == KERNEL
+    assert r["differences"][0]["kernelspec"] == KERNEL
     assert r["finding"] == environment_finding(pd.DataFrame(r["differences"]))
 
 
@@ -168,7 +174,7 @@ def test_figures_notebook_redraws_the_environments_figure(env_run, tmp_path):
     r = read_records(tmp_path / "f.ipynb")
     assert r["done"] is True and set(r["figures"]) == {"environments"}
     svg = (figs / "environments.svg").read_text()
-    assert "Jupyter kernel (package stack)" in svg and "|E - E_exact| (mHa)" in svg
+    assert "Jupyter kernelspec (package stack)" in svg and "|E - E_exact| (mHa)" in svg
     assert KERNEL in svg   # one strip per kernel
 
 
@@ -179,17 +185,17 @@ def test_environments_parameter_file_names_notebook_parameters():
     declared = set(papermill.inspect_notebook(str(ROOT / "notebooks" / "threading.ipynb")))
     params = yaml.safe_load((ROOT / "params/studies/environments_lih.yaml").read_text())
     assert set(params) <= declared, set(params) - declared
-    assert params["study"] == "environments" and params["kernels"][0] == "python3"
+    assert params["study"] == "environments" and params["kernelspecs"][0] == "python3"
     assert all(k == "python3" or k == stacks.kernel_name(k[len(stacks.KERNEL_PREFIX):])
-               for k in params["kernels"])
+               for k in params["kernelspecs"])
 
 
 def test_cli_study_environments_refuses_unknown_kernel(stack, tmp_path):
-    proc = subprocess.run([str(QENCODE_NB), "study", "environments", "lih", "--kernels",
+    proc = subprocess.run([str(QENCODE_NB), "study", "environments", "lih", "--kernelspecs",
                            "python3", "no-such-kernel", "--out", str(tmp_path)],
                           capture_output=True, text=True)
     assert proc.returncode == 2
-    assert "no-such-kernel not found" in proc.stderr and KERNEL in proc.stderr
+    assert "kernelspec(s) no-such-kernel not found" in proc.stderr and KERNEL in proc.stderr
     assert not list(tmp_path.glob("*.ipynb"))   # refused before any run
 
 
@@ -209,7 +215,7 @@ def test_stack_bad_input_is_refused_with_what_is_accepted(tmp_path):
     with pytest.raises(ParameterError, match="requirements \\[\\] are not accepted"):
         stacks.create_stack("x", requirements=[], root=tmp_path)
     with pytest.raises(ParameterError, match="two or more kernelspecs"):
-        stacks.check_kernels(["python3"])
+        stacks.check_kernelspecs(["python3"])
     with pytest.raises(stacks.StackError, match="stack 'ghost' does not exist"):
         stacks.read_stack("ghost", root=tmp_path)
     assert not any(tmp_path.iterdir())   # nothing was created
@@ -231,14 +237,14 @@ def test_failed_stack_keeps_its_log_and_registers_no_kernel(tmp_path, monkeypatc
     assert rec["status"] == "failed" and "scipy==0.0.1" in rec["failure"]
     log = (tmp_path / "stacks" / "broken" / "create.log").read_text()
     assert "No matching distribution found for scipy==0.0.1" in log
-    assert "qencode-nb-broken" not in stacks.available_kernels()
+    assert "qencode-nb-broken" not in stacks.available_kernelspecs()
     stacks.remove_stack("broken", root=tmp_path / "stacks", jupyter_prefix=tmp_path / "jupyter")
     assert not (tmp_path / "stacks" / "broken").exists()
 
 
 def test_remove_stack_deletes_folder_and_kernelspec(stack):
     """Last in this file: the module's stack is removed with its kernelspec."""
-    spec = Path(stacks.available_kernels()[KERNEL])
+    spec = Path(stacks.available_kernelspecs()[KERNEL])
     assert spec.is_relative_to(os.environ["JUPYTER_PATH"])
     stacks.remove_stack("scipy116", jupyter_prefix=Path(os.environ["JUPYTER_PATH"]).parents[1])
     assert not spec.exists()
