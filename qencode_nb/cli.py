@@ -273,6 +273,10 @@ def build_parser() -> argparse.ArgumentParser:
     acts.add_parser("list", help="list the stacks")
     rm = acts.add_parser("remove", help="delete a stack and its kernelspec")
     rm.add_argument("name")
+    for p in (cr, rm):
+        p.add_argument("--jupyter-prefix", default=None,
+                       help="prefix whose share/jupyter/kernels holds the kernelspec (default: "
+                            "this environment's sys.prefix; another one needs JUPYTER_PATH)")
     sk.set_defaults(func=_stack)
     return parser
 
@@ -286,7 +290,7 @@ def _stack(args) -> int:
             if reqs and len(reqs) == 1 and Path(reqs[0]).suffix in (".txt", ".lock", ".in"):
                 reqs = reqs[0]
             rec = stacks.create_stack(args.name, args.recipe, requirements=reqs,
-                                      overlay=args.overlay)
+                                      overlay=args.overlay, jupyter_prefix=args.jupyter_prefix)
             print(f"stack {rec['name']}: kernelspec {rec['kernelspec']} (Python {rec['python']}) in "
                   f"{rec['path']}")
             for pkg in ("numpy", "scipy", "pennylane", "pyscf", "openfermion"):
@@ -297,7 +301,7 @@ def _stack(args) -> int:
                       f"{rec.get('recipe') or ' '.join(rec.get('requirements') or [])}"
                       + ("\toverlay" if rec.get("overlay_of") else ""))
         else:
-            stacks.remove_stack(args.name)
+            stacks.remove_stack(args.name, jupyter_prefix=args.jupyter_prefix)
             print(f"removed stack {args.name}")
     except QencodeNbError as exc:
         print(f"qencode-nb: {exc}", file=sys.stderr)
