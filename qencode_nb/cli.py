@@ -160,7 +160,9 @@ def _study(args) -> int:
     print(finding(summary, by))
     if args.kind == "environments":
         versions = pd.DataFrame(table.attrs["versions"])
-        shown = versions[versions.drop(columns=["package", "differs"]).notna().all(axis=1)]
+        cols = versions.drop(columns=["package", "differs"])
+        known = cols.loc[:, cols.notna().any()]   # a failed kernel recorded no versions
+        shown = versions[known.notna().all(axis=1)]
         print(shown.to_string(index=False))
         if len(shown) < len(versions):
             print(f"({len(versions) - len(shown)} packages installed in some kernels only: "
@@ -269,7 +271,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="a requirements file or requirement strings, e.g. scipy==1.16.3")
     cr.add_argument("--overlay", action="store_true",
                     help="start from this environment's packages, install only "
-                         "--requirements on top")
+                         "--requirements on top (without it, --requirements are installed "
+                         "with pyproject's dependencies in a fresh venv)")
+    cr.add_argument("--replace", action="store_true",
+                    help="remove an existing stack of that name first")
     acts.add_parser("list", help="list the stacks")
     rm = acts.add_parser("remove", help="delete a stack and its kernelspec")
     rm.add_argument("name")
@@ -290,7 +295,8 @@ def _stack(args) -> int:
             if reqs and len(reqs) == 1 and Path(reqs[0]).suffix in (".txt", ".lock", ".in"):
                 reqs = reqs[0]
             rec = stacks.create_stack(args.name, args.recipe, requirements=reqs,
-                                      overlay=args.overlay, jupyter_prefix=args.jupyter_prefix)
+                                      overlay=args.overlay, jupyter_prefix=args.jupyter_prefix,
+                                      replace=args.replace)
             print(f"stack {rec['name']}: kernelspec {rec['kernelspec']} (Python {rec['python']}) in "
                   f"{rec['path']}")
             for pkg in ("numpy", "scipy", "pennylane", "pyscf", "openfermion"):

@@ -179,25 +179,33 @@ def _jupyter_prefix(jupyter_prefix) -> Path:
 
 
 def create_stack(name: str, recipe: str | None = None, *, requirements=None,
-                 overlay: bool = False, root=None, jupyter_prefix=None) -> dict:
+                 overlay: bool = False, root=None, jupyter_prefix=None,
+                 replace: bool = False) -> dict:
     """Create the virtual environment of a stack and register its Jupyter kernel.
 
     Steps (each command and its output go to ``<stack>/create.log``): a fresh
     venv (the running interpreter's base Python), with ``overlay`` a ``.pth``
     adding this environment's site-packages after the stack's own, ``pip
     install`` of the requirements, a ``.pth`` file putting this checkout on
-    the stack's path (the kernel imports the same qencode_nb), ``pip freeze``, then ``python -m ipykernel install --prefix
-    <jupyter_prefix> --name qencode-nb-<name>``.  An existing stack of that
-    name is replaced.
+    the stack's path (the kernel imports the same qencode_nb), ``pip
+    freeze``, then ``python -m ipykernel install --prefix <jupyter_prefix>
+    --name qencode-nb-<name>``.  An existing stack of that name is refused
+    unless ``replace`` (then it is removed first: a venv cannot be moved, so
+    there is no building beside it and swapping).
 
     Args:
         name: stack name (:data:`NAME_PATTERN`); the kernel is
             ``qencode-nb-<name>``.
         recipe: a key of :data:`RECIPES`; default ``name`` when it is one.
         requirements: instead of a recipe, a requirements file or requirement
-            strings, e.g. ``["scipy==1.16.3"]``.
+            strings, e.g. ``["scipy==1.16.3"]``.  Without ``overlay`` they
+            are installed together with pyproject's dependencies (unpinned,
+            :func:`recipe_requirements` "latest"), so the kernel has
+            ipykernel and everything qencode_nb imports, at the versions pip
+            resolves around the given pins.
         overlay: start from the running environment's packages and install
             only ``requirements`` on top.
+        replace: remove an existing stack of that name first.
         root: stacks folder (default :func:`stacks_root`).
         jupyter_prefix: prefix whose ``share/jupyter/kernels`` receives the
             kernelspec (default ``sys.prefix``; Jupyter searches it from this
@@ -213,7 +221,9 @@ def create_stack(name: str, recipe: str | None = None, *, requirements=None,
 
     Raises:
         ParameterError: a bad name, an unknown recipe, both or neither of
-            recipe and requirements, bad requirements, an overlay with a recipe.
+            recipe and requirements, bad requirements, an overlay with a
+            recipe.
+        StackError: the stack exists and ``replace`` is False.
         StackError: venv, pip or ipykernel failed; the stack folder keeps
             ``create.log`` and a ``stack.json`` with status "failed" and the
             reason, and no kernel is registered.
@@ -234,8 +244,14 @@ def create_stack(name: str, recipe: str | None = None, *, requirements=None,
                              f"recipe {recipe!r} is a whole stack (accepted with overlay: "
                              "requirements)")
     args = recipe_requirements(recipe) if recipe is not None else _requirement_args(requirements)
+    if recipe is None and not overlay:
+        args = [*args, *recipe_requirements("latest")]
     env_dir = stacks_root(root).resolve() / name
     if env_dir.exists():
+        if not replace:
+            raise StackError(f"stack {name!r} already exists in {env_dir.parent} (status "
+                             f"{_status(env_dir)}); remove it first or pass replace=True "
+                             "(CLI: --replace)")
         remove_stack(name, root=root, jupyter_prefix=jupyter_prefix)
     env_dir.mkdir(parents=True)
     parent = sysconfig.get_paths()["purelib"] if overlay else None
@@ -330,24 +346,47 @@ def list_stacks(root=None) -> list[dict]:
 
 
 def remove_stack(name: str, root=None, jupyter_prefix=None) -> None:
-    """Delete stack ``name``'s folder and unregister its kernelspec.
+    """Delete stack ``name``'s folder and the kernelspec it registered.
+
+    The kernelspec removed is the one recorded in ``stack.json``
+    (``kernelspec_dir``), and only if its Python is this stack's; a stack
+    with no such record (it failed before registering) falls back to
+    ``<jupyter_prefix>/share/jupyter/kernels/qencode-nb-<name>`` under the
+    same condition.  A kernelspec of that name belonging to another stacks
+    folder is left alone.
 
     Raises:
-        StackError: no such stack folder.
+        StackError: no such stack (lists the stacks there are).
     """
-    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
-
     env_dir = stacks_root(root) / check_name(name)
     if not env_dir.is_dir():
-        raise StackError(f"stack {name!r} does not exist in {stacks_root(root)}")
+        have = [r["name"] for r in list_stacks(root)]
+        raise StackError(f"stack {name!r} does not exist in {stacks_root(root)}; there are: "
+                         + (", ".join(have) or "none"))
     try:
-        KernelSpecManager().remove_kernel_spec(kernel_name(name))
-    except (NoSuchKernel, KeyError):   # jupyter_client raises KeyError for an unknown name
-        pass
-    spec = _jupyter_prefix(jupyter_prefix) / "share" / "jupyter" / "kernels" / kernel_name(name)
-    if spec.is_dir():
+        recorded = json.loads((env_dir / STACK_RECORD).read_text()).get("kernelspec_dir")
+    except (OSError, ValueError):
+        recorded = None
+    spec = Path(recorded) if recorded else (
+        _jupyter_prefix(jupyter_prefix) / "share" / "jupyter" / "kernels" / kernel_name(name))
+    if _spec_python(spec) == str(_python(env_dir.resolve())):
         shutil.rmtree(spec)
     shutil.rmtree(env_dir)
+
+
+def _spec_python(spec: Path) -> str | None:
+    """``argv[0]`` of the kernelspec in folder ``spec``, or None."""
+    try:
+        return json.loads((spec / "kernel.json").read_text())["argv"][0]
+    except (OSError, ValueError, KeyError, IndexError):
+        return None
+
+
+def _status(env_dir: Path) -> str:
+    try:
+        return json.loads((env_dir / STACK_RECORD).read_text()).get("status", "unknown")
+    except (OSError, ValueError):
+        return "unreadable"
 
 
 def available_kernelspecs() -> dict:
@@ -369,16 +408,19 @@ def check_kernelspecs(kernelspecs) -> list[str]:
         ParameterError: fewer than two, or a name Jupyter does not find (lists
             the kernels it finds and how to create a stack).
     """
-    names = (re.split(r"[,\s]+", kernelspecs.strip()) if isinstance(kernelspecs, str)
-             else list(kernelspecs or ()))
-    names = list(dict.fromkeys(str(k) for k in names))
+    items = [kernelspecs] if isinstance(kernelspecs, str) else list(kernelspecs or ())
+    names = [n for item in items for n in re.split(r"[,\s]+", str(item).strip()) if n]
+    names = list(dict.fromkeys(names))
+    found = available_kernelspecs()
     if len(names) < 2:
         raise ParameterError(f"kernelspecs {kernelspecs!r}: an environment comparison needs two or "
-                             "more kernelspecs; accepted: " + ", ".join(available_kernelspecs()))
-    found = available_kernelspecs()
+                             "more distinct kernelspecs; accepted: " + ", ".join(sorted(found)))
     unknown = [k for k in names if k not in found]
     if unknown:
+        failed = [r["name"] for r in list_stacks()
+                  if r.get("status") != "ready" and kernel_name(r["name"]) in unknown]
         raise ParameterError(f"kernelspec(s) {', '.join(unknown)} not found; accepted: "
                              + ", ".join(sorted(found))
+                             + "".join(f"; stack {n!r} failed, see its create.log" for n in failed)
                              + " (create one with `qencode-nb stack create NAME`)")
     return names

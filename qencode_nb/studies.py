@@ -87,6 +87,7 @@ def _run_row(out: Path, outcome: dict) -> dict:
         "blas": ";".join(sorted({f"{p.get('library')} {p.get('version')} {p.get('architecture')}"
                                  for p in pools})) or None,
         "bit_identical": ((r.get("tiers") or {}).get("bit_identical") or {}).get("status"),
+        "published_error_mha": r.get("published_error_mha"),
         "measured_threads": r.get("blas_threads"),
         "engine": ((r.get("rerun") or {}).get("config") or {}).get("backend"),
         "kernel": ",".join(arch) or None,
@@ -124,7 +125,10 @@ def _run_study(entry, jobs, out_dir, *, mode, db, workers, progress, timeout, de
     if Path(str(entry)).is_dir():
         raise EntryError(f"{entry!r} is a folder; accepted: one entry file or a bundled name",
                          field="entry")
-    (target,) = resolve_targets([entry])
+    try:
+        (target,) = resolve_targets([entry])
+    except EntryError as exc:
+        raise EntryError(exc.message, field="entry") from None
     out = Path(out_dir).resolve()
     out.mkdir(parents=True, exist_ok=True)
     base = {"entry": target, "mode": mode}
@@ -382,12 +386,16 @@ def optimizers_study(entry, optimizers=DEFAULT_OPTIMIZERS, repeats: int = 1,
 #: the BLAS pools; ``bit_identical`` is the run's tier-3 status.
 ENVIRONMENTS_COLUMNS = ("kernelspec", "repeat", "python", "numpy", "scipy", "pennylane", "pyscf",
                         "openfermion", "blas", "measured_threads", "engine", "energy",
-                        "energy_hex", "error_mha", "nfev", "seconds", "bit_identical",
-                        "status", "failure", "notebook", "threshold_mha")
+                        "energy_hex", "error_mha", "published_error_mha", "nfev", "seconds",
+                        "bit_identical", "status", "failure", "notebook", "threshold_mha")
 
 #: The packages shown as columns of an environment table (QEncode v4's pins,
 #: requirements-v4.txt); every other package that differs is in the versions table.
 STACK_PACKAGES = ("numpy", "scipy", "pennylane", "pyscf", "openfermion")
+
+#: The row of :func:`version_table` holding the BLAS pools each kernel loaded
+#: (library, version and CPU kernel as threadpoolctl reports them).
+VERSION_BLAS = "BLAS (threadpoolctl)"
 
 #: Installer tools every venv carries in its own version; left out of the
 #: version comparison (they do not compute anything an audit reports).
@@ -509,26 +517,34 @@ def version_table(table):
         appearance; the first completed run of each kernel) and ``differs``
         (bool): every package that differs between the kernels
         (:data:`INSTALLER_PACKAGES` left out), then the :data:`STACK_PACKAGES`
-        that do not, plus a ``python`` row.  A package
-        a kernel lacks is None there.
+        that do not, plus a ``python`` row and a :data:`VERSION_BLAS` row (the
+        BLAS pools threadpoolctl saw: library, version, kernel).  A package a
+        kernel lacks is None there; a kernel whose run recorded no
+        provenance (it failed first) has None everywhere and is left out of
+        ``differs``.
     """
     import pandas as pd
 
     kernels = list(dict.fromkeys(table["kernelspec"]))
-    per = {}
+    per, known = {}, []
     for k in kernels:
         done = table[(table["kernelspec"] == k) & (table["status"] == "done")]
         rows = done if len(done) else table[table["kernelspec"] == k]
         first = rows.iloc[0]
-        per[k] = {"python": first.get("python"), **(first.get("packages") or {})}
-    names = sorted({n for v in per.values() for n in v
-                    if n != "python" and n.lower() not in INSTALLER_PACKAGES}, key=str.lower)
+        packages = first.get("packages") or {}
+        per[k] = {"python": first.get("python"), VERSION_BLAS: first.get("blas"), **packages}
+        if packages:
+            known.append(k)
+    names = sorted({n for k in known for n in per[k]
+                    if n not in ("python", VERSION_BLAS)
+                    and n.lower() not in INSTALLER_PACKAGES}, key=str.lower)
     lines = []
-    for name in ["python", *names]:
-        vals = {k: (per[k].get("python") if name == "python" else _version_of(per[k], name))
+    for name in ["python", VERSION_BLAS, *names]:
+        vals = {k: (per[k].get(name) if name in ("python", VERSION_BLAS)
+                    else _version_of(per[k], name)) if k in known else None
                 for k in kernels}
-        differs = len(set(vals.values())) > 1
-        if differs or name == "python" or name.lower() in STACK_PACKAGES:
+        differs = len({vals[k] for k in known}) > 1
+        if differs or name in ("python", VERSION_BLAS) or name.lower() in STACK_PACKAGES:
             lines.append({"package": name, **vals, "differs": differs})
     lines.sort(key=lambda d: (not d["differs"], d["package"].lower()))
     return pd.DataFrame(lines, columns=["package", *kernels, "differs"])
@@ -566,6 +582,20 @@ def environment_differences(table, versions):
     b = first(base)
     rows = []
     for k in kernels[1:]:
+        unknown = [x for x in (base, k) if versions[x].isna().all()]
+        if unknown:
+            o = first(k)
+            rows.append({"kernelspec": k, "baseline": base, "n_packages_differing": None,
+                         "packages_differing": "unknown: no provenance recorded in "
+                                               + " and ".join(unknown) + " (the run failed)",
+                         "n_packages_one_side": None, "packages_one_side": "",
+                         "energy_baseline": b["energy"] if b is not None else None,
+                         "energy": o["energy"] if o is not None else None,
+                         "delta_energy_ha": None, "ulps": None,
+                         "error_baseline_mha": b["error_mha"] if b is not None else None,
+                         "error_mha": o["error_mha"] if o is not None else None,
+                         "delta_error_mha": None, "identical": None})
+            continue
         present = versions[base].notna() & versions[k].notna()
         diff = versions[present & (versions[base] != versions[k])]
         pkgs = [f"{r['package']} {r[base]} -> {r[k]}" for _, r in diff.iterrows()]
@@ -593,29 +623,37 @@ def environment_differences(table, versions):
 def environment_finding(differences) -> str:
     """One sentence per kernel against the baseline, from :func:`environment_differences`.
 
-    E.g. "qencode-nb-scipy116 vs python3 (1 package version differs: scipy 1.13.1 ->
-    1.16.3):
-    energy differs by +3.81e-03 Ha (error 5.181379 -> 8.993703 mHa)", or "...: the
-    same energy bit for bit (-7.8823 Ha, error 5.181379 mHa)".
-    """
+    E.g. "qencode-nb-scipy116 vs python3 (2 versions differ: BLAS (threadpoolctl)
+    ... -> ...; scipy 1.13.1 -> 1.16.3): energy differs by -5.184e-03 Ha (error
+    8.993703 -> 3.810156 mHa)", or "qencode-nb-reference vs python3 (no version
+    differs): the same energy bit for bit (-7.97477927367 Ha, error 8.993703 mHa)".
+    The ulp count is given when it is below 1e6 (beyond that it says nothing
+    a difference in Ha does not)."""
+    import pandas as pd
+
     parts = []
     for _, d in differences.iterrows():
+        if pd.isna(d["n_packages_differing"]):
+            parts.append(f"{d['kernelspec']} vs {d['baseline']}: versions "
+                         f"{d['packages_differing']}")
+            continue
         n = int(d["n_packages_differing"])
-        pk = ("no package version differs" if n == 0 else
-              f"{n} package version{'s' if n > 1 else ''} differ{'s' if n == 1 else ''}: "
+        pk = ("no version differs" if n == 0 else
+              f"{n} version{'s' if n > 1 else ''} differ{'s' if n == 1 else ''}: "
               + d["packages_differing"])
         lone = int(d.get("n_packages_one_side") or 0)
         if lone:
             pk += f"; {lone} package{'s' if lone > 1 else ''} installed on one side only"
         head = f"{d['kernelspec']} vs {d['baseline']} ({pk})"
-        if d["identical"] is None or d["delta_energy_ha"] is None:
+        if pd.isna(d["identical"]) or pd.isna(d["delta_energy_ha"]):
             parts.append(f"{head}: no energy to compare (a run failed)")
         elif d["identical"]:
             parts.append(f"{head}: the same energy bit for bit ({d['energy']:.12g} Ha, "
                          f"error {d['error_mha']:.7g} mHa)")
         else:
+            ulps = f"{int(d['ulps'])} ulps; " if d["ulps"] < 1e6 else ""
             parts.append(f"{head}: energy differs by {d['delta_energy_ha']:+.3e} Ha "
-                         f"({d['ulps']} ulps; error {d['error_baseline_mha']:.7g} -> "
+                         f"({ulps}error {d['error_baseline_mha']:.7g} -> "
                          f"{d['error_mha']:.7g} mHa)")
     return "; ".join(parts) if parts else "only one kernel: nothing to compare"
 
@@ -682,7 +720,7 @@ def summarise(table, by: str):
 def _group_label(by: str, value) -> str:
     if by == "threads":
         return f"{value} thread" + ("" if int(value) == 1 else "s")
-    if by == "coretype":
+    if by in ("coretype", "kernelspec"):
         return str(value)
     return f"{by}={value}"
 

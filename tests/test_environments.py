@@ -29,8 +29,9 @@ from qencode_nb import stacks
 from qencode_nb.audit import ulp_distance
 from qencode_nb.errors import ParameterError
 from qencode_nb.record import read_records
-from qencode_nb.studies import (STACK_PACKAGES, environment_differences, environment_finding,
-                                environments_study, version_table)
+from qencode_nb.studies import (STACK_PACKAGES, VERSION_BLAS, environment_differences,
+                                environment_finding, environments_study, finding, summarise,
+                                version_table)
 
 QENCODE_NB = Path(sys.executable).parent / "qencode-nb"
 OTHER_SCIPY = "1.16.3"
@@ -73,6 +74,11 @@ def test_stack_is_a_kernel_with_its_own_versions(stack):
     assert out[0] == OTHER_SCIPY
     assert Path(out[1]).parent == ROOT / "qencode_nb"   # the same toolkit code
     assert [r["name"] for r in stacks.list_stacks()] == ["scipy116"]
+    # Creating it again is refused and leaves the ready stack as it was.
+    with pytest.raises(stacks.StackError, match="'scipy116' already exists.*status ready"):
+        stacks.create_stack("scipy116", requirements=["scipy==0.0.1"], overlay=True)
+    assert stacks.read_stack("scipy116")["status"] == "ready"
+    assert Path(spec["argv"][0]).is_file()
 
 
 @pytest.fixture(scope="module")
@@ -99,7 +105,11 @@ def test_environments_study_reports_each_stacks_versions(env_run):
     assert table.iloc[0][list(STACK_PACKAGES)].to_dict() == here
     assert table.iloc[1][list(STACK_PACKAGES)].to_dict() == {**here, "scipy": OTHER_SCIPY}
     versions = pd.read_csv(out / "environments_versions.csv", dtype=str)
-    assert versions.loc[versions["differs"] == "True", "package"].tolist() == ["scipy"]
+    # SciPy 1.16.3's wheel also brings its own OpenBLAS build: the BLAS row differs too.
+    assert versions.loc[versions["differs"] == "True", "package"].tolist() == [
+        VERSION_BLAS, "scipy"]
+    assert versions.loc[versions["package"] == VERSION_BLAS, "python3"].item() == \
+        table["blas"].iloc[0]
     assert set(STACK_PACKAGES) | {"python"} <= set(versions["package"])
     # Each executed notebook names the kernelspec it ran in, and collect reports it.
     from qencode_nb.collect import collect
@@ -122,10 +132,14 @@ def test_environments_differences_and_finding(env_run):
     d = diff.iloc[0]
     e0, e1 = table["energy"]
     assert d["kernelspec"] == KERNEL and d["baseline"] == "python3"
-    assert d["packages_differing"] == f"scipy {metadata.version('scipy')} -> {OTHER_SCIPY}"
+    assert d["packages_differing"] == (f"{VERSION_BLAS} {table['blas'].iloc[0]} -> "
+                                       f"{table['blas'].iloc[1]}; "
+                                       f"scipy {metadata.version('scipy')} -> {OTHER_SCIPY}")
+    assert d["n_packages_differing"] == 2 and d["n_packages_one_side"] == 0
     assert d["delta_energy_ha"] == e1 - e0 and d["ulps"] == ulp_distance(e1, e0)
     assert d["delta_error_mha"] == pytest.approx(
         table["error_mha"].iloc[1] - table["error_mha"].iloc[0], abs=1e-12)
+    assert table["published_error_mha"].tolist() == pytest.approx([5.181379] * 2, abs=1e-6)  # QEncode: 5.181379 mHa
     # Measured: SciPy 1.16's COBYLA (PRIMA) ends elsewhere: 8.993703 -> 3.810156 mHa on
     # the default kernel.  Asserted only that the stacks differ and both stay certified.
     assert not d["identical"] and table["energy_hex"].nunique() == 2
@@ -157,7 +171,7 @@ def test_threading_notebook_runs_an_environments_study(env_run, tmp_path):
     r = read_records(tmp_path / "out.ipynb")
     assert r["done"] is True and r["by"] == "kernelspec"
     assert [row["energy_hex"] for row in r["table"]] == list(first["energy_hex"])
-    assert [v["package"] for v in r["versions"] if v["differs"]] == ["scipy"]
+    assert [v["package"] for v in r["versions"] if v["differs"]] == [VERSION_BLAS, "scipy"]
     assert r["differences"][0]["kernelspec"] == KERNEL
     assert r["finding"] == environment_finding(pd.DataFrame(r["differences"]))
 
@@ -214,8 +228,10 @@ def test_stack_bad_input_is_refused_with_what_is_accepted(tmp_path):
         stacks.create_stack("x", requirements=str(tmp_path / "missing.txt"), root=tmp_path)
     with pytest.raises(ParameterError, match="requirements \\[\\] are not accepted"):
         stacks.create_stack("x", requirements=[], root=tmp_path)
-    with pytest.raises(ParameterError, match="two or more kernelspecs"):
-        stacks.check_kernelspecs(["python3"])
+    with pytest.raises(ParameterError, match="two or more distinct kernelspecs"):
+        stacks.check_kernelspecs(["python3", "python3"])
+    with pytest.raises(ParameterError, match="kernelspec\\(s\\) nope not found"):
+        stacks.check_kernelspecs(["python3,nope"])   # commas split inside CLI items too
     with pytest.raises(stacks.StackError, match="stack 'ghost' does not exist"):
         stacks.read_stack("ghost", root=tmp_path)
     assert not any(tmp_path.iterdir())   # nothing was created
@@ -249,3 +265,26 @@ def test_remove_stack_deletes_folder_and_kernelspec(stack):
     stacks.remove_stack("scipy116", jupyter_prefix=Path(os.environ["JUPYTER_PATH"]).parents[1])
     assert not spec.exists()
     assert not Path(stack["path"]).exists() and stacks.list_stacks() == []
+
+
+def test_a_failed_kernel_has_unknown_versions_not_missing_packages():
+    """A run that failed before recording provenance: its versions are unknown, the
+    comparison says so, and the finding names the kernelspec plainly."""
+    done = {"numpy": "2.2.6", "scipy": "1.13.1"}
+    table = pd.DataFrame([
+        {"kernelspec": "python3", "status": "done", "python": "3.11.7", "blas": "openblas x",
+         "packages": done, "energy": -1.0, "energy_hex": (-1.0).hex(), "error_mha": 1.0},
+        {"kernelspec": "qencode-nb-x", "status": "failed", "python": None, "blas": None,
+         "packages": {}, "energy": None, "energy_hex": None, "error_mha": None}])
+    versions = version_table(table)
+    assert versions["qencode-nb-x"].isna().all() and not versions["differs"].any()
+    diff = environment_differences(table, versions)
+    d = diff.iloc[0]
+    assert d["n_packages_differing"] is None and d["delta_energy_ha"] is None
+    assert d["packages_differing"] == ("unknown: no provenance recorded in qencode-nb-x "
+                                       "(the run failed)")
+    assert environment_finding(diff) == ("qencode-nb-x vs python3: versions unknown: no "
+                                         "provenance recorded in qencode-nb-x (the run failed)")
+    summary = summarise(table.assign(energy=[-1.0, None]), "kernelspec")
+    assert finding(summary, "kernelspec").startswith("with python3 1 run; with qencode-nb-x "
+                                                     "no run completed (1 failed)")
