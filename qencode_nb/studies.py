@@ -515,8 +515,9 @@ def version_table(table):
     Returns:
         DataFrame with ``package``, one column per kernel (in order of first
         appearance; the first completed run of each kernel) and ``differs``
-        (bool): every package that differs between the kernels
-        (:data:`INSTALLER_PACKAGES` left out), then the :data:`STACK_PACKAGES`
+        (bool): every package whose version differs between the kernels, then
+        those installed in some kernels only (:data:`INSTALLER_PACKAGES` left
+        out), then the :data:`STACK_PACKAGES`
         that do not, plus a ``python`` row and a :data:`VERSION_BLAS` row (the
         BLAS pools threadpoolctl saw: library, version, kernel).  A package a
         kernel lacks is None there; a kernel whose run recorded no
@@ -546,7 +547,9 @@ def version_table(table):
         differs = len({vals[k] for k in known}) > 1
         if differs or name in ("python", VERSION_BLAS) or name.lower() in STACK_PACKAGES:
             lines.append({"package": name, **vals, "differs": differs})
-    lines.sort(key=lambda d: (not d["differs"], d["package"].lower()))
+    # Versions that differ first, then packages installed in some kernels only.
+    lines.sort(key=lambda d: (not d["differs"], any(d[k] is None for k in known),
+                              d["package"].lower()))
     return pd.DataFrame(lines, columns=["package", *kernels, "differs"])
 
 
