@@ -303,13 +303,13 @@ def _site_packages(py: Path) -> str:
 
 
 def _freeze(py: Path) -> dict:
-    """``{distribution: version}`` as the stack's Python sees them (own first)."""
-    code = ("import json, importlib.metadata as m; d = {}\n"
-            "for x in m.distributions():\n"
-            "    d.setdefault(x.metadata['Name'], x.version)\n"
-            "print(json.dumps(d))")
+    """``{distribution: version}`` as the stack's Python sees them (own first):
+    :func:`qencode_nb.provenance.installed_packages` run in the stack, the same
+    map its audits record."""
+    code = ("import json; from qencode_nb.provenance import installed_packages; "
+            "print(json.dumps(installed_packages()))")
     out = subprocess.run([str(py), "-c", code], capture_output=True, text=True, check=True)
-    return dict(sorted(json.loads(out.stdout).items(), key=lambda kv: kv[0].lower()))
+    return json.loads(out.stdout)
 
 
 def _write_record(env_dir: Path, record: dict) -> None:
