@@ -217,8 +217,7 @@ def _qnode_energy_fn(H, pool, hf_state, wires, backend):
 
 
 def replay_energy(H, pool, hf_state, selected_indices, params, wires, *,
-                  engine: str = "qnode", backend: str = "default.qubit",
-                  matrix_free: bool = False) -> float:
+                  engine: str = "qnode", backend: str = "default.qubit") -> float:
     """Energy of the selected operators at the stored angles (Ha, uncorrected).
 
     Builds the final ansatz exactly as the generator's engine evaluates it:
@@ -241,10 +240,6 @@ def replay_energy(H, pool, hf_state, selected_indices, params, wires, *,
         wires: the sorted Hamiltonian wires, length ``n``.
         engine: ``"qnode"`` or ``"statevector"`` (see :func:`engine_for`).
         backend: PennyLane device name for the QNode engine.
-        matrix_free: statevector engine only: evaluate ``<psi|H|psi>`` word by
-            word (:func:`qencode_nb.statevector.pauli_expectation`) instead of
-            through ``H.sparse_matrix`` -- for H10 (18 qubits) the matrix
-            needs several GB.  Agrees to rounding, not bit for bit.
 
     Returns:
         the energy in Ha; add ``bk_constant_correction_ha`` (if any) to
@@ -265,13 +260,11 @@ def replay_energy(H, pool, hf_state, selected_indices, params, wires, *,
     from qencode_nb import statevector as sv
 
     wires = list(wires)
-    H_sp = None if matrix_free else H.sparse_matrix(wire_order=wires).tocsr()
+    H_sp = H.sparse_matrix(wire_order=wires).tocsr()
     psi = sv.hf_statevector(hf_state)
     for k, angle in zip(selected, list(theta)):  # _sv_build_state, one B at a time
         (B,), (B2,) = sv.pool_matrices([pool[k]], wires)
         psi = sv.apply_exp(B, B2, angle, psi)
-    if matrix_free:
-        return sv.pauli_expectation(H, psi, wires)
     return sv.energy(H_sp, psi)
 
 

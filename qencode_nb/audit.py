@@ -31,10 +31,6 @@ REPLAY_TOL_HA = 1e-9
 #: fits in 24 GiB); above it (H10, 20 qubits: ~32 GB of sparse matrices) the
 #: rebuild is light.
 MAX_REBUILD_QUBITS = LIGHT_ABOVE_QUBITS
-#: Above this many tapered qubits the statevector engine's CSR Hamiltonian does
-#: not fit (H10, 18 qubits: up to 6.6e8 non-zeros, ~13 GB): the replay evaluates
-#: the energy word by word and the re-run is not attempted (n/a, with the reason).
-MAX_CSR_QUBITS = 16
 #: Audit modes (notebook parameter ``mode``).
 MODES = ("full", "replay", "rerun")
 
@@ -382,8 +378,7 @@ def replay(entry, problem: Problem) -> dict:
                                          entry.hf_tapered_state,
                                          entry.adapt["selected_operator_indices"],
                                          entry.optimal_params, problem.wires,
-                                         engine=problem.engine, backend=entry.backend,
-                                         matrix_free=len(problem.wires) > MAX_CSR_QUBITS)
+                                         engine=problem.engine, backend=entry.backend)
     else:
         energy = energy_function(entry, problem)(np.array(entry.optimal_params, dtype=float))
     out = compare(energy + problem.constant_ha, entry.published_energy)
@@ -454,14 +449,6 @@ def _rerun(entry, problem: Problem, optimizer: str | None) -> dict:
                              "a hea or uccsd entry", field="optimizer")
     if problem.pool is not None and problem.sector is not None:
         return _rerun_adapt_sector(entry, problem)
-    if problem.pool is not None and len(problem.wires) > MAX_CSR_QUBITS:
-        return {"status": "n/a", "energy": None,
-                "reason": f"re-running ADAPT on {len(problem.wires)} tapered qubits is not "
-                          "possible here: the statevector engine's CSR Hamiltonian needs "
-                          f"~13 GB above {MAX_CSR_QUBITS} qubits and QEncode reported ~2 h "
-                          f"({entry.published_nfev} nfev); run it on the sector engine "
-                          "(engine='sector')",
-                "published": {"nfev": entry.published_nfev}}
     if problem.pool is not None:
         return _rerun_adapt(entry, problem)
     energy = energy_function(entry, problem)
