@@ -208,6 +208,7 @@ def test_h10_replays_bit_for_bit_on_its_recorded_statevector_engine(tmp_path):
     assert abs(h["trace_diff_ha"]) < 1e-4
     assert r["rerun"] is None
     assert r["tiers"]["certification"]["status"] == "n/a"
+    assert r["tiers"]["certification"]["reasons"] == ["no re-run (mode=replay)"]
     rows = {f["field"]: f for f in r["fields"]}
     if h["hamiltonian_source_inferred"] is None:
         assert rows["hamiltonian_source"]["status"] == "unverified"
