@@ -9,9 +9,9 @@ Usage::
 Part 1, energy + gradient of one ansatz state, per system (the problems of the
 shared H6/H8/H10 ADAPT entries: cc-pVDZ, CASSCF active space, 1.0 Angstrom):
 
-- ``sector``: :func:`qencode_nb.sector.energy_and_grad` (adjoint);
+- ``sector``: :func:`qencode_nb.rerun.ci_space.energy_and_grad` (adjoint);
 - ``statevector``: the generator's sparse statevector engine
-  (:func:`qencode_nb.statevector.energy_and_grad`, untapered CSR matrices);
+  (:func:`qencode_nb.rerun.statevector.energy_and_grad`, untapered CSR matrices);
 - ``default.qubit``: a PennyLane QNode, ``qml.grad`` (backprop up to 12
   qubits; above, ``diff_method="adjoint"``: backprop through the H8
   Hamiltonian exhausted 24 GiB);
@@ -30,10 +30,10 @@ Part 2, ADAPT-VQE to below 10 mHa at 1 thread, each run in its own process
 
 - H8 and H10: the generator's procedure and pool on the sector engine (a
   re-run of the entry); H8 also on the generator's statevector engine
-  (:func:`qencode_nb.adapt.run_adapt`), for the ratio;
+  (:func:`qencode_nb.rerun.adapt.run_adapt`), for the ratio;
 - H6: the sector engine with every spin-orbital excitation as the pool (the
   entry's own pool is Pauli words, which do not map; see
-  :mod:`qencode_nb.sector_map`), same rules and early stop.
+  :mod:`qencode_nb.rerun.ci_space_map`), same rules and early stop.
 
 Peak memory includes the rebuild when the disk cache is cold (run twice).
 
@@ -93,7 +93,7 @@ def _timed(fn, timeout):
 
 
 def _entry(system):
-    from qencode_nb import entries
+    from qencode_nb.entry import model as entries
 
     return entries.load(next(DB.glob(f"{system}_ccpvdz_JW_ADAPT_*.json")))
 
@@ -113,9 +113,10 @@ def _sector_problem(system, e):
     """(SectorProblem-like object, chemistry) for the system."""
     import pennylane as qml
 
-    from qencode_nb import audit, sector_map
-    from qencode_nb import sector as S
-    from qencode_nb.ansatz import uccsd_excitations
+    from qencode_nb.verdict import audit
+    from qencode_nb.rerun import ci_space_map as sector_map
+    from qencode_nb.rerun import ci_space as S
+    from qencode_nb.rerun.ansatz import uccsd_excitations
 
     rebuilt = audit.rebuild(e)
     if system != "H6":
@@ -134,10 +135,10 @@ def part1(systems, timeout):
     import pennylane as qml
     from pennylane import numpy as pnp
 
-    from qencode_nb import sector as S
-    from qencode_nb import statevector as sv
-    from qencode_nb.chemistry import run_chemistry
-    from qencode_nb.hamiltonian import build_of_bridge
+    from qencode_nb.rerun import ci_space as S
+    from qencode_nb.rerun import statevector as sv
+    from qencode_nb.problem.chemistry import run_chemistry
+    from qencode_nb.problem.hamiltonian import build_of_bridge
 
     rows = []
     for system in systems:
@@ -212,12 +213,12 @@ def part1(systems, timeout):
 
 _ADAPT = r"""
 import json, sys, time
-from qencode_nb.threads import pin
+from qencode_nb.notebook.pins import pin
 PIN = pin(1, sys.argv[4] or None)
 sys.path.insert(0, sys.argv[3])
 import engines as B
-from qencode_nb import adapt
-from qencode_nb import sector as S
+from qencode_nb.rerun import adapt
+from qencode_nb.rerun import ci_space as S
 system, engine = sys.argv[1], sys.argv[2]
 e = B._entry(system)
 HOP = {"calls": 0, "seconds": 0.0}
@@ -239,7 +240,7 @@ if engine == "sector":
         max_operators=e.adapt["max_operators"], max_iterations=e.max_iterations,
         e_target=e.casci_energy, inner="l-bfgs-b")
 else:
-    from qencode_nb import audit
+    from qencode_nb.verdict import audit
     p = audit.build_problem(e, audit.rebuild(e))
     build = time.perf_counter() - t0
     res = adapt.run_adapt(p.hamiltonian, p.pool, e.hf_tapered_state, p.wires,

@@ -1,12 +1,12 @@
 """qencode-nb: audit the reproducibility of QEncode VQE benchmark entries.
 
 Importing this package must not import numpy (DESIGN.md, "Layout"): the
-thread pins of :mod:`qencode_nb.threads` only work if they are set before the
+thread pins of :mod:`qencode_nb.notebook.pins` only work if they are set before the
 first ``import numpy`` in a process.  Everything heavy is imported lazily by
 the submodules that need it.
 """
 
-from qencode_nb.record import RECORD_MIMETYPE, read_records, record
+from qencode_nb.notebook.record import RECORD_MIMETYPE, read_records, record
 
 __all__ = ["RECORD_MIMETYPE", "read_records", "record", "__version__"]
 

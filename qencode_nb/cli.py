@@ -2,13 +2,13 @@
 
 ``qencode-nb sweep DIR_OR_NAMES... [--mode M] [--workers N] [--scheduler ADDR]
 [--subset ci] [--timeout S] [--engine sector] [--out RUNS_DIR]`` audits many entries
-(:mod:`qencode_nb.sweep`), one process and kernel each, and writes
+(:mod:`qencode_nb.studies.sweep`), one process and kernel each, and writes
 ``RUNS_DIR/summary.csv`` and ``RUNS_DIR/margins.{png,svg}``; exit status 1
 when any audit failed (each failure is listed), 2 on bad arguments.
 
 ``qencode-nb audit ENTRY [--threads N] [--coretype K] [--mode M] [--db DIR]
 [--engine sector] [--out OUT.ipynb] [--json]`` runs ``notebooks/audit.ipynb`` through the
-pinned papermill engine (:mod:`qencode_nb.runner`) and prints the verdict, or
+pinned papermill engine (:mod:`qencode_nb.notebook.runner`) and prints the verdict, or
 with ``--json`` every record as one JSON object.  Exit status: 0 when the
 run recorded ``done`` with no alert, 3 when it did but raised alerts
 (integrity or replay failed, inconsistent published numbers), 1 when it
@@ -24,7 +24,7 @@ OpenBLAS kernel at 1 thread (default: every kernel this CPU can run), and
 "Adam(lr=0.05)"] [--repeats R] [--threads N] [--mode M] [--db DIR]
 [--workers N] [--out DIR]`` once per optimiser replacing the recorded one
 (hea and uccsd entries) at N BLAS threads (default 1); each run its own
-process and kernel (:mod:`qencode_nb.studies`).  Prints the per-group
+process and kernel (:mod:`qencode_nb.studies.variance`).  Prints the per-group
 summary (errors in mHa, median nfev and wall time in s side by side) and the
 finding; writes ``threads.csv`` / ``kernels.csv`` / ``optimizers.csv`` and
 the figure ``threads.{png,svg}`` / ``kernels.{png,svg}`` /
@@ -38,11 +38,11 @@ differ and the energy/error differences; it writes ``environments.csv``,
 ``environments_versions.csv``, ``environments_differences.csv`` and the figure.
 ``qencode-nb stack create NAME [--recipe reference|latest | --requirements
 FILE_OR_SPECS... [--overlay]]``, ``stack list`` and ``stack remove NAME`` manage
-those stacks (:mod:`qencode_nb.stacks`); exit status 1 when pip or ipykernel
+those stacks (:mod:`qencode_nb.studies.stacks`); exit status 1 when pip or ipykernel
 failed (the log is kept), 2 on bad arguments.
 
 ``--engine sector`` (audit, sweep, study threads/kernels/environments) runs the entries
-that map (:func:`qencode_nb.sector_map.unmappable_reason`) on the sector
+that map (:func:`qencode_nb.rerun.ci_space_map.unmappable_reason`) on the sector
 engine; the others run their recorded backend and the reason is recorded.
 """
 
@@ -56,15 +56,15 @@ from pathlib import Path
 from qencode_nb.errors import QencodeNbError
 
 
-ENGINE_HELP = ("sector: run the ADAPT entries that map (qencode_nb.sector_map) on the fast "
+ENGINE_HELP = ("sector: run the ADAPT entries that map (qencode_nb.rerun.ci_space_map) on the fast "
                "sector engine (tier 1 then fails on the backend deviation); default: the "
                "recorded backend")
 
 
 def _audit(args) -> int:
-    from qencode_nb.audit import MODES, check_engine
-    from qencode_nb.record import encode, read_records
-    from qencode_nb.runner import NOTEBOOKS, run_notebook
+    from qencode_nb.verdict.audit import MODES, check_engine
+    from qencode_nb.notebook.record import encode, read_records
+    from qencode_nb.notebook.runner import NOTEBOOKS, run_notebook
 
     if args.mode not in MODES:
         print(f"qencode-nb: --mode {args.mode!r} is not accepted; accepted: "
@@ -102,7 +102,7 @@ def _audit(args) -> int:
 
 
 def _sweep(args) -> int:
-    from qencode_nb.sweep import sweep
+    from qencode_nb.studies.sweep import sweep
 
     try:
         table = sweep(args.targets, args.out, mode=args.mode, workers=args.workers,
@@ -129,7 +129,7 @@ def _sweep(args) -> int:
 def _study(args) -> int:
     import pandas as pd
 
-    from qencode_nb.studies import (environment_finding, environments_study, finding,
+    from qencode_nb.studies.variance import (environment_finding, environments_study, finding,
                                     kernels_study, optimizers_study, summarise,
                                     threads_study)
 
@@ -177,7 +177,7 @@ def _study(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from qencode_nb.studies import DEFAULT_OPTIMIZERS
+    from qencode_nb.studies.variance import DEFAULT_OPTIMIZERS
 
     parser = argparse.ArgumentParser(
         prog="qencode-nb",
@@ -287,7 +287,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _stack(args) -> int:
-    from qencode_nb import stacks
+    from qencode_nb.studies import stacks
 
     try:
         if args.action == "create":

@@ -62,7 +62,7 @@ class Problem:
     """One ADAPT entry with its rebuilt pool and stored Hamiltonian."""
 
     def __init__(self, key: str):
-        from qencode_nb.hamiltonian import from_pauli_terms
+        from qencode_nb.problem.hamiltonian import from_pauli_terms
 
         self.key = key
         self.entry = e = _entry(key)
@@ -80,8 +80,8 @@ class Problem:
         self.build_s = time.perf_counter() - start
 
     def _build_pool(self):
-        from qencode_nb.ansatz import tapered_uccsd_ops
-        from qencode_nb.rebuild import rebuild_tapered_from_entry
+        from qencode_nb.rerun.ansatz import tapered_uccsd_ops
+        from qencode_nb.problem.rebuild import rebuild_tapered_from_entry
 
         chem, tap = rebuild_tapered_from_entry(self.entry)
         self.H_rebuilt = tap.H_tapered
@@ -99,9 +99,9 @@ class LargeProblem(Problem):
     def _build_pool(self):
         from pennylane import qchem
 
-        from qencode_nb.ansatz import tapered_uccsd_ops
-        from qencode_nb.chemistry import run_chemistry
-        from qencode_nb.hamiltonian import build_of_bridge
+        from qencode_nb.rerun.ansatz import tapered_uccsd_ops
+        from qencode_nb.problem.chemistry import run_chemistry
+        from qencode_nb.problem.hamiltonian import build_of_bridge
 
         p = self.entry["problem"]
         ne = p["active_space"]["num_electrons"]
@@ -145,7 +145,7 @@ def _check_pool_size(prob: Problem):
 
 
 def _check_replay(prob: Problem, **kwargs):
-    from qencode_nb.adapt import engine_for, replay_energy
+    from qencode_nb.rerun.adapt import engine_for, replay_energy
 
     engine = engine_for(len(prob.wires))
     assert engine == prob.meta.get("engine", "qnode")
@@ -178,7 +178,7 @@ def test_replay_reproduces_published_energy(problem, key):
 
 
 def _rerun(prob: Problem, H):
-    from qencode_nb.adapt import engine_for, run_adapt
+    from qencode_nb.rerun.adapt import engine_for, run_adapt
 
     engine = engine_for(len(prob.wires))
     inner = prob.meta.get("inner_optimizer", "COBYLA")
@@ -230,7 +230,7 @@ def test_rerun_from_rebuilt_hamiltonian(problem, key):
     """The full procedure (rebuilt Hamiltonian and CASCI) selects the same operator
     with the same nfev; the energy agrees to the ulps the rebuild moves."""
     prob = problem(key)
-    from qencode_nb.adapt import run_adapt
+    from qencode_nb.rerun.adapt import run_adapt
 
     result = run_adapt(prob.H_rebuilt, prob.pool, prob.hf, prob.wires,
                        gradient_threshold=prob.meta["gradient_threshold"],
@@ -304,14 +304,14 @@ def test_h10_pool_and_replay(problem):
 # --- engine units (no entry) -------------------------------------------------
 
 def test_engine_for_is_the_generators_auto_rule():
-    from qencode_nb.adapt import engine_for
+    from qencode_nb.rerun.adapt import engine_for
 
     assert [engine_for(n) for n in (4, 12, 13, 18)] == ["qnode", "qnode",
                                                         "statevector", "statevector"]
 
 
 def test_bad_arguments_are_refused(problem):
-    from qencode_nb.adapt import replay_energy, run_adapt
+    from qencode_nb.rerun.adapt import replay_energy, run_adapt
 
     prob = problem("H4")
     with pytest.raises(ValueError, match="engine 'gpu'.*qnode, statevector"):
@@ -332,7 +332,7 @@ def test_bad_arguments_are_refused(problem):
 
 
 def test_nothing_above_threshold_raises_like_the_generator(problem):
-    from qencode_nb.adapt import AdaptEmpty, run_adapt
+    from qencode_nb.rerun.adapt import AdaptEmpty, run_adapt
 
     prob = problem("H4")
     with pytest.raises(AdaptEmpty, match="selected 0 operators"):
@@ -349,7 +349,7 @@ def test_closed_form_exponential_matches_expm_for_excitation_generators():
     import pennylane as qml
     from scipy.linalg import expm
 
-    from qencode_nb import statevector as sv
+    from qencode_nb.rerun import statevector as sv
 
     wires = [0, 1, 2, 3]
     rng = np.random.default_rng(7)
@@ -368,7 +368,7 @@ def test_adjoint_gradient_matches_finite_differences():
     import numpy as np
     import pennylane as qml
 
-    from qencode_nb import statevector as sv
+    from qencode_nb.rerun import statevector as sv
 
     wires = [0, 1, 2, 3]
     H = qml.dot([0.3, -0.2, 0.5, 0.1], [qml.Z(0) @ qml.Z(1), qml.X(0) @ qml.X(2),
@@ -396,7 +396,7 @@ def test_modules_do_not_import_numpy_on_import():
     import subprocess
     import sys
 
-    code = ("import sys, qencode_nb.adapt, qencode_nb.statevector, qencode_nb.ansatz; "
+    code = ("import sys, qencode_nb.rerun.adapt, qencode_nb.rerun.statevector, qencode_nb.rerun.ansatz; "
             "print('numpy' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                          text=True, check=True).stdout.strip()

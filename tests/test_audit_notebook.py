@@ -11,9 +11,10 @@ import pytest
 from papermill.exceptions import PapermillExecutionError
 
 from conftest import AUDIT_NB, H2_JW_UCCSD, LIH_PAR_HEA, ROOT, SHARED_DB
-from qencode_nb import read_records, threads
+from qencode_nb import read_records
+from qencode_nb.notebook import pins as threads
 from qencode_nb.errors import ParameterError, RunFailed
-from qencode_nb.runner import run_notebook
+from qencode_nb.notebook.runner import run_notebook
 
 #: The record names tools read (issue 2).
 RECORD_NAMES = {"entry_id", "blas_threads", "replay", "rerun_energy", "error_mha",

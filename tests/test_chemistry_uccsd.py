@@ -47,8 +47,8 @@ _CACHE: dict = {}
 def _rebuilt(key: str):
     """(entry, ChemistryResult, TaperResult, pool), built once per session."""
     if key not in _CACHE:
-        from qencode_nb.ansatz import tapered_uccsd_ops
-        from qencode_nb.rebuild import rebuild_tapered_from_entry
+        from qencode_nb.rerun.ansatz import tapered_uccsd_ops
+        from qencode_nb.problem.rebuild import rebuild_tapered_from_entry
 
         entry = _entry(key)
         chem, tap = rebuild_tapered_from_entry(entry)
@@ -79,7 +79,7 @@ def test_chemistry_matches_entry(key):
 
 @pytest.mark.parametrize("key", list(UCCSD))
 def test_tapered_hamiltonian_matches_entry(key):
-    from qencode_nb.hamiltonian import to_pauli_terms
+    from qencode_nb.problem.hamiltonian import to_pauli_terms
 
     entry, _, tap, _ = _rebuilt(key)
     stored = _stored_terms(entry)
@@ -113,8 +113,8 @@ def test_uccsd_pool_size_and_replay(key):
     import numpy as np
     import pennylane as qml
 
-    from qencode_nb.ansatz import uccsd_circuit
-    from qencode_nb.hamiltonian import from_pauli_terms
+    from qencode_nb.rerun.ansatz import uccsd_circuit
+    from qencode_nb.problem.hamiltonian import from_pauli_terms
 
     entry, _, _, pool = _rebuilt(key)
     vqe = entry["results"]["vqe"]
@@ -158,7 +158,7 @@ def test_strip_imaginary_rebuilds_a_real_operator_and_checks_it():
     import pennylane as qml
     from pennylane.pauli import PauliSentence, PauliWord
 
-    from qencode_nb.hamiltonian import HamiltonianMismatch, exact_ground_energy, strip_imaginary
+    from qencode_nb.problem.hamiltonian import HamiltonianMismatch, exact_ground_energy, strip_imaginary
 
     noisy = PauliSentence({PauliWord({}): -1.0 + 0.0j,
                            PauliWord({0: "Z"}): 0.5 + 2e-3j,
@@ -183,7 +183,7 @@ def test_apply_tapered_op_reproduces_the_generators_double_queueing():
     single-wire Pauli bases become one RX/RY/RZ."""
     import pennylane as qml
 
-    from qencode_nb.ansatz import apply_tapered_op
+    from qencode_nb.rerun.ansatz import apply_tapered_op
 
     multi = qml.exp(qml.X(0) @ qml.Y(1), 0j)
     single = qml.exp(qml.Y(1), 0j)
@@ -197,16 +197,16 @@ def test_apply_tapered_op_reproduces_the_generators_double_queueing():
 
 
 def test_empty_pool_is_refused():
-    from qencode_nb.ansatz import uccsd_circuit
+    from qencode_nb.rerun.ansatz import uccsd_circuit
 
     with pytest.raises(ValueError, match="falls back to HEA"):
         uccsd_circuit([1, 0], [])
 
 
 def test_bad_fields_name_the_field():
-    from qencode_nb.chemistry import run_chemistry
+    from qencode_nb.problem.chemistry import run_chemistry
     from qencode_nb.errors import EntryError
-    from qencode_nb.rebuild import rebuild_tapered, rebuild_tapered_from_entry
+    from qencode_nb.problem.rebuild import rebuild_tapered, rebuild_tapered_from_entry
 
     with pytest.raises(EntryError, match="encoding.mapping.*'jw'.*accepted"):
         rebuild_tapered("H 0 0 0; H 0 0 0.735", "sto-3g", 0, 0, 2, 2, "hf", "jw")
@@ -221,8 +221,8 @@ def test_bad_fields_name_the_field():
 
 
 def test_modules_do_not_import_numpy_on_import():
-    code = ("import sys, qencode_nb.chemistry, qencode_nb.hamiltonian, "
-            "qencode_nb.ansatz, qencode_nb.rebuild; "
+    code = ("import sys, qencode_nb.problem.chemistry, qencode_nb.problem.hamiltonian, "
+            "qencode_nb.rerun.ansatz, qencode_nb.problem.rebuild; "
             "print('numpy' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                          text=True, check=True).stdout.strip()
@@ -231,8 +231,8 @@ def test_modules_do_not_import_numpy_on_import():
 
 _BIT_SCRIPT = r"""
 import json, sys
-from qencode_nb.rebuild import rebuild_tapered_from_entry
-from qencode_nb.hamiltonian import to_pauli_terms
+from qencode_nb.problem.rebuild import rebuild_tapered_from_entry
+from qencode_nb.problem.hamiltonian import to_pauli_terms
 out = {}
 for path in sys.argv[1:]:
     e = json.load(open(path))
@@ -283,7 +283,7 @@ def test_cooperlake_kernel_makes_the_rebuild_bit_identical():
 
 @pytest.mark.parametrize("key", ["H2_JW", "LiH_JW"])
 def test_classical_comparison_matches_entry(key):
-    from qencode_nb.chemistry import run_chemistry
+    from qencode_nb.problem.chemistry import run_chemistry
 
     entry = _entry(key)
     p = entry["problem"]

@@ -7,7 +7,8 @@ import json
 import pytest
 
 from conftest import LIH_PAR_HEA, SHARED_DB
-from qencode_nb import entries, vocabulary
+from qencode_nb.entry import model as entries
+from qencode_nb.entry import vocabulary
 from qencode_nb.errors import EntryError
 
 ALL = sorted(SHARED_DB.glob("*.json"))
@@ -118,7 +119,7 @@ def test_wrong_schema_version_is_refused(tmp_path, lih_raw):
 
 
 def test_malformed_pauli_term_is_named():
-    from qencode_nb.hamiltonian import from_pauli_terms
+    from qencode_nb.problem.hamiltonian import from_pauli_terms
 
     with pytest.raises(EntryError, match="pauli_string 'Z0W1'"):
         from_pauli_terms([{"pauli_string": "Z0W1", "coefficient": 1.0}], 2)

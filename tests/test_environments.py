@@ -1,6 +1,6 @@
 """Environment comparison: the same entry in two Jupyter kernels with different package stacks.
 
-The second stack is made by the toolkit (:func:`qencode_nb.stacks.create_stack`)
+The second stack is made by the toolkit (:func:`qencode_nb.studies.stacks.create_stack`)
 as an overlay of this environment with SciPy 1.16.3, whose COBYLA is the PRIMA
 rewrite (the reference pins SciPy 1.13.1, QEncode's requirements-v4.txt).  pip
 fetches that one wheel from PyPI (about 35 MB, 10-20 s).
@@ -25,11 +25,11 @@ import pandas as pd
 import pytest
 
 from conftest import ROOT
-from qencode_nb import stacks
-from qencode_nb.audit import ulp_distance
+from qencode_nb.studies import stacks
+from qencode_nb.verdict.audit import ulp_distance
 from qencode_nb.errors import ParameterError
-from qencode_nb.record import read_records
-from qencode_nb.studies import (STACK_PACKAGES, VERSION_BLAS, environment_differences,
+from qencode_nb.notebook.record import read_records
+from qencode_nb.studies.variance import (STACK_PACKAGES, VERSION_BLAS, environment_differences,
                                 environment_finding, environments_study, finding, summarise,
                                 version_table)
 
@@ -112,7 +112,7 @@ def test_environments_study_reports_each_stacks_versions(env_run):
         table["blas"].iloc[0]
     assert set(STACK_PACKAGES) | {"python"} <= set(versions["package"])
     # Each executed notebook names the kernelspec it ran in, and collect reports it.
-    from qencode_nb.collect import collect
+    from qencode_nb.studies.collect import collect
 
     col = collect(out)
     assert dict(zip(col["notebook"], col["kernelspec"])) == dict(

@@ -22,12 +22,12 @@ import pytest
 import yaml
 
 from conftest import H2_JW_UCCSD, ROOT, SHARED_DB
-from qencode_nb.collect import (COLLECT_COLUMNS, adapt_operator_table, audit_table, collect,
+from qencode_nb.studies.collect import (COLLECT_COLUMNS, adapt_operator_table, audit_table, collect,
                                 resolve_path)
 from qencode_nb.errors import EntryError, ParameterError
-from qencode_nb.plots import adapt_operator_plot
-from qencode_nb.record import read_records
-from qencode_nb.studies import finding, optimizers_study, summarise
+from qencode_nb.studies.plots import adapt_operator_plot
+from qencode_nb.notebook.record import read_records
+from qencode_nb.studies.variance import finding, optimizers_study, summarise
 from test_studies import _check_summary_against_table
 
 QENCODE_NB = Path(sys.executable).parent / "qencode-nb"
@@ -276,7 +276,7 @@ def test_cli_study_optimizers_adam(tmp_path):
 def test_optimizers_parameter_file_names_notebook_parameters():
     import papermill
 
-    from qencode_nb import vocabulary
+    from qencode_nb.entry import vocabulary
 
     declared = set(papermill.inspect_notebook(str(ROOT / "notebooks" / "threading.ipynb")))
     params = yaml.safe_load((ROOT / "params" / "studies" / "optimizers_lih.yaml").read_text())

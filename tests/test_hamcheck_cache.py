@@ -34,7 +34,7 @@ SUBPROCESS_ENV = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
 
 
 def _load(key):
-    from qencode_nb import entries
+    from qencode_nb.entry import model as entries
 
     path = DB / ENTRIES[key]
     if not path.is_file():
@@ -53,7 +53,7 @@ _REBUILT: dict = {}
 def _rebuilt(key, cache_dir):
     """(entry, ChemSummary, TaperResult) through one module-wide cache."""
     if key not in _REBUILT:
-        from qencode_nb.cache import cached_rebuild_entry
+        from qencode_nb.problem.cache import cached_rebuild_entry
 
         entry = _load(key)
         chem, tap = cached_rebuild_entry(entry, cache_dir=cache_dir)
@@ -62,7 +62,7 @@ def _rebuilt(key, cache_dir):
 
 
 def _compare(entry, tap, stored_terms=None, **overrides):
-    from qencode_nb.hamcheck import compare_hamiltonian
+    from qencode_nb.problem.hamcheck import compare_hamiltonian
 
     kwargs = dict(e_exact_stored=entry.exact_ground_energy, e_casci=entry.casci_energy,
                   constant_ha=entry.bk_constant_correction_ha,
@@ -103,7 +103,7 @@ def test_rebuilt_hamiltonian_matches_stored(key, shared_cache):
 
 
 def test_check_entry_uses_the_cached_ground_energy(shared_cache):
-    from qencode_nb.hamcheck import check_entry
+    from qencode_nb.problem.hamcheck import check_entry
 
     entry, _, _ = _rebuilt("LiH_PAR_HEA", shared_cache)
     r = check_entry(entry, cache_dir=shared_cache)
@@ -148,7 +148,7 @@ def test_perturbed_non_diagonal_term_moves_the_fingerprint(shared_cache):
 
 def test_perturbed_rebuild_moves_its_ground_energy(shared_cache):
     """The rebuilt side fails too: ground_energy_diff and fingerprint_rebuilt."""
-    from qencode_nb.hamcheck import compare_hamiltonian
+    from qencode_nb.problem.hamcheck import compare_hamiltonian
 
     entry, _, _ = _rebuilt("LiH_PAR_HEA", shared_cache)
     bad = _shifted(entry.pauli_terms, 0, 1e-4)
@@ -206,7 +206,7 @@ def test_undeclared_source_and_bad_arguments(shared_cache):
 
 
 def test_threshold_separates_the_measured_of_bridge_and_native_ranges():
-    from qencode_nb import hamcheck
+    from qencode_nb.problem import hamcheck
 
     assert hamcheck.FINGERPRINT_THRESHOLD_HA == 1e-6
     assert "3.6e-4" in hamcheck.__doc__ and "1e-15" in hamcheck.__doc__
@@ -219,13 +219,14 @@ def test_threshold_separates_the_measured_of_bridge_and_native_ranges():
 # ---------------------------------------------------------------------------
 
 def _fields(key):
-    from qencode_nb.cache import entry_fields
+    from qencode_nb.problem.cache import entry_fields
 
     return entry_fields(_load(key))
 
 
 def test_second_call_is_a_hit_without_pyscf(tmp_path, monkeypatch):
-    from qencode_nb import cache, rebuild
+    from qencode_nb.problem import cache
+    from qencode_nb.problem import rebuild
 
     fields = _fields("H2_BK")
     chem, _ = cache.cached_rebuild(**fields, cache_dir=tmp_path)
@@ -245,7 +246,7 @@ def test_second_call_is_a_hit_without_pyscf(tmp_path, monkeypatch):
     # A fresh process: the hit never imports PySCF or OpenFermion.
     code = textwrap.dedent(f"""
         import json, sys
-        from qencode_nb import cache
+        from qencode_nb.problem import cache
         chem, tap = cache.cached_rebuild(**json.loads(sys.argv[1]), cache_dir=sys.argv[2])
         print(json.dumps([chem.cache_hit, 'pyscf' in sys.modules,
                           'openfermion' in sys.modules]))
@@ -261,8 +262,8 @@ def test_cached_result_equals_fresh(key, tmp_path):
     import numpy as np
     import pennylane as qml
 
-    from qencode_nb import cache
-    from qencode_nb.rebuild import rebuild_tapered
+    from qencode_nb.problem import cache
+    from qencode_nb.problem.rebuild import rebuild_tapered
 
     fields = _fields(key)
     source = fields.pop("hamiltonian_source")
@@ -293,9 +294,9 @@ def test_cached_result_equals_fresh(key, tmp_path):
 def test_uccsd_pool_from_cached_generators_equals_fresh(key, tmp_path):
     import pennylane as qml
 
-    from qencode_nb import cache
-    from qencode_nb.ansatz import tapered_uccsd_ops
-    from qencode_nb.rebuild import rebuild_tapered
+    from qencode_nb.problem import cache
+    from qencode_nb.rerun.ansatz import tapered_uccsd_ops
+    from qencode_nb.problem.rebuild import rebuild_tapered
 
     fields = _fields(key)
     source = fields.pop("hamiltonian_source")
@@ -312,7 +313,7 @@ def test_uccsd_pool_from_cached_generators_equals_fresh(key, tmp_path):
 
 
 def test_key_covers_versions_coretype_threads_code_and_procedure(monkeypatch):
-    from qencode_nb import cache
+    from qencode_nb.problem import cache
 
     fields = _fields("H2_JW")
     base = cache.cache_key(**fields)
@@ -357,7 +358,7 @@ def test_key_covers_versions_coretype_threads_code_and_procedure(monkeypatch):
 
 
 def test_key_is_the_same_in_another_process():
-    from qencode_nb import cache
+    from qencode_nb.problem import cache
 
     fields = _fields("H2_JW")
     code = ("import json, sys; from qencode_nb import cache; "
@@ -368,7 +369,7 @@ def test_key_is_the_same_in_another_process():
 
 
 def test_pennylane_native_source_is_a_missing_capability(tmp_path):
-    from qencode_nb import cache
+    from qencode_nb.problem import cache
     from qencode_nb.errors import CapabilityMissing, EntryError
 
     fields = _fields("H2_JW")
@@ -394,7 +395,7 @@ def _corruptions():
         return json.dumps(doc)
 
     def forged_checksum_bad_structure(text):
-        from qencode_nb import cache
+        from qencode_nb.problem import cache
 
         doc = json.loads(text)
         del doc["payload"]["taper"]["sectors"]
@@ -402,7 +403,7 @@ def _corruptions():
         return json.dumps(doc)
 
     def bad_pauli_string(text):
-        from qencode_nb import cache
+        from qencode_nb.problem import cache
 
         doc = json.loads(text)
         doc["payload"]["taper"]["H_tapered"]["terms"][0][0] = "Q9"
@@ -425,7 +426,7 @@ def _corruptions():
 def test_corrupted_file_is_detected_and_rebuilt(corrupt, tmp_path):
     import pennylane as qml
 
-    from qencode_nb import cache
+    from qencode_nb.problem import cache
 
     fields = _fields("H2_BK")
     chem, fresh = cache.cached_rebuild(**fields, cache_dir=tmp_path)
@@ -448,7 +449,7 @@ def test_corrupted_file_is_detected_and_rebuilt(corrupt, tmp_path):
 
 _WRITER = textwrap.dedent("""
     import json, sys
-    from qencode_nb import cache
+    from qencode_nb.problem import cache
     chem, tap = cache.cached_rebuild(**json.loads(sys.argv[1]), cache_dir=sys.argv[2],
                                      lock=sys.argv[3] == "lock")
     print(json.dumps([chem.cache_hit, chem.cache_status, len(tap.H_tapered.pauli_rep)]))
@@ -457,7 +458,7 @@ _WRITER = textwrap.dedent("""
 
 @pytest.mark.parametrize("lock", ["lock", "nolock"])
 def test_two_concurrent_processes_leave_a_valid_file(lock, tmp_path):
-    from qencode_nb import cache
+    from qencode_nb.problem import cache
 
     fields = _fields("H2_JW")
     procs = [subprocess.Popen([sys.executable, "-c", _WRITER, json.dumps(fields),
@@ -482,7 +483,7 @@ def test_two_concurrent_processes_leave_a_valid_file(lock, tmp_path):
 _HAMMER = textwrap.dedent("""
     import sys
     from pathlib import Path
-    from qencode_nb.cache import write_atomic
+    from qencode_nb.problem.cache import write_atomic
     path, tag = Path(sys.argv[1]), sys.argv[2]
     body = ('{"tag": "%s", "pad": "%s"}' % (tag, tag * 400000)).encode()
     for _ in range(60):
@@ -512,7 +513,7 @@ def test_atomic_writes_are_never_seen_half_written(tmp_path):
 
 
 def test_clear_and_location(tmp_path, monkeypatch):
-    from qencode_nb import cache
+    from qencode_nb.problem import cache
 
     fields = _fields("H2_PAR")
     chem, _ = cache.cached_rebuild(**fields, cache_dir=tmp_path)
@@ -534,7 +535,7 @@ def test_clear_and_location(tmp_path, monkeypatch):
 
 
 def test_modules_do_not_import_numpy_on_import():
-    code = ("import sys, qencode_nb.cache, qencode_nb.hamcheck; "
+    code = ("import sys, qencode_nb.problem.cache, qencode_nb.problem.hamcheck; "
             "print('numpy' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=SUBPROCESS_ENV,
                          capture_output=True, text=True, check=True).stdout.strip()
@@ -543,8 +544,8 @@ def test_modules_do_not_import_numpy_on_import():
 
 def test_dense_via_sparse_path_agrees_with_qml_matrix(monkeypatch):
     """13-14 qubits use sparse_matrix().toarray(); forced here on LiH's 5 qubits."""
-    from qencode_nb import hamcheck
-    from qencode_nb.hamiltonian import exact_ground_energy, from_pauli_terms
+    from qencode_nb.problem import hamcheck
+    from qencode_nb.problem.hamiltonian import exact_ground_energy, from_pauli_terms
 
     entry = _load("LiH_PAR_HEA")
     H = from_pauli_terms(entry.pauli_terms, 5)
@@ -561,8 +562,8 @@ def test_dense_via_sparse_path_agrees_with_qml_matrix(monkeypatch):
 
 _COOPERLAKE = textwrap.dedent("""
     import json, sys
-    from qencode_nb import entries
-    from qencode_nb.hamcheck import check_entry
+    from qencode_nb.entry import model as entries
+    from qencode_nb.problem.hamcheck import check_entry
     r = check_entry(entries.load(sys.argv[1]), cache_dir=sys.argv[2])
     print(json.dumps([r["coeffs_bit_identical"], r["ground_energy_diff"], r["cache_key"]]))
 """)
@@ -572,8 +573,8 @@ def test_cooperlake_rebuild_is_bit_identical_and_keyed_apart(tmp_path, monkeypat
     """With OPENBLAS_CORETYPE=Cooperlake (before numpy loads) LiH PAR/HEA's
     rebuilt coefficients and exact ground energy equal the entry's to the bit;
     without it they move by ~1e-15 Ha.  The two runs get different keys."""
-    from qencode_nb import cache
-    from qencode_nb.threads import cpu_flags
+    from qencode_nb.problem import cache
+    from qencode_nb.notebook.pins import cpu_flags
 
     if "avx512_bf16" not in cpu_flags():
         pytest.skip("this CPU cannot run OpenBLAS's Cooperlake kernel")

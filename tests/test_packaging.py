@@ -75,14 +75,14 @@ def test_papermill_engine_is_registered_under_the_entry_point_group():
     assert "qencode-nb" in [ep.name for ep in eps]
     from papermill.engines import papermill_engines
 
-    from qencode_nb.papermill_engine import PinnedEngine
+    from qencode_nb.notebook.papermill_engine import PinnedEngine
 
     assert papermill_engines.get_engine("qencode-nb") is PinnedEngine
 
 
 def test_importing_the_package_does_not_import_numpy():
-    code = ("import sys, qencode_nb, qencode_nb.threads, qencode_nb.entries, "
-            "qencode_nb.audit, qencode_nb.vocabulary, qencode_nb.cli;"
+    code = ("import sys, qencode_nb, qencode_nb.notebook.pins, qencode_nb.entry.model, "
+            "qencode_nb.verdict.audit, qencode_nb.entry.vocabulary, qencode_nb.cli;"
             "print(sorted(m for m in ('numpy','scipy') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.strip()

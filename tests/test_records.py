@@ -9,7 +9,7 @@ import papermill
 import pytest
 
 from qencode_nb import RECORD_MIMETYPE, read_records
-from qencode_nb.record import decode, encode
+from qencode_nb.notebook.record import decode, encode
 
 
 def test_encode_decode_non_finite_floats():

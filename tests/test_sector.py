@@ -11,13 +11,13 @@ import sys
 import pytest
 
 from conftest import SHARED_DB
-from qencode_nb import threads
+from qencode_nb.notebook import pins as threads
 
 
 @pytest.fixture(scope="module")
 def h4():
-    from qencode_nb.chemistry import run_chemistry
-    from qencode_nb.hamiltonian import build_of_bridge
+    from qencode_nb.problem.chemistry import run_chemistry
+    from qencode_nb.problem.hamiltonian import build_of_bridge
 
     raw = json.loads(next(SHARED_DB.glob("H4_ccpvdz_JW_UCCSD_*.json")).read_text())
     p = raw["problem"]
@@ -43,8 +43,8 @@ def test_sector_hamiltonian_equals_the_jordan_wigner_qubit_hamiltonian(h4):
     state is the CASCI energy."""
     import numpy as np
 
-    from qencode_nb import sector as S
-    from qencode_nb.statevector import pauli_csr
+    from qencode_nb.rerun import ci_space as S
+    from qencode_nb.rerun.statevector import pauli_csr
 
     chem, H, nq = h4
     sec = S.from_chemistry(chem)
@@ -67,8 +67,8 @@ def test_excitation_generators_act_as_on_the_qubits(h4):
     import pennylane as qml
     from pennylane import qchem
 
-    from qencode_nb import sector as S
-    from qencode_nb.statevector import pauli_csr
+    from qencode_nb.rerun import ci_space as S
+    from qencode_nb.rerun.statevector import pauli_csr
 
     chem, H, nq = h4
     sec = S.from_chemistry(chem)
@@ -90,11 +90,11 @@ def test_h8_adapt_replay_on_the_sector_engine():
     give the published energy within 1e-10 Ha (measured -1.8e-14 Ha, replay 1.2 s)."""
     import pennylane as qml
 
-    from qencode_nb import entries
-    from qencode_nb import sector as S
-    from qencode_nb.ansatz import tapered_pool_excitations
-    from qencode_nb.cache import cached_rebuild_entry
-    from qencode_nb.chemistry import run_chemistry
+    from qencode_nb.entry import model as entries
+    from qencode_nb.rerun import ci_space as S
+    from qencode_nb.rerun.ansatz import tapered_pool_excitations
+    from qencode_nb.problem.cache import cached_rebuild_entry
+    from qencode_nb.problem.chemistry import run_chemistry
 
     e = entries.load(next(SHARED_DB.glob("H8_ccpvdz_JW_ADAPT_*.json")))
     _, tap = cached_rebuild_entry(e, light=True)   # no sector diagonalisation needed
@@ -114,13 +114,14 @@ def test_h8_adapt_replay_on_the_sector_engine():
 
 _H10_SCRIPT = r"""
 import json, sys
-from qencode_nb.threads import pin
+from qencode_nb.notebook.pins import pin
 pin(1, "Cooperlake")
 import pennylane as qml
-from qencode_nb import entries, sector as S
-from qencode_nb.ansatz import tapered_pool_excitations
-from qencode_nb.cache import cached_rebuild_entry
-from qencode_nb.chemistry import run_chemistry
+from qencode_nb.entry import model as entries
+from qencode_nb.rerun import ci_space as S
+from qencode_nb.rerun.ansatz import tapered_pool_excitations
+from qencode_nb.problem.cache import cached_rebuild_entry
+from qencode_nb.problem.chemistry import run_chemistry
 e = entries.load(sys.argv[1])
 _, tap = cached_rebuild_entry(e, light=True)
 pool = tapered_pool_excitations(e.active_space[0], tap.n_qubits_full, tap.generators,
@@ -174,7 +175,7 @@ def test_fast_generators_equal_the_reference_exactly(h4):
     word-by-word reference matrix entry for entry, and B^2 = -P on the support."""
     import numpy as np
 
-    from qencode_nb import sector as S
+    from qencode_nb.rerun import ci_space as S
 
     chem, _, _ = h4
     sec = S.from_chemistry(chem)
@@ -192,7 +193,7 @@ def test_fast_generators_equal_the_reference_exactly(h4):
 def test_a_non_excitation_is_refused(h4):
     import pennylane as qml
 
-    from qencode_nb import sector as S
+    from qencode_nb.rerun import ci_space as S
 
     sec = S.from_chemistry(h4[0])
     with pytest.raises(S.NotAnExcitation, match="flip different wire sets"):
@@ -206,7 +207,7 @@ def test_csr_and_contract_2e_agree(h4):
     the size rule picks CSR for 36 determinants and contract_2e above 1,000."""
     import numpy as np
 
-    from qencode_nb import sector as S
+    from qencode_nb.rerun import ci_space as S
 
     chem, _, _ = h4
     a = S.from_chemistry(chem)
@@ -224,7 +225,7 @@ def test_adjoint_gradient_equals_central_differences(h4):
     difference (h = 1e-5 rad)| < 1e-8 Ha/rad."""
     import numpy as np
 
-    from qencode_nb import sector as S
+    from qencode_nb.rerun import ci_space as S
 
     chem, _, _ = h4
     sec = S.from_chemistry(chem)
@@ -251,7 +252,8 @@ def test_adjoint_gradient_equals_central_differences(h4):
 
 @pytest.fixture(scope="module")
 def h8():
-    from qencode_nb import audit, entries
+    from qencode_nb.verdict import audit
+    from qencode_nb.entry import model as entries
 
     e = entries.load(next(SHARED_DB.glob("H8_ccpvdz_JW_ADAPT_*.json")))
     rebuilt = audit.rebuild(e)
@@ -271,9 +273,11 @@ def test_tapered_angles_map_to_sector_angles(h8):
     """
     import numpy as np
 
-    from qencode_nb import adapt, ansatz, hamiltonian
-    from qencode_nb import sector as S
-    from qencode_nb import sector_map
+    from qencode_nb.rerun import adapt
+    from qencode_nb.rerun import ansatz
+    from qencode_nb.problem import hamiltonian
+    from qencode_nb.rerun import ci_space as S
+    from qencode_nb.rerun import ci_space_map as sector_map
 
     e, rebuilt = h8
     _, tap = rebuilt
@@ -301,7 +305,8 @@ def test_the_qnode_convention_rotates_by_twice_the_angle():
     import pennylane as qml
     from scipy.linalg import expm
 
-    from qencode_nb import ansatz, sector_map
+    from qencode_nb.rerun import ansatz
+    from qencode_nb.rerun import ci_space_map as sector_map
 
     G = qml.generator(qml.DoubleExcitation(0.0, wires=[0, 1, 2, 3]), format="observable")
     op = qml.exp(G, coeff=0j)
@@ -324,9 +329,12 @@ def test_the_qnode_convention_rotates_by_twice_the_angle():
 
 _SECTOR_ADAPT_SCRIPT = r"""
 import json, sys
-from qencode_nb.threads import pin
+from qencode_nb.notebook.pins import pin
 PIN = pin(1)
-from qencode_nb import adapt, audit, entries, sector_map
+from qencode_nb.rerun import adapt
+from qencode_nb.verdict import audit
+from qencode_nb.entry import model as entries
+from qencode_nb.rerun import ci_space_map as sector_map
 e = entries.load(sys.argv[1])
 sp = sector_map.build(e, audit.rebuild(e))
 res = adapt.run_adapt_sector(sp.sector, sp.generators,
@@ -372,8 +380,8 @@ def test_compiled_rotations_equal_the_numpy_closed_form_bit_for_bit(h4):
 
     import numpy as np
 
-    from qencode_nb import sector as S
-    from qencode_nb.sector_kernels import adjoint_step
+    from qencode_nb.rerun import ci_space as S
+    from qencode_nb.rerun.ci_space_kernels import adjoint_step
 
     sec = S.from_chemistry(h4[0])
     rng = np.random.default_rng(7)
@@ -404,7 +412,9 @@ def _particle_number_variance(path):
     import pennylane as qml
     from pennylane import qchem
 
-    from qencode_nb import ansatz, audit, entries
+    from qencode_nb.rerun import ansatz
+    from qencode_nb.verdict import audit
+    from qencode_nb.entry import model as entries
 
     e = entries.load(path)
     rebuilt = audit.rebuild(e)
@@ -439,7 +449,7 @@ def test_pauli_word_pools_leave_the_particle_number_sector(pattern, least_varian
     excitation its own angle; the stored optimal states of H4 JW/UCCSD and H6
     JW/ADAPT have a particle-number variance far from 0, so no (N_alpha, N_beta)
     sector holds them: the sector engine refuses them with that reason."""
-    from qencode_nb import sector_map
+    from qencode_nb.rerun import ci_space_map as sector_map
 
     e, mean, var, n_full = _particle_number_variance(next(SHARED_DB.glob(pattern)))
     assert var > least_variance and abs(mean - e.active_space[0]) > 1e-5
@@ -450,7 +460,7 @@ def test_pauli_word_pools_leave_the_particle_number_sector(pattern, least_varian
 def test_replay_reason_guards_the_stored_angles():
     """The stored angles are replayed on the rebuilt sector only when the rebuilt
     Hamiltonian equals the stored one (max |Δ coefficient| <= 1e-8 Ha)."""
-    from qencode_nb import sector_map
+    from qencode_nb.rerun import ci_space_map as sector_map
 
     assert sector_map.replay_reason({"terms_match": True, "max_abs_dcoeff": 3e-15}) is None
     assert sector_map.replay_reason({"terms_match": None}) is None   # nothing stored
@@ -465,7 +475,7 @@ def test_a_rebuilt_hamiltonian_that_differs_replays_on_the_recorded_engine(h8):
     the replay runs the statevector engine on the stored Hamiltonian with the
     tapered pool (still the published energy within 1e-10 Ha) and says why; an
     out-of-range operator index is refused naming the pool size."""
-    from qencode_nb import audit
+    from qencode_nb.verdict import audit
 
     e, rebuilt = h8
     bad = {"terms_match": True, "max_abs_dcoeff": 1e-3}
@@ -477,7 +487,7 @@ def test_a_rebuilt_hamiltonian_that_differs_replays_on_the_recorded_engine(h8):
     good = audit.build_problem(e, rebuilt, "sector", {"terms_match": True,
                                                       "max_abs_dcoeff": 0.0})
     assert audit.replay(e, good)["engine"] == "sector"
-    from qencode_nb import entries
+    from qencode_nb.entry import model as entries
 
     tampered = entries.load(e.source)          # a fresh copy: the fixture stays intact
     tampered.adapt["selected_operator_indices"][0] = 278

@@ -17,8 +17,8 @@ import yaml
 
 from conftest import H2_JW_UCCSD, ROOT
 from qencode_nb.errors import EntryError, ParameterError, PinError
-from qencode_nb.studies import finding, kernels_study, summarise, threads_study
-from qencode_nb.threads import CORETYPE_CPU_FLAGS, runnable_coretypes
+from qencode_nb.studies.variance import finding, kernels_study, summarise, threads_study
+from qencode_nb.notebook.pins import CORETYPE_CPU_FLAGS, runnable_coretypes
 
 QENCODE_NB = Path(sys.executable).parent / "qencode-nb"
 
@@ -159,7 +159,7 @@ def test_unknown_coretype_lists_the_accepted_names(tmp_path):
 def test_threading_notebook_with_stock_papermill(tmp_path):
     import papermill
 
-    from qencode_nb.record import read_records
+    from qencode_nb.notebook.record import read_records
 
     out_nb = tmp_path / "threading.ipynb"
     papermill.execute_notebook(str(ROOT / "notebooks" / "threading.ipynb"), str(out_nb),

@@ -10,7 +10,7 @@ import pytest
 
 from conftest import H2_JW_UCCSD, SHARED_DB
 from qencode_nb.errors import EntryError
-from qencode_nb.sweep import sweep
+from qencode_nb.studies.sweep import sweep
 
 H2_BK = SHARED_DB / "H2_ccpvdz_BK_UCCSD_v4_tapered__sha256_d3f280f5c8f32ccc.json"
 
@@ -77,7 +77,7 @@ def test_sweep_on_a_dask_local_cluster(tmp_path):
 def test_per_run_timeout_kills_the_run_keeps_its_notebook_and_the_rest_go_on(tmp_path):
     import psutil
 
-    from qencode_nb.record import read_records
+    from qencode_nb.notebook.record import read_records
 
     out = tmp_path / "runs"
     # H4 JW/UCCSD in full mode re-runs 1000 COBYLA steps (~1 min); 20 s cannot do it.
@@ -97,8 +97,8 @@ def test_per_run_timeout_kills_the_run_keeps_its_notebook_and_the_rest_go_on(tmp
 
 
 def test_subset_ci_covers_hea_uccsd_and_adapt(tmp_path):
-    from qencode_nb.entries import load
-    from qencode_nb.sweep import SUBSETS, resolve_targets, select_subset
+    from qencode_nb.entry.model import load
+    from qencode_nb.studies.sweep import SUBSETS, resolve_targets, select_subset
 
     chosen = select_subset(resolve_targets([str(SHARED_DB)]), "ci")
     assert len(chosen) >= 6 and len(chosen) == len(SUBSETS["ci"])
@@ -132,7 +132,7 @@ def test_suite_notebook_runs_a_sweep_and_records_the_tiers(tmp_path):
     import papermill
 
     from conftest import ROOT
-    from qencode_nb.record import read_records
+    from qencode_nb.notebook.record import read_records
 
     out_nb = tmp_path / "suite.ipynb"
     papermill.execute_notebook(str(ROOT / "notebooks" / "suite.ipynb"), str(out_nb),
@@ -180,8 +180,8 @@ def test_a_dead_kernel_is_recorded_in_the_notebook(tmp_path):
     import nbformat
 
     from qencode_nb.errors import RunFailed
-    from qencode_nb.record import read_records
-    from qencode_nb.runner import run_notebook
+    from qencode_nb.notebook.record import read_records
+    from qencode_nb.notebook.runner import run_notebook
 
     nb = nbformat.v4.new_notebook(cells=[
         nbformat.v4.new_code_cell("blas_threads = 1", metadata={"tags": ["parameters"]}),
@@ -218,8 +218,8 @@ def test_sweep_cli_prints_tier_counts_and_refuses_a_bad_subset(tmp_path):
 
 
 def test_run_one_of_a_missing_entry_records_the_failure_without_raising(tmp_path):
-    from qencode_nb.record import read_records
-    from qencode_nb.sweep import run_one
+    from qencode_nb.notebook.record import read_records
+    from qencode_nb.studies.sweep import run_one
 
     outcome = run_one(str(tmp_path / "missing.json"), str(tmp_path), {
         "entry": str(tmp_path / "missing.json"), "blas_threads": 1, "mode": "replay"})

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from qencode_nb import threads
+from qencode_nb.notebook import pins as threads
 from qencode_nb.errors import PinError
 
 
@@ -25,7 +25,7 @@ def _run(code: str, **env) -> subprocess.CompletedProcess:
 
 @pytest.mark.parametrize("n", [1, 2])
 def test_pin_sets_every_blas_pool_to_the_requested_count(n):
-    code = ("from qencode_nb.threads import pin, blas_pools;"
+    code = ("from qencode_nb.notebook.pins import pin, blas_pools;"
             f"r = pin({n});"
             "blas = [p for p in blas_pools() if p['user_api'] == 'blas'];"
             "print(r['blas_threads'], len(blas), *sorted(p['num_threads'] for p in blas))")
@@ -39,7 +39,7 @@ def test_pin_sets_every_blas_pool_to_the_requested_count(n):
 
 def test_pin_refuses_after_numpy_was_imported_with_another_count():
     code = ("import numpy, scipy.linalg\n"
-            "from qencode_nb.threads import pin\n"
+            "from qencode_nb.notebook.pins import pin\n"
             "pin(1)\n")
     out = _run(code, OPENBLAS_NUM_THREADS="2", OMP_NUM_THREADS="2")
     assert out.returncode != 0
@@ -48,14 +48,14 @@ def test_pin_refuses_after_numpy_was_imported_with_another_count():
 
 
 def test_pin_accepts_preloaded_numpy_running_the_requested_count():
-    code = ("import numpy\nfrom qencode_nb.threads import pin\nprint(pin(1)['blas_threads'])")
+    code = ("import numpy\nfrom qencode_nb.notebook.pins import pin\nprint(pin(1)['blas_threads'])")
     out = _run(code, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "1"
 
 
 def test_pin_refuses_a_kernel_that_can_no_longer_be_set():
-    code = ("import numpy\nfrom qencode_nb.threads import pin\npin(1, 'Haswell')")
+    code = ("import numpy\nfrom qencode_nb.notebook.pins import pin\npin(1, 'Haswell')")
     out = _run(code, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
     assert out.returncode != 0
     assert "OPENBLAS_CORETYPE=Haswell" in out.stderr
@@ -104,7 +104,7 @@ def test_disagreeing_pools_are_reported():
 
 @pytest.mark.skipif("avx512_bf16" not in threads.cpu_flags(), reason="CPU lacks avx512_bf16")
 def test_cooperlake_kernel_is_taken_by_scipys_openblas():
-    code = ("from qencode_nb.threads import pin;"
+    code = ("from qencode_nb.notebook.pins import pin;"
             "r = pin(1, 'Cooperlake');"
             "print(sorted(p.get('architecture') for p in r['pools'] if p['user_api']=='blas'))")
     out = _run(code)

@@ -15,10 +15,13 @@ import os
 import pytest
 
 from conftest import AUDIT_NB, H2_JW_UCCSD, LIH_PAR_HEA, SHARED_DB
-from qencode_nb import audit, entries, procedure, provenance
+from qencode_nb.verdict import audit
+from qencode_nb.entry import model as entries
+from qencode_nb.verdict import procedure
+from qencode_nb.notebook import provenance
 from qencode_nb.errors import RunFailed, StrictRefused
-from qencode_nb.record import read_records
-from qencode_nb.runner import run_notebook
+from qencode_nb.notebook.record import read_records
+from qencode_nb.notebook.runner import run_notebook
 
 H4_UCCSD = SHARED_DB / "H4_ccpvdz_JW_UCCSD_v4_tapered__sha256_7606caf47ff39f40.json"
 N2_UCCSD = next(SHARED_DB.glob("N2_ccpvdz_JW_UCCSD_v4_casscf_tapered__sha256_*.json"))

@@ -13,14 +13,14 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
-from qencode_nb import threads
+from qencode_nb.notebook import pins as threads
 
 #: ``tool_versions`` keys that are packages (distribution names on PyPI).
 PINNED_PACKAGES = ("pyscf", "pennylane", "openfermion", "numpy", "scipy")
 #: ``tool_versions`` keys that are not package pins.
 NOT_PINS = ("git_commit",)
 
-ROOT = Path(__file__).resolve().parent.parent
+from qencode_nb.paths import ROOT  # noqa: E402
 
 
 def installed_version(dist: str) -> str | None:
@@ -64,7 +64,7 @@ def version_drift(tool_versions: dict) -> dict:
 def installed_packages() -> dict:
     """``{distribution name: version}`` of every distribution on ``sys.path``,
     sorted by name; where one name is installed twice (an overlay stack,
-    :mod:`qencode_nb.stacks`) the first on ``sys.path``, the one imported, wins."""
+    :mod:`qencode_nb.studies.stacks`) the first on ``sys.path``, the one imported, wins."""
     found = {}
     for dist in metadata.distributions():
         name = dist.metadata["Name"]

@@ -1,6 +1,6 @@
 """Rebuild an entry's tapered qubit problem from its declared procedure.
 
-Glue of :mod:`qencode_nb.chemistry` and :mod:`qencode_nb.hamiltonian`: the
+Glue of :mod:`qencode_nb.problem.chemistry` and :mod:`qencode_nb.problem.hamiltonian`: the
 generator's steps 1-3 (``run_pyscf_suite``, ``build_pl_hamiltonian`` through
 of_bridge, ``apply_tapering``).  Heavy libraries are imported by those
 modules, inside their functions.
@@ -32,8 +32,8 @@ def rebuild_tapered(geometry: str, basis: str, charge: int, spin: int,
         EntryError: a field value is not accepted.
         HamiltonianMismatch: a Hamiltonian check failed.
     """
-    from qencode_nb.chemistry import run_chemistry
-    from qencode_nb.hamiltonian import build_of_bridge, check_mapping, taper
+    from qencode_nb.problem.chemistry import run_chemistry
+    from qencode_nb.problem.hamiltonian import build_of_bridge, check_mapping, taper
 
     check_mapping(mapping)
     chem = run_chemistry(geometry, basis, charge, spin, num_electrons,
@@ -98,9 +98,9 @@ def rebuild_tapered_light(geometry: str, basis: str, charge: int, spin: int,
     import numpy as np
     from pennylane import qchem
 
-    from qencode_nb.chemistry import run_chemistry
+    from qencode_nb.problem.chemistry import run_chemistry
     from qencode_nb.errors import CapabilityMissing
-    from qencode_nb.hamiltonian import TaperResult, build_of_bridge, check_mapping
+    from qencode_nb.problem.hamiltonian import TaperResult, build_of_bridge, check_mapping
 
     check_mapping(mapping)
     if mapping != "jordan_wigner":

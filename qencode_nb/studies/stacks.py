@@ -48,7 +48,7 @@ from pathlib import Path
 
 from qencode_nb.errors import ParameterError, QencodeNbError
 
-ROOT = Path(__file__).resolve().parent.parent
+from qencode_nb.paths import ROOT  # noqa: E402
 
 #: Prefix of every kernelspec this module registers (``qencode-nb-<stack name>``).
 KERNEL_PREFIX = "qencode-nb-"
@@ -304,9 +304,9 @@ def _site_packages(py: Path) -> str:
 
 def _freeze(py: Path) -> dict:
     """``{distribution: version}`` as the stack's Python sees them (own first):
-    :func:`qencode_nb.provenance.installed_packages` run in the stack, the same
+    :func:`qencode_nb.notebook.provenance.installed_packages` run in the stack, the same
     map its audits record."""
-    code = ("import json; from qencode_nb.provenance import installed_packages; "
+    code = ("import json; from qencode_nb.notebook.provenance import installed_packages; "
             "print(json.dumps(installed_packages()))")
     out = subprocess.run([str(py), "-c", code], capture_output=True, text=True, check=True)
     return json.loads(out.stdout)

@@ -216,7 +216,7 @@ def active_space_fermion_operator(mf, num_electrons: int, num_spatial_orbitals: 
     Integrals come from ``pyscf.mcscf.CASCI(mf, no, ne)``: ``get_h1eff()``
     (effective one-body operator and core energy, Ha) and ``get_h2eff()``
     restored to the full ``(no,)*4`` chemist tensor.  The orbitals are
-    ``mf.mo_coeff`` (pass :func:`qencode_nb.chemistry.mean_field_for_active_space`
+    ``mf.mo_coeff`` (pass :func:`qencode_nb.problem.chemistry.mean_field_for_active_space`
     for CASSCF orbitals).
 
     Returns:
@@ -348,7 +348,7 @@ def build_of_bridge(chem, mapping: str, *, verify_tol: float = 1e-4):
     ``chem.e_casci`` (dense up to 10 qubits, sparse above).
 
     Args:
-        chem: :class:`qencode_nb.chemistry.ChemistryResult`.
+        chem: :class:`qencode_nb.problem.chemistry.ChemistryResult`.
         mapping: ``jordan_wigner``, ``parity`` or ``bravyi_kitaev``.
         verify_tol: allowed |exact ground energy - CASCI| in Ha (the
             generator's 1e-4); ``None`` skips the check.
@@ -362,7 +362,7 @@ def build_of_bridge(chem, mapping: str, *, verify_tol: float = 1e-4):
         EntryError: unknown mapping.
         HamiltonianMismatch: the ground energy misses CASCI by > ``verify_tol``.
     """
-    from qencode_nb.chemistry import mean_field_for_active_space
+    from qencode_nb.problem.chemistry import mean_field_for_active_space
 
     check_mapping(mapping)
     mf = mean_field_for_active_space(chem)

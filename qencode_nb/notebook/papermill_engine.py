@@ -21,7 +21,7 @@ import logging
 import os
 
 from qencode_nb.errors import PinError
-from qencode_nb.threads import pin_environment
+from qencode_nb.notebook.pins import pin_environment
 
 ENGINE_NAME = "qencode-nb"
 

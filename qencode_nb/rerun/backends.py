@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from qencode_nb import vocabulary
+from qencode_nb.entry import vocabulary
 
 
 @dataclass

@@ -2,7 +2,7 @@
 
 What is cached, per problem: the rebuilt chemistry energies (RHF, CASCI,
 CASSCF ...), the Z2-tapered qubit Hamiltonian as QEncode ``pauli_terms``,
-every :class:`~qencode_nb.hamiltonian.TaperResult` field (symmetry generators
+every :class:`~qencode_nb.problem.hamiltonian.TaperResult` field (symmetry generators
 and Pauli-X operators as Pauli-term lists, sectors, tapered HF state, qubit
 counts, constant correction, imaginary-strip facts) and the exact ground
 energy of the tapered operator.  PySCF objects are never stored: the file is
@@ -135,7 +135,7 @@ def _cpu_model() -> str:
 
 def environment_material() -> dict:
     """The environment part of the key: versions, code, BLAS variables, CPU."""
-    from qencode_nb.threads import KERNEL_VARS, THREAD_VARS
+    from qencode_nb.notebook.pins import KERNEL_VARS, THREAD_VARS
 
     return {
         "versions": {name: _package_version(name) for name in KEY_PACKAGES},
@@ -204,7 +204,7 @@ def cache_key(*args, **kwargs) -> str:
 
 @dataclass
 class ChemSummary:
-    """The scalar results of :class:`~qencode_nb.chemistry.ChemistryResult`
+    """The scalar results of :class:`~qencode_nb.problem.chemistry.ChemistryResult`
     (no PySCF object), plus the exact ground energies and cache facts.
 
     Energies in Ha.  ``e_exact_tapered_ha`` is the lowest eigenvalue of the
@@ -238,7 +238,7 @@ class ChemSummary:
     #: orbital_optimization, mapping, hamiltonian_source ... (audit tier 1).
     inputs: dict | None = None
     #: Active-space integrals for the sector engine
-    #: (:func:`qencode_nb.chemistry.active_space_integrals`).
+    #: (:func:`qencode_nb.problem.chemistry.active_space_integrals`).
     integrals: dict | None = None
 
     @property
@@ -264,7 +264,7 @@ def _terms_of(operator) -> list:
     """``[[pauli_string, re, im], ...]`` in ``pauli_rep`` order (im kept exactly)."""
     import numpy as np
 
-    from qencode_nb.hamiltonian import format_pauli_word
+    from qencode_nb.problem.hamiltonian import format_pauli_word
 
     return [[format_pauli_word(dict(word)), float(np.real(c)), float(np.imag(c))]
             for word, c in operator.pauli_rep.items()]
@@ -274,7 +274,7 @@ def _sentence_of(terms):
     import numpy as np
     from pennylane.pauli import PauliSentence, PauliWord
 
-    from qencode_nb.hamiltonian import parse_pauli_string
+    from qencode_nb.problem.hamiltonian import parse_pauli_string
 
     complex_ = any(t[2] != 0.0 for t in terms)
     sentence = PauliSentence()
@@ -316,8 +316,8 @@ def _operator_spec(operator, candidates) -> dict:
 
 def _exact(H_tapered, correction):
     """Ground energy of the tapered operator as the generator's ``e_exact_qubit``
-    (see :func:`qencode_nb.hamcheck.exact_ground`)."""
-    from qencode_nb.hamcheck import exact_ground
+    (see :func:`qencode_nb.problem.hamcheck.exact_ground`)."""
+    from qencode_nb.problem.hamcheck import exact_ground
 
     wires = sorted(H_tapered.wires)
     if not wires:
@@ -356,8 +356,8 @@ def _payload(chem, tap, e_tapered, e_qubit, method, seconds) -> dict:
 
 
 def chem_integrals(chem) -> dict:
-    """:func:`qencode_nb.chemistry.active_space_integrals` of a fresh build."""
-    from qencode_nb.chemistry import active_space_integrals
+    """:func:`qencode_nb.problem.chemistry.active_space_integrals` of a fresh build."""
+    from qencode_nb.problem.chemistry import active_space_integrals
 
     return active_space_integrals(chem)
 
@@ -444,7 +444,7 @@ def _restore(payload: dict):
     """``(ChemSummary, TaperResult)`` from a checked payload."""
     import numpy as np
 
-    from qencode_nb.hamiltonian import TaperResult
+    from qencode_nb.problem.hamiltonian import TaperResult
 
     t = payload["taper"]
     try:
@@ -612,18 +612,18 @@ def cached_rebuild(geometry: str, basis: str, charge: int, spin: int,
                    classical: bool = False, verify_tol: float | None = 1e-4,
                    cache_dir=None, refresh: bool = False, lock: bool = True,
                    light: bool = False):
-    """:func:`qencode_nb.rebuild.rebuild_tapered` through the on-disk cache.
+    """:func:`qencode_nb.problem.rebuild.rebuild_tapered` through the on-disk cache.
 
     Args:
         geometry ... mapping: the declared procedure (see
-            :func:`~qencode_nb.rebuild.rebuild_tapered`).
+            :func:`~qencode_nb.problem.rebuild.rebuild_tapered`).
         hamiltonian_source: ``"of_bridge"`` or ``None`` (undeclared: builds
             of_bridge); ``"pennylane_native"`` raises :class:`CapabilityMissing`.
         classical, verify_tol: passed to the rebuild; both enter the key.
         cache_dir: cache root (see :func:`cache_root`).
         refresh: rebuild and overwrite even when a valid file exists.
         lock: take the per-key ``flock`` while checking and building.
-        light: :func:`qencode_nb.rebuild.rebuild_tapered_light` (no
+        light: :func:`qencode_nb.problem.rebuild.rebuild_tapered_light` (no
             diagonalisation; the exact ground energy is the CASCI one).
 
     Returns:
@@ -659,7 +659,7 @@ def cached_rebuild(geometry: str, basis: str, charge: int, spin: int,
                 _mark(result[0], True, "hit", key, path, material["problem"])
                 return result
         STATS["misses"] += 1
-        from qencode_nb.rebuild import rebuild_tapered, rebuild_tapered_light
+        from qencode_nb.problem.rebuild import rebuild_tapered, rebuild_tapered_light
 
         start = time.perf_counter()
         if light:
@@ -686,10 +686,10 @@ def cached_rebuild(geometry: str, basis: str, charge: int, spin: int,
 
 
 def entry_fields(entry) -> dict:
-    """The rebuild fields of an :class:`~qencode_nb.entries.Entry` or a raw
+    """The rebuild fields of an :class:`~qencode_nb.entry.model.Entry` or a raw
     QEncode 4.0.0 dict, as keyword arguments of :func:`cached_rebuild`."""
     if isinstance(entry, dict):
-        from qencode_nb.rebuild import _field
+        from qencode_nb.problem.rebuild import _field
 
         names = {"geometry": "problem.geometry", "basis": "problem.basis",
                  "charge": "problem.charge", "spin": "problem.spin",

@@ -2,13 +2,13 @@
 then summarised.
 
 Each run is ``notebooks/audit.ipynb`` in its own process and Jupyter kernel
-(:func:`qencode_nb.sweep.run_one`), pinned at launch, so a study compares
+(:func:`qencode_nb.studies.sweep.run_one`), pinned at launch, so a study compares
 whole re-runs, never runs sharing one process.  :func:`threads_study` varies
 the BLAS thread count, :func:`kernels_study` the OpenBLAS kernel
 (``OPENBLAS_CORETYPE``) at one thread, :func:`optimizers_study` the optimiser
 (audit.ipynb's ``optimizer`` override) at a fixed thread count,
 :func:`environments_study` the Jupyter kernel, i.e. the package stack
-(:mod:`qencode_nb.stacks`), at a fixed thread count.  Each returns
+(:mod:`qencode_nb.studies.stacks`), at a fixed thread count.  Each returns
 a table with one row per run (energies in Ha, also as ``float.hex()`` so bit
 differences are visible; errors in mHa; wall time in s) and writes it as CSV
 beside the executed notebooks, with its figure.  :func:`summarise` counts
@@ -63,7 +63,7 @@ def _check_repeats(repeats) -> int:
 
 def _run_row(out: Path, outcome: dict) -> dict:
     """The measured values of one executed audit notebook (records, not cell indices)."""
-    from qencode_nb.record import read_records
+    from qencode_nb.notebook.record import read_records
 
     nb = out / f"{outcome['name']}.ipynb"
     try:
@@ -111,8 +111,8 @@ def _run_study(entry, jobs, out_dir, *, mode, db, workers, progress, timeout, de
     notebook's)."""
     from tqdm.auto import tqdm
 
-    from qencode_nb.audit import check_engine, check_mode
-    from qencode_nb.sweep import _local, resolve_targets
+    from qencode_nb.verdict.audit import check_engine, check_mode
+    from qencode_nb.studies.sweep import _local, resolve_targets
 
     check_mode(mode)
     engine = check_engine(engine)
@@ -170,7 +170,7 @@ def threads_study(entry, threads=(1, 2), repeats: int = 3, out_dir="runs/threads
         progress: show a tqdm progress bar (outside the kernels).
         coretype: optional ``OPENBLAS_CORETYPE`` for every run.
         timeout: per-run wall-clock limit in seconds (None: none).
-        plot: write the figure (:func:`qencode_nb.plots.distribution_plot`).
+        plot: write the figure (:func:`qencode_nb.studies.plots.distribution_plot`).
         engine: audit.ipynb ``engine``: None (the recorded backend) or
             "sector" (the fast sector engine where the entry maps; the
             ``engine`` column says what ran).
@@ -193,7 +193,7 @@ def threads_study(entry, threads=(1, 2), repeats: int = 3, out_dir="runs/threads
     """
     import pandas as pd
 
-    from qencode_nb.threads import check_coretype, check_thread_count
+    from qencode_nb.notebook.pins import check_coretype, check_thread_count
 
     threads = [check_thread_count(t) for t in ([threads] if isinstance(threads, int)
                                                else list(threads))]
@@ -227,7 +227,7 @@ def kernels_study(entry, coretypes=None, repeats: int = 1, out_dir="runs/kernels
         entry: entry file or bundled name.
         coretypes: ``OPENBLAS_CORETYPE`` names (case-insensitive); default
             every kernel this CPU can run
-            (:func:`qencode_nb.threads.runnable_coretypes`).
+            (:func:`qencode_nb.notebook.pins.runnable_coretypes`).
         repeats: runs per coretype (int >= 1).
         out_dir: folder for the notebooks, ``kernels.csv`` and
             ``kernels.png`` / ``kernels.svg``.
@@ -247,7 +247,7 @@ def kernels_study(entry, coretypes=None, repeats: int = 1, out_dir="runs/kernels
     import pandas as pd
 
     from qencode_nb.errors import PinError
-    from qencode_nb.threads import check_coretype, runnable_coretypes
+    from qencode_nb.notebook.pins import check_coretype, runnable_coretypes
 
     if coretypes is None:
         coretypes = runnable_coretypes()
@@ -285,7 +285,7 @@ def _check_optimizers(optimizers) -> list[tuple[str, object]]:
         ParameterError: empty, or an ADAPT optimiser (no override exists for it).
         EntryError: a name outside the vocabulary (lists the accepted ones).
     """
-    from qencode_nb import vocabulary
+    from qencode_nb.entry import vocabulary
 
     names = [optimizers] if isinstance(optimizers, str) else list(optimizers or ())
     if not names:
@@ -325,7 +325,7 @@ def optimizers_study(entry, optimizers=DEFAULT_OPTIMIZERS, repeats: int = 1,
         repeats: runs per optimiser (int >= 1).
         out_dir: folder for the notebooks, ``optimizers.csv`` and the figure
             ``optimizers.png`` / ``optimizers.svg``
-            (:func:`qencode_nb.plots.optimizer_plot`).
+            (:func:`qencode_nb.studies.plots.optimizer_plot`).
         blas_threads: BLAS threads of every run (int >= 1; default 1).
         mode, db, workers, progress, coretype, timeout, plot: as
             :func:`threads_study`.
@@ -351,8 +351,8 @@ def optimizers_study(entry, optimizers=DEFAULT_OPTIMIZERS, repeats: int = 1,
     """
     import pandas as pd
 
-    from qencode_nb.entries import load
-    from qencode_nb.threads import check_coretype, check_thread_count
+    from qencode_nb.entry.model import load
+    from qencode_nb.notebook.pins import check_coretype, check_thread_count
 
     chosen = _check_optimizers(optimizers)
     repeats = _check_repeats(repeats)
@@ -409,7 +409,7 @@ DIFFERENCE_COLUMNS = ("kernelspec", "baseline", "n_packages_differing", "package
 
 def default_kernelspecs() -> list[str]:
     """``python3`` (this environment) then every registered ``qencode-nb-*`` stack kernel."""
-    from qencode_nb.stacks import KERNEL_PREFIX, available_kernelspecs
+    from qencode_nb.studies.stacks import KERNEL_PREFIX, available_kernelspecs
 
     return ["python3", *sorted(k for k in available_kernelspecs() if k.startswith(KERNEL_PREFIX))]
 
@@ -423,7 +423,7 @@ def environments_study(entry, kernelspecs=None, repeats: int = 1, out_dir="runs/
 
     Each run is audit.ipynb driven from this environment through the pinned
     papermill engine, its kernel the given kernelspec (a stack made by
-    :func:`qencode_nb.stacks.create_stack`, or ``python3``, this
+    :func:`qencode_nb.studies.stacks.create_stack`, or ``python3``, this
     environment), with ``{"entry", "blas_threads", "mode"}`` (plus ``db``,
     ``blas_coretype``, ``engine``), named ``<entry-stem>__<kernel>__r{repeat}``.
     Threads and kernel are pinned alike in every stack, so what differs is the
@@ -460,8 +460,8 @@ def environments_study(entry, kernelspecs=None, repeats: int = 1, out_dir="runs/
     """
     import pandas as pd
 
-    from qencode_nb.stacks import check_kernelspecs
-    from qencode_nb.threads import check_coretype, check_thread_count
+    from qencode_nb.studies.stacks import check_kernelspecs
+    from qencode_nb.notebook.pins import check_coretype, check_thread_count
 
     kernelspecs = check_kernelspecs(default_kernelspecs() if kernelspecs is None
                                     else kernelspecs)
@@ -572,7 +572,7 @@ def environment_differences(table, versions):
     """
     import pandas as pd
 
-    from qencode_nb.audit import ulp_distance
+    from qencode_nb.verdict.audit import ulp_distance
 
     kernels = list(dict.fromkeys(table["kernelspec"]))
 
@@ -666,7 +666,7 @@ def _write(table, kind: str, out: Path, plot: bool) -> None:
     out.mkdir(parents=True, exist_ok=True)
     table.to_csv(out / f"{kind}.csv", index=False)
     if plot and len(table):
-        from qencode_nb.plots import study_plot
+        from qencode_nb.studies.plots import study_plot
 
         study_plot(table, kind, out / kind)
 

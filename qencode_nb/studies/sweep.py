@@ -1,6 +1,6 @@
 """Audit many entries: audit.ipynb once per entry, each in its own pinned kernel.
 
-Each run is its own process (``python -m qencode_nb.runner``), which starts
+Each run is its own process (``python -m qencode_nb.notebook.runner``), which starts
 its own Jupyter kernel through the pinned papermill engine, under a per-run
 wall-clock timeout (the process tree is killed and the notebook marked).
 Runs go to a local process pool (``workers``) or, given a scheduler address,
@@ -8,9 +8,9 @@ to a Dask distributed cluster.  A sweep is resumable: an entry whose executed
 notebook recorded ``done`` with the same inputs (the parameters and the entry
 file's SHA-256, kept in ``<name>.inputs.json`` beside the notebook) is not run
 again.  Each run also leaves ``<name>.outcome.json`` (status, failure, wall
-seconds).  Outputs: ``summary.csv`` (:func:`qencode_nb.collect.audit_table`)
+seconds).  Outputs: ``summary.csv`` (:func:`qencode_nb.studies.collect.audit_table`)
 and the margin plot ``margins.png`` / ``margins.svg``
-(:func:`qencode_nb.plots.margin_plot`).
+(:func:`qencode_nb.studies.plots.margin_plot`).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def resolve_targets(items) -> list[str]:
     Raises:
         EntryError: a folder with no JSON file, or a name that is neither.
     """
-    from qencode_nb.entries import PARAMS_DIR, bundled_names
+    from qencode_nb.entry.model import PARAMS_DIR, bundled_names
 
     out = []
     for item in items:
@@ -55,7 +55,7 @@ def resolve_targets(items) -> list[str]:
 
 
 def _entry_digest(target: str) -> str:
-    from qencode_nb.entries import PARAMS_DIR
+    from qencode_nb.entry.model import PARAMS_DIR
 
     path = Path(target)
     if not path.is_file():
@@ -78,7 +78,7 @@ def inputs_of(target: str, parameters: dict) -> dict:
 
 def is_complete(out_dir: Path, name: str, inputs: dict) -> bool:
     """True when ``name`` ran to ``done`` with exactly ``inputs`` before."""
-    from qencode_nb.record import read_records
+    from qencode_nb.notebook.record import read_records
 
     nb, side = out_dir / f"{name}.ipynb", out_dir / f"{name}.inputs.json"
     if not (nb.is_file() and side.is_file()):
@@ -161,13 +161,13 @@ def run_one(target: str, out_dir: str, parameters: dict, timeout: float | None =
         "kernelspec", "timeout_s", "worker_pid", "host"}`` (the process that dispatched the
         run; also written to ``<name>.outcome.json``).
     """
-    from qencode_nb.runner import NOTEBOOKS, ROOT, mark_failed
+    from qencode_nb.notebook.runner import NOTEBOOKS, ROOT, mark_failed
 
     name = name or run_name(target)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     nb_path = out / f"{name}.ipynb"
-    cmd = [sys.executable, "-m", "qencode_nb.runner", str(NOTEBOOKS / "audit.ipynb"),
+    cmd = [sys.executable, "-m", "qencode_nb.notebook.runner", str(NOTEBOOKS / "audit.ipynb"),
            str(nb_path), json.dumps(parameters)]
     if cell_timeout:
         cmd += ["--cell-timeout", str(int(cell_timeout))]
@@ -250,9 +250,9 @@ def sweep(targets, out_dir, *, mode: str = "full", workers: int = 1, blas_thread
     """
     from tqdm.auto import tqdm
 
-    from qencode_nb.audit import check_engine, check_mode
-    from qencode_nb.collect import audit_table
-    from qencode_nb.threads import pin_environment
+    from qencode_nb.verdict.audit import check_engine, check_mode
+    from qencode_nb.studies.collect import audit_table
+    from qencode_nb.notebook.pins import pin_environment
 
     check_mode(mode)
     engine = check_engine(engine)
@@ -289,7 +289,7 @@ def sweep(targets, out_dir, *, mode: str = "full", workers: int = 1, blas_thread
     table = audit_table([out / f"{n}.ipynb" for n in names])
     table.to_csv(out / "summary.csv", index=False)
     if plot and len(table):
-        from qencode_nb.plots import margin_plot
+        from qencode_nb.studies.plots import margin_plot
 
         margin_plot(table, out / "margins")
     return table

@@ -18,10 +18,10 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass
 
-from qencode_nb import entries as entries_mod
+from qencode_nb.entry import model as entries_mod
 from qencode_nb.errors import CapabilityMissing, EntryError
-from qencode_nb.rebuild import LIGHT_ABOVE_QUBITS
-from qencode_nb.record import record
+from qencode_nb.problem.rebuild import LIGHT_ABOVE_QUBITS
+from qencode_nb.notebook.record import record
 
 #: A certified entry with margin below this is fragile (DESIGN.md).
 FRAGILE_MARGIN = 0.20
@@ -68,7 +68,7 @@ def check_strict(provenance: dict, blas_threads: int) -> None:
     ``--allow-env-drift`` and ``--allow-dirty`` flags).
 
     Args:
-        provenance: :func:`qencode_nb.provenance.collect` output.
+        provenance: :func:`qencode_nb.notebook.provenance.collect` output.
         blas_threads: the measured BLAS thread count.
 
     Raises:
@@ -156,17 +156,17 @@ def rebuild(entry):
     PySCF (RHF, CASSCF orbitals when declared, CASCI) -> OpenFermion ->
     qubit mapping -> Z2 tapering, as the generator does (of_bridge path).
     Above :data:`MAX_REBUILD_QUBITS` untapered qubits (H10, 20) the rebuild is
-    light (:func:`qencode_nb.rebuild.rebuild_tapered_light`): no
+    light (:func:`qencode_nb.problem.rebuild.rebuild_tapered_light`): no
     diagonalisation in the qubit space, the CASCI energy as the exact one.
 
     Returns:
-        ``(ChemSummary, TaperResult)`` (:func:`qencode_nb.cache.cached_rebuild`).
+        ``(ChemSummary, TaperResult)`` (:func:`qencode_nb.problem.cache.cached_rebuild`).
 
     Raises:
         CapabilityMissing: a ``hamiltonian_source`` that cannot be rebuilt, or
             a large non-jordan_wigner problem.
     """
-    from qencode_nb.cache import cached_rebuild_entry
+    from qencode_nb.problem.cache import cached_rebuild_entry
 
     full_qubits = 2 * entry.active_space[1]
     return cached_rebuild_entry(entry, light=full_qubits > MAX_REBUILD_QUBITS)
@@ -175,7 +175,7 @@ def rebuild(entry):
 def hamiltonian_check(entry, rebuilt) -> dict:
     """Audit stage "hamiltonian": the rebuilt Hamiltonian against the entry.
 
-    With a stored Hamiltonian: :func:`qencode_nb.hamcheck.compare_hamiltonian`
+    With a stored Hamiltonian: :func:`qencode_nb.problem.hamcheck.compare_hamiltonian`
     (term sets, largest |Δ coefficient|, exact ground energies stored vs
     rebuilt, fingerprint |E_exact - E_CASCI| and the inferred
     ``hamiltonian_source``).  Without one (a params/ entry without ``db``) the
@@ -183,8 +183,8 @@ def hamiltonian_check(entry, rebuilt) -> dict:
     and the fingerprint is taken from the rebuild.  Both add the chemistry
     checks: rebuilt HF and CASCI energies minus the published ones (Ha).
     """
-    from qencode_nb import hamcheck
-    from qencode_nb.hamiltonian import to_pauli_terms
+    from qencode_nb.problem import hamcheck
+    from qencode_nb.problem.hamiltonian import to_pauli_terms
 
     chem, tap = rebuilt
     if entry.has_stored_hamiltonian:
@@ -241,23 +241,23 @@ def build_problem(entry, rebuilt, engine: str | None = None,
     :func:`rebuild`).
 
     ADAPT entries get their operator pool (the tapered UCCSD excitations,
-    :func:`qencode_nb.ansatz.tapered_uccsd_ops`) and the recorded engine
+    :func:`qencode_nb.rerun.ansatz.tapered_uccsd_ops`) and the recorded engine
     (the optimiser string, e.g. "ADAPT-VQE (L-BFGS-B inner, statevector
     engine)"; "qnode" when it names none).
 
     ``engine="sector"`` also builds the sector problem
-    (:func:`qencode_nb.sector_map.build`) when the entry maps; otherwise
+    (:func:`qencode_nb.rerun.ci_space_map.build`) when the entry maps; otherwise
     ``sector_reason`` says why and the recorded backend runs.  ``hamiltonian``
     (the Hamiltonian check; ``None`` counts as "not checked") decides whether
     the stored angles may be replayed on the rebuilt sector
-    (:func:`qencode_nb.sector_map.replay_reason`); when not, the tapered pool
+    (:func:`qencode_nb.rerun.ci_space_map.replay_reason`); when not, the tapered pool
     is built and the replay runs on the recorded engine.
 
     Raises:
         EntryError: an engine other than None or "sector".
     """
-    from qencode_nb import ansatz
-    from qencode_nb import hamiltonian as hamiltonian_mod
+    from qencode_nb.rerun import ansatz
+    from qencode_nb.problem import hamiltonian as hamiltonian_mod
 
     engine_requested = check_engine(engine)
 
@@ -271,7 +271,7 @@ def build_problem(entry, rebuilt, engine: str | None = None,
     wires = list(range(entry.tapered_num_qubits))
     pool = engine = sector = sector_reason = replay_reason = None
     if engine_requested == "sector":
-        from qencode_nb import sector_map
+        from qencode_nb.rerun import ci_space_map as sector_map
 
         try:
             sector = sector_map.build(entry, rebuilt, circuit=entry.optimizer.engine or "qnode")
@@ -306,8 +306,8 @@ def build_problem(entry, rebuilt, engine: str | None = None,
 
 
 def energy_function(entry, problem: Problem):
-    """The entry's recorded backend as a :class:`~qencode_nb.engines.Energy`."""
-    from qencode_nb.engines import qnode_energy
+    """The entry's recorded backend as a :class:`~qencode_nb.rerun.backends.Energy`."""
+    from qencode_nb.rerun.backends import qnode_energy
 
     return qnode_energy(problem.hamiltonian, problem.circuit, problem.wires, entry.backend)
 
@@ -364,7 +364,7 @@ def replay(entry, problem: Problem) -> dict:
     if problem.engine_requested == "sector":
         fallback = problem.sector_reason or problem.sector_replay_reason
     if problem.pool is not None:
-        from qencode_nb import adapt
+        from qencode_nb.rerun import adapt
 
         n_pool = entry.adapt.get("n_operators_pool")
         if n_pool is not None and n_pool != len(problem.pool):
@@ -394,9 +394,9 @@ def replay(entry, problem: Problem) -> dict:
 
 def _sector_replay(entry, problem: Problem) -> float:
     """Stored ADAPT angles on the sector engine (Ha, uncorrected)."""
-    from qencode_nb import sector as S
+    from qencode_nb.rerun import ci_space as S
 
-    from qencode_nb.adapt import _check_selection
+    from qencode_nb.rerun.adapt import _check_selection
 
     sp = problem.sector
     selected = _check_selection(sp.generators, entry.adapt["selected_operator_indices"],
@@ -422,7 +422,7 @@ def rerun(entry, problem: Problem, optimizer: str | None = None) -> dict:
     Uses ``run_config.max_iterations`` (never capped), ``multistart_requested``
     restarts, the seed, the backend, and QEncode's early stop against the
     CASCI energy on the energy *before* the constant correction (see
-    :mod:`qencode_nb.vqe`).
+    :mod:`qencode_nb.rerun.vqe`).
 
     Returns a dict: ``energy`` (Ha, constant included), ``raw_energy``,
     ``nfev``, ``restarts_run``, ``stopped_early``, ``restart_energies``,
@@ -436,11 +436,11 @@ def rerun(entry, problem: Problem, optimizer: str | None = None) -> dict:
 
 
 def _rerun(entry, problem: Problem, optimizer: str | None) -> dict:
-    from qencode_nb.vqe import run_vqe
+    from qencode_nb.rerun.vqe import run_vqe
 
     opt = entry.optimizer
     if optimizer is not None:
-        from qencode_nb import vocabulary
+        from qencode_nb.entry import vocabulary
 
         opt = vocabulary.optimizer(optimizer, "optimizer")
         if problem.pool is not None or opt.name == "adapt":
@@ -497,8 +497,8 @@ def _constant_finding(problem: Problem, consequence: str = "") -> list[str]:
 
 def _rerun_adapt(entry, problem: Problem) -> dict:
     """ADAPT-VQE re-run with the recorded threshold, operator cap, inner
-    optimiser, engine and ``max_iterations`` (see :func:`qencode_nb.adapt.run_adapt`)."""
-    from qencode_nb import adapt
+    optimiser, engine and ``max_iterations`` (see :func:`qencode_nb.rerun.adapt.run_adapt`)."""
+    from qencode_nb.rerun import adapt
 
     meta = entry.adapt
     res = adapt.run_adapt(problem.hamiltonian, problem.pool, entry.hf_tapered_state,
@@ -513,9 +513,9 @@ def _rerun_adapt(entry, problem: Problem) -> dict:
 
 def _rerun_adapt_sector(entry, problem: Problem) -> dict:
     """The ADAPT re-run of :func:`_rerun_adapt` on the sector engine
-    (:func:`qencode_nb.adapt.run_adapt_sector`): same pool order, rules and
+    (:func:`qencode_nb.rerun.adapt.run_adapt_sector`): same pool order, rules and
     budgets; the backend is "sector"."""
-    from qencode_nb import adapt
+    from qencode_nb.rerun import adapt
 
     meta = entry.adapt
     sp = problem.sector
@@ -539,7 +539,7 @@ def _rerun_adapt_sector(entry, problem: Problem) -> dict:
 
 
 def _adapt_record(entry, problem: Problem, res, backend: str) -> dict:
-    """The re-run record of an ADAPT run (:class:`qencode_nb.adapt.AdaptResult`)."""
+    """The re-run record of an ADAPT run (:class:`qencode_nb.rerun.adapt.AdaptResult`)."""
     meta = entry.adapt
     recorded = meta.get("selected_operator_indices")
     findings = ["the generator's ADAPT draws no random numbers: the recorded seed has no "
@@ -593,7 +593,7 @@ def procedure_used(entry, rebuilt, hamiltonian: dict | None, problem: Problem,
 
     Returns:
         ``{field: {"value", "source"[, "not_used"]}}`` for
-        :func:`qencode_nb.procedure.table`; run fields are absent without a
+        :func:`qencode_nb.verdict.procedure.table`; run fields are absent without a
         re-run.
     """
     chem, _ = rebuilt
@@ -640,8 +640,8 @@ def procedure_used(entry, rebuilt, hamiltonian: dict | None, problem: Problem,
 
 def procedure(entry, rebuilt, hamiltonian, problem, rerun, mode: str = "full") -> dict:
     """Tier 1: ``{"fields": table rows, "tier": {"status", "reasons"}}``
-    (:mod:`qencode_nb.procedure`)."""
-    from qencode_nb import procedure as proc
+    (:mod:`qencode_nb.verdict.procedure`)."""
+    from qencode_nb.verdict import procedure as proc
 
     rows = proc.table(entry, procedure_used(entry, rebuilt, hamiltonian, problem, rerun), mode)
     return {"fields": rows, "tier": proc.tier(rows)}
@@ -693,9 +693,9 @@ def verdict(entry, rerun_energy: float | None, provenance: dict, blas_threads: i
     """The three tiers, margins and the one-line summary.
 
     Args:
-        entry: the :class:`~qencode_nb.entries.Entry`.
+        entry: the :class:`~qencode_nb.entry.model.Entry`.
         rerun_energy: the re-run energy (Ha), or None in replay mode.
-        provenance: :func:`qencode_nb.provenance.collect` output.
+        provenance: :func:`qencode_nb.notebook.provenance.collect` output.
         blas_threads: the measured BLAS thread count.
         blas_coretype: the OPENBLAS_CORETYPE in force, if any.
         integrity, replay: the stage results; a failure of either is named

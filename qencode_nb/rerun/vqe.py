@@ -51,7 +51,7 @@ def run_vqe(energy, num_params: int, *, optimizer: str = "cobyla", max_iteration
 
     Args:
         energy: callable ``params -> float`` (Ha); for l-bfgs-b and adam it
-            must be a PennyLane QNode-backed :class:`~qencode_nb.engines.Energy`.
+            must be a PennyLane QNode-backed :class:`~qencode_nb.rerun.backends.Energy`.
         num_params: number of ansatz parameters.
         optimizer: "cobyla", "l-bfgs-b" or "adam".
         max_iterations: the entry's ``run_config.max_iterations`` (never capped).

@@ -10,7 +10,7 @@ Validation is strict and early (threadpoolctl's model): an unknown field, a
 wrong type, a missing required field or truncated JSON raises
 :class:`~qencode_nb.errors.EntryError` naming the file, the field and what is
 accepted.  Vocabulary (mapping, ansatz, optimiser ...) is resolved by
-:mod:`qencode_nb.vocabulary`, the one table of aliases.
+:mod:`qencode_nb.entry.vocabulary`, the one table of aliases.
 """
 
 from __future__ import annotations
@@ -21,12 +21,11 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from qencode_nb import procedure, vocabulary
+from qencode_nb.verdict import procedure
+from qencode_nb.entry import vocabulary
 from qencode_nb.errors import EntryError
 
-#: Repository root and the bundled ``params/`` folder.
-ROOT = Path(__file__).resolve().parent.parent
-PARAMS_DIR = ROOT / "params"
+from qencode_nb.paths import PARAMS_DIR, ROOT  # noqa: F401  (re-used by callers)
 
 SCHEMA_VERSION = "4.0.0"
 
@@ -91,7 +90,7 @@ QENCODE_SPEC = {
     "trust": {"level": (str,), "certified_utc": OPT_STR, "signature_b64": OPT_STR,
               "signing_key_id": OPT_STR},
     # Only run_config itself is required by schema_v4.json; a missing field is
-    # run at the generator's default and reported undeclared (qencode_nb.procedure).
+    # run at the generator's default and reported undeclared (qencode_nb.verdict.procedure).
     "run_config": {"optimizer?": (str,), "max_iterations?": (int,), "multistart?": (int,),
                    "multistart_requested?": (int,), "early_stopped?": (bool,),
                    "seed?": (int,), "backend_type?": (str,), "shots?": (int, type(None))},
@@ -195,7 +194,7 @@ class Entry:
     Procedure fields hold the declared value (canonical vocabulary).  A field
     the entry does not record holds the generator's default instead and is
     listed in ``undeclared`` as ``{field: {"used": value, "source": where
-    the value came from}}`` (:data:`qencode_nb.procedure.GENERATOR_DEFAULTS`);
+    the value came from}}`` (:data:`qencode_nb.verdict.procedure.GENERATOR_DEFAULTS`);
     tier 1 reports it, it is never silently defaulted (DESIGN.md).
     """
 
@@ -348,7 +347,7 @@ def _from_qencode(raw: dict, path: Path) -> Entry:
             adapt=adapt, pauli_terms=ham["pauli_terms"],
             optimal_params=res["vqe"]["optimal_params"], raw=raw, undeclared=undeclared,
         )
-        from qencode_nb.hamiltonian import validate_pauli_terms
+        from qencode_nb.problem.hamiltonian import validate_pauli_terms
 
         validate_pauli_terms(ham["pauli_terms"], ham["num_qubits"])
         if ham["num_pauli_terms"] != len(ham["pauli_terms"]):

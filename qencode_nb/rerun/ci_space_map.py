@@ -1,20 +1,20 @@
 """Which entries the sector engine can run, and the mapping of their tapered
 circuit parameters to sector generators (issue 6).
 
-The mapping, written down once (conventions of :mod:`qencode_nb.sector`):
+The mapping, written down once (conventions of :mod:`qencode_nb.rerun.ci_space`):
 
 - QEncode's ADAPT pool above 12 untapered qubits (``_get_tapered_uccsd_ops``,
-  :func:`qencode_nb.ansatz.tapered_pool_excitations`) keeps whole excitations:
+  :func:`qencode_nb.rerun.ansatz.tapered_pool_excitations`) keeps whole excitations:
   pool entry ``k`` is ``qml.exp(G_tap, 0j)`` with ``G_tap`` the Z2-tapered
   generator of ``DoubleExcitation``/``SingleExcitation(0.0, wires)``.  Its
   untapered generator ``G = qml.generator(gate(0.0, wires), "observable")``
-  maps to :func:`qencode_nb.sector.generator`, ``B = 2iG`` on the sector.
+  maps to :func:`qencode_nb.rerun.ci_space.generator`, ``B = 2iG`` on the sector.
 - Angles: the statevector engine applies ``exp((theta/2) B_tap)``; tapering a
   jordan_wigner problem is an exact change of basis on the symmetry sector,
   so the sector engine applies ``exp((theta/2) B)`` with the same ``theta``
   (:data:`ANGLE_FACTOR` ``["statevector"] = 1``).  The QNode engine (and the
   UCCSD circuit) queue ``qml.exp(G_tap, 1j * theta)`` twice
-  (:func:`qencode_nb.ansatz.apply_tapered_op`): ``exp(2i theta G)``, i.e.
+  (:func:`qencode_nb.rerun.ansatz.apply_tapered_op`): ``exp(2i theta G)``, i.e.
   factor 2.  Tested against default.qubit on the H8 pool.
 - At 12 or fewer untapered qubits the generator tapers each excitation with
   ``qchem.taper_operation``, which returns one rotation per Pauli word, each
@@ -59,8 +59,8 @@ class SectorProblem:
     """An entry on the sector engine.
 
     Attributes:
-        sector: :class:`qencode_nb.sector.Sector` of the rebuilt active space.
-        generators: the pool as :class:`qencode_nb.sector.Generator`, in pool
+        sector: :class:`qencode_nb.rerun.ci_space.Sector` of the rebuilt active space.
+        generators: the pool as :class:`qencode_nb.rerun.ci_space.Generator`, in pool
             order (ADAPT) or circuit order (UCCSD).
         excitations: ``[(gate name, wires)]`` behind each generator.
         angle_factor: sector angle per stored angle (:data:`ANGLE_FACTOR`).
@@ -78,10 +78,10 @@ def unmappable_reason(entry, n_qubits_full: int) -> str | None:
     """Why ``entry`` cannot run on the sector engine, or ``None`` when it can.
 
     Args:
-        entry: :class:`qencode_nb.entries.Entry`.
+        entry: :class:`qencode_nb.entry.model.Entry`.
         n_qubits_full: untapered qubit count (``encoding.tapering.original_num_qubits``).
     """
-    from qencode_nb.ansatz import TAPER_OPERATION_MAX_QUBITS
+    from qencode_nb.rerun.ansatz import TAPER_OPERATION_MAX_QUBITS
 
     if entry.ansatz == "hea":
         return ("hea (RY layers and CNOT ladders) does not conserve particle number: no "
@@ -113,8 +113,8 @@ def _pool_indices(entry, rebuilt, excitations) -> list[int]:
     of each excitation costs ~1 min at H10)."""
     import json
 
-    from qencode_nb import cache
-    from qencode_nb.ansatz import tapered_pool_excitations
+    from qencode_nb.problem import cache
+    from qencode_nb.rerun.ansatz import tapered_pool_excitations
 
     chem, tap = rebuilt
     material = {"rebuild_key": chem.cache_key, "kind": "adapt-pool-indices",
@@ -140,8 +140,8 @@ def build(entry, rebuilt, *, circuit: str = "statevector") -> SectorProblem:
     """The sector problem of an entry: sector, pool generators, angle factor.
 
     Args:
-        entry: :class:`qencode_nb.entries.Entry`.
-        rebuilt: ``(ChemSummary, TaperResult)`` of :func:`qencode_nb.audit.rebuild`
+        entry: :class:`qencode_nb.entry.model.Entry`.
+        rebuilt: ``(ChemSummary, TaperResult)`` of :func:`qencode_nb.verdict.audit.rebuild`
             (the summary must carry ``integrals``).
         circuit: the stored angles' convention, a key of :data:`ANGLE_FACTOR`.
 
@@ -152,8 +152,8 @@ def build(entry, rebuilt, *, circuit: str = "statevector") -> SectorProblem:
 
     import pennylane as qml
 
-    from qencode_nb import sector as S
-    from qencode_nb.ansatz import uccsd_excitations
+    from qencode_nb.rerun import ci_space as S
+    from qencode_nb.rerun.ansatz import uccsd_excitations
 
     chem, tap = rebuilt
     reason = unmappable_reason(entry, tap.n_qubits_full)

@@ -4,12 +4,12 @@
 certification threshold, the fragile band (margin < 0.20, DESIGN.md) and the
 fragile entries marked.
 :func:`distribution_plot`: the error of every run of a threading or kernel
-study (:mod:`qencode_nb.studies`), one strip per group, with the threshold.
+study (:mod:`qencode_nb.studies.variance`), one strip per group, with the threshold.
 :func:`optimizer_plot`: an optimiser study side by side: error (mHa), nfev and
 wall time (s) per optimiser, three panels.
 :func:`study_plot`: the figure of a study table by its kind.
 :func:`adapt_operator_plot`: ADAPT operators selected against system size
-(:func:`qencode_nb.collect.adapt_operator_table`).
+(:func:`qencode_nb.studies.collect.adapt_operator_table`).
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ def margin_plot(table, stem, *, title: str | None = None):
     """Write ``<stem>.png`` and ``<stem>.svg``; return the matplotlib Figure.
 
     Args:
-        table: :func:`qencode_nb.collect.audit_table` DataFrame; uses
+        table: :func:`qencode_nb.studies.collect.audit_table` DataFrame; uses
             ``entry_id``/``notebook``, ``published_error_mha``, ``error_mha``,
             ``threshold_mha``, ``fragile``, ``certification_change``.
         stem: output path without suffix.
@@ -67,7 +67,7 @@ def margin_plot(table, stem, *, title: str | None = None):
 
     plt = _pyplot()
 
-    from qencode_nb.audit import FRAGILE_MARGIN
+    from qencode_nb.verdict.audit import FRAGILE_MARGIN
 
     df = table.copy()
     labels = [short_name(e if isinstance(e, str) else Path(str(n)).stem)
@@ -121,8 +121,8 @@ def distribution_plot(table, by, stem, threshold_mha: float = 10.0, title: str |
     """Error of every run per group: write ``<stem>.png`` and ``<stem>.svg``; return the Figure.
 
     Args:
-        table: a study table (:func:`qencode_nb.studies.threads_study` or
-            :func:`~qencode_nb.studies.kernels_study`); uses ``by``,
+        table: a study table (:func:`qencode_nb.studies.variance.threads_study` or
+            :func:`~qencode_nb.studies.variance.kernels_study`); uses ``by``,
             ``error_mha``, ``status`` and ``energy_hex`` when present.
         by: the group column ("threads", "coretype"); one strip per group,
             in order of first appearance.
@@ -240,7 +240,7 @@ def optimizer_plot(table, stem, threshold_mha: float | None = None,
     start, Hamiltonian and re-run; labelled with the median).
 
     Args:
-        table: :func:`qencode_nb.studies.optimizers_study` table (or its CSV):
+        table: :func:`qencode_nb.studies.variance.optimizers_study` table (or its CSV):
             uses ``optimizer``, ``error_mha``, ``nfev``, ``seconds``, and
             ``status``, ``energy_hex``, ``threshold_mha`` when present.
         stem: output path without suffix.
@@ -315,7 +315,7 @@ def adapt_operator_plot(table, stem, title: str | None = None):
     grey squares at their number of active spatial orbitals, each named.
 
     Args:
-        table: :func:`qencode_nb.collect.adapt_operator_table`.
+        table: :func:`qencode_nb.studies.collect.adapt_operator_table`.
         stem: output path without suffix.
         title: figure title (default: counts of chains and other entries).
 

@@ -1,7 +1,7 @@
 """Papermill execution of the project's notebooks under the pinned engine.
 
 :func:`run_notebook` validates parameter names, executes through the
-``qencode-nb`` engine (:mod:`qencode_nb.papermill_engine`), always keeps the
+``qencode-nb`` engine (:mod:`qencode_nb.notebook.papermill_engine`), always keeps the
 executed notebook, and returns its records or raises :class:`RunFailed`.
 """
 
@@ -12,13 +12,12 @@ from pathlib import Path
 import papermill  # loads papermill.engines, which registers our engine's entry point
 
 from qencode_nb.errors import ParameterError, RunFailed
-from qencode_nb.papermill_engine import ENGINE_NAME, PinnedEngine, kernel_environment
+from qencode_nb.notebook.papermill_engine import ENGINE_NAME, PinnedEngine, kernel_environment
 
 __all__ = ["ENGINE_NAME", "NOTEBOOKS", "PinnedEngine", "check_parameters",
            "kernel_environment", "mark_failed", "run_notebook"]
 
-ROOT = Path(__file__).resolve().parent.parent
-NOTEBOOKS = ROOT / "notebooks"
+from qencode_nb.paths import NOTEBOOKS, ROOT  # noqa: E402
 
 
 def check_parameters(notebook, parameters: dict) -> None:
@@ -62,7 +61,7 @@ def run_notebook(notebook, output, parameters: dict | None = None, *, timeout=No
     """
     from papermill.exceptions import PapermillExecutionError
 
-    from qencode_nb.record import read_records
+    from qencode_nb.notebook.record import read_records
 
     parameters = dict(parameters or {})
     check_parameters(notebook, parameters)
@@ -95,7 +94,7 @@ def run_notebook(notebook, output, parameters: dict | None = None, *, timeout=No
 def _set_kernelspec(output, kernel_name: str) -> None:
     """Write the kernel the notebook ran in into its ``kernelspec`` metadata
     (papermill keeps the input's), so Jupyter reopens it with that kernel and
-    :func:`qencode_nb.collect.collect` reports it."""
+    :func:`qencode_nb.studies.collect.collect` reports it."""
     import nbformat
     from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
 
@@ -120,7 +119,7 @@ def mark_failed(output, stage: str, error_type: str, message: str) -> None:
     """
     import nbformat
 
-    from qencode_nb.record import RECORD_MIMETYPE, encode
+    from qencode_nb.notebook.record import RECORD_MIMETYPE, encode
 
     path = Path(output)
     nb = nbformat.read(str(path), as_version=4) if path.is_file() else nbformat.v4.new_notebook()
@@ -137,7 +136,7 @@ def mark_failed(output, stage: str, error_type: str, message: str) -> None:
 
 
 def _main(argv=None) -> int:
-    """``python -m qencode_nb.runner NOTEBOOK OUTPUT PARAMETERS_JSON [--cell-timeout S]
+    """``python -m qencode_nb.notebook.runner NOTEBOOK OUTPUT PARAMETERS_JSON [--cell-timeout S]
     [--kernel NAME]``:
     one run in its own process (the sweep's unit of work); exit 0 when done,
     1 with the reason on stderr when not."""
@@ -145,7 +144,7 @@ def _main(argv=None) -> int:
     import json
     import sys
 
-    ap = argparse.ArgumentParser(prog="python -m qencode_nb.runner")
+    ap = argparse.ArgumentParser(prog="python -m qencode_nb.notebook.runner")
     ap.add_argument("notebook")
     ap.add_argument("output")
     ap.add_argument("parameters", help="papermill parameters as a JSON object")

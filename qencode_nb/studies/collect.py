@@ -1,6 +1,6 @@
 """Executed notebooks -> one pandas DataFrame, a row per run.
 
-Records are found by mimetype (:mod:`qencode_nb.record`), never by cell
+Records are found by mimetype (:mod:`qencode_nb.notebook.record`), never by cell
 index.  A notebook without the final ``done`` record is a failed run,
 whatever papermill wrote in its metadata (DESIGN.md, notebook contract); its
 row says so and carries the recorded ``error`` when there is one.
@@ -59,7 +59,7 @@ def audit_row(path) -> dict:
     """
     import nbformat
 
-    from qencode_nb.record import iter_records
+    from qencode_nb.notebook.record import iter_records
 
     nb = nbformat.read(str(path), as_version=4)
     r = dict(iter_records(nb))
@@ -179,7 +179,7 @@ def collect_row(path) -> dict:
     """
     import nbformat
 
-    from qencode_nb.record import iter_records
+    from qencode_nb.notebook.record import iter_records
 
     row = {"notebook": str(path)}
     try:
@@ -241,7 +241,7 @@ def resolve_path(path) -> Path:
     Raises:
         FileNotFoundError: neither exists (names both places tried).
     """
-    from qencode_nb.runner import ROOT
+    from qencode_nb.notebook.runner import ROOT
 
     given = Path(path).expanduser()
     for candidate in (given, ROOT / given):
@@ -275,7 +275,7 @@ def adapt_operator_table(folder):
     """
     import pandas as pd
 
-    from qencode_nb.entries import read_qencode_json
+    from qencode_nb.entry.model import read_qencode_json
 
     folder = Path(folder)
     if not folder.is_dir():

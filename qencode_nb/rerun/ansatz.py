@@ -90,7 +90,7 @@ def tapered_uccsd_ops(num_electrons: int, n_qubits_full: int, generators,
     Args:
         num_electrons: active electrons.
         n_qubits_full: untapered qubit count (``encoding.tapering.original_num_qubits``).
-        generators, paulixops, sectors: from :func:`qencode_nb.hamiltonian.taper`.
+        generators, paulixops, sectors: from :func:`qencode_nb.problem.hamiltonian.taper`.
 
     Returns:
         list of PennyLane ``Exp`` operators: above 12 qubits with a
@@ -165,7 +165,7 @@ def _tapered_generator_pool(excitations, n_qubits_full, generators, paulixops,
     import pennylane as qml
     from pennylane import qchem
 
-    from qencode_nb.statevector import pauli_csr
+    from qencode_nb.rerun.statevector import pauli_csr
 
     tapered_wires = list(range(n_qubits_full - len(generators)))
     pool = []

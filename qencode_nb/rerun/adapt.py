@@ -5,16 +5,16 @@ Reproduces, from ``scripts/generate_entry_v4.py`` of qencode-benchmark
 
 - ``run_vqe_adapt`` (engine ``"qnode"``, used up to 12 tapered qubits): the
   energy is ``qml.expval(H)`` of a PennyLane circuit (``qml.BasisState`` of
-  the tapered HF state, then :func:`qencode_nb.ansatz.apply_tapered_op` for
+  the tapered HF state, then :func:`qencode_nb.rerun.ansatz.apply_tapered_op` for
   each selected operator), operators are screened with commutator gradients
   ``-4 Im <H psi| G_k psi>`` on sparse matrices, the inner optimiser is
   COBYLA (``rhobeg`` 0.5).
 - ``run_vqe_adapt_statevector`` (engine ``"statevector"``, above 12 tapered
-  qubits): :mod:`qencode_nb.statevector`; screening ``|Re <H psi| B_k psi>|``
+  qubits): :mod:`qencode_nb.rerun.statevector`; screening ``|Re <H psi| B_k psi>|``
   with ``B_k = 2i G_k``, inner L-BFGS-B with the exact adjoint gradient
   (``ftol`` 1e-12, ``gtol`` 1e-8) or COBYLA.
 
-Both: the pool is :func:`qencode_nb.ansatz.tapered_uccsd_ops`; each outer
+Both: the pool is :func:`qencode_nb.rerun.ansatz.tapered_uccsd_ops`; each outer
 iteration screens every unselected pool operator, stops (``converged``) when
 the largest |gradient| is below ``gradient_threshold`` (ties go to the lowest
 index: strict ``>``), otherwise appends the winner at angle 0 and re-optimises
@@ -157,7 +157,7 @@ def engine_for(n_tapered_qubits: int) -> str:
 
     Returns ``"qnode"`` for ``n_tapered_qubits <= 12``, else ``"statevector"``.
     (Not the pool rule: the pool switches on the *untapered* count, see
-    :func:`qencode_nb.ansatz.tapered_uccsd_ops`.)
+    :func:`qencode_nb.rerun.ansatz.tapered_uccsd_ops`.)
     """
     return "qnode" if int(n_tapered_qubits) <= QNODE_MAX_QUBITS else "statevector"
 
@@ -195,7 +195,7 @@ def _qnode_energy_fn(H, pool, hf_state, wires, backend):
     import numpy as np
     import pennylane as qml
 
-    from qencode_nb.ansatz import apply_tapered_op
+    from qencode_nb.rerun.ansatz import apply_tapered_op
 
     hf = np.array(hf_state, dtype=int)
     wires = list(wires)
@@ -223,7 +223,7 @@ def replay_energy(H, pool, hf_state, selected_indices, params, wires, *,
     Builds the final ansatz exactly as the generator's engine evaluates it:
 
     - ``"qnode"`` (``run_vqe_adapt``'s ``energy_fn``): ``qml.BasisState``,
-      then :func:`~qencode_nb.ansatz.apply_tapered_op` per selected operator
+      then :func:`~qencode_nb.rerun.ansatz.apply_tapered_op` per selected operator
       (its double-queueing quirk included), ``qml.expval(H)`` on
       ``qml.device(backend, wires=wires)``.
     - ``"statevector"`` (``_sv_energy`` of ``_sv_build_state``):
@@ -232,8 +232,8 @@ def replay_energy(H, pool, hf_state, selected_indices, params, wires, *,
 
     Args:
         H: tapered qubit Hamiltonian (PennyLane operator, Ha), e.g.
-            :func:`qencode_nb.hamiltonian.from_pauli_terms` of the stored terms.
-        pool: the ADAPT pool (:func:`qencode_nb.ansatz.tapered_uccsd_ops`).
+            :func:`qencode_nb.problem.hamiltonian.from_pauli_terms` of the stored terms.
+        pool: the ADAPT pool (:func:`qencode_nb.rerun.ansatz.tapered_uccsd_ops`).
         hf_state: tapered HF bits, shape ``(n,)``.
         selected_indices: pool indices in circuit order, shape ``(m,)``.
         params: angles (radians), shape ``(m,)``.
@@ -257,7 +257,7 @@ def replay_energy(H, pool, hf_state, selected_indices, params, wires, *,
         _, make = _qnode_energy_fn(H, pool, hf_state, wires, backend)
         return float(make(selected)(theta))
 
-    from qencode_nb import statevector as sv
+    from qencode_nb.rerun import statevector as sv
 
     wires = list(wires)
     H_sp = H.sparse_matrix(wire_order=wires).tocsr()
@@ -414,8 +414,8 @@ def _run_qnode(result, H, pool, hf_state, wires, backend, early_stop, callback):
     import pennylane as qml
     from scipy.optimize import minimize
 
-    from qencode_nb import statevector as sv
-    from qencode_nb.ansatz import apply_tapered_op
+    from qencode_nb.rerun import statevector as sv
+    from qencode_nb.rerun.ansatz import apply_tapered_op
 
     dev, make_energy = _qnode_energy_fn(H, pool, hf_state, wires, backend)
     hf = np.array(hf_state, dtype=int)
@@ -460,7 +460,7 @@ def _run_qnode(result, H, pool, hf_state, wires, backend, early_stop, callback):
 def _run_statevector(result, H, pool, hf_state, wires, early_stop, callback):
     import numpy as np
 
-    from qencode_nb import statevector as sv
+    from qencode_nb.rerun import statevector as sv
 
     H_sp = H.sparse_matrix(wire_order=wires).tocsr()
     Bs, B2s = sv.pool_matrices(pool, wires)
@@ -496,7 +496,7 @@ def run_adapt_sector(sector, gens, *, gradient_threshold: float, max_operators: 
                      max_iterations: int, seed=None, e_target: float | None,
                      early_stop: bool = True, inner: str = "l-bfgs-b",
                      callback: Callable[[dict], None] | None = None) -> AdaptResult:
-    """ADAPT-VQE on the sector engine (:mod:`qencode_nb.sector`), with the
+    """ADAPT-VQE on the sector engine (:mod:`qencode_nb.rerun.ci_space`), with the
     procedure of ``run_vqe_adapt_statevector``.
 
     Same order and rules as :func:`run_adapt` with ``engine="statevector"``:
@@ -504,17 +504,17 @@ def run_adapt_sector(sector, gens, *, gradient_threshold: float, max_operators: 
     (ties to the lowest index); stop when the largest is below
     ``gradient_threshold``; append the winner at angle 0; re-optimise all
     angles from the previous optimum with L-BFGS-B (``ftol`` 1e-12, ``gtol``
-    1e-8, exact adjoint gradient :func:`qencode_nb.sector.energy_and_grad`) or
+    1e-8, exact adjoint gradient :func:`qencode_nb.rerun.ci_space.energy_and_grad`) or
     COBYLA (``rhobeg`` 0.5); early stop when ``|E - e_target| < 0.01`` Ha;
     nfev counted as the generator counts it.  Only the arithmetic differs:
     real sector vectors and PySCF's H·ψ instead of the ``2**n`` CSR matrices,
     so energies agree to rounding, not bit for bit.
 
     Args:
-        sector: :class:`qencode_nb.sector.Sector` (its energies include the
+        sector: :class:`qencode_nb.rerun.ci_space.Sector` (its energies include the
             core energy: comparable with the uncorrected tapered energy of a
             jordan_wigner entry).
-        gens: the pool as :class:`qencode_nb.sector.Generator`, in pool order.
+        gens: the pool as :class:`qencode_nb.rerun.ci_space.Generator`, in pool order.
         gradient_threshold, max_operators, max_iterations, seed, e_target,
         early_stop, inner, callback: as :func:`run_adapt`.
 
@@ -529,7 +529,7 @@ def run_adapt_sector(sector, gens, *, gradient_threshold: float, max_operators: 
 
     import numpy as np
 
-    from qencode_nb import sector as S
+    from qencode_nb.rerun import ci_space as S
 
     inner = _check_inner(inner)
     if not gens:

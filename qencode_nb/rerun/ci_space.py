@@ -9,7 +9,7 @@ Conventions, written down once (see ../shared/ENGINE.md):
   ``A+(Ia) B+(Ib) |vac>`` with the creators of each string in ascending
   orbital order and every alpha creator to the left of every beta one.
 - Qubits: OpenFermion's Jordan-Wigner order used by of_bridge
-  (:func:`qencode_nb.hamiltonian._spin_orbital_terms`): spin orbital
+  (:func:`qencode_nb.problem.hamiltonian._spin_orbital_terms`): spin orbital
   ``q = 2p + sigma`` (alpha 0, beta 1), and the qubit basis state
   ``|n_0 ... n_{2no-1}> = prod_q (a+_q)^{n_q} |vac>`` in ascending ``q``.
 - Sign between the two: reordering the interleaved creators into "all alpha,
@@ -19,7 +19,7 @@ Conventions, written down once (see ../shared/ENGINE.md):
   ``psi(n)`` is the sector vector ``s * c``.
 - Generators: ``B = 2iG`` with ``G = qml.generator(gate(0.0), "observable")``
   of the excitation (the statevector engine's convention, see
-  :mod:`qencode_nb.statevector`), applied as
+  :mod:`qencode_nb.rerun.statevector`), applied as
   ``exp((theta/2) B) = 1 + sin(theta/2) B + (1 - cos(theta/2)) B^2``.
   Each Pauli word acts on a determinant as a bit flip with a phase
   (X|0>=|1>, Y|0>=i|1>, Y|1>=-i|0>, Z|1>=-|1>); contributions leaving the
@@ -205,11 +205,11 @@ def from_integrals(h1, h2, ecore: float, norb: int, nelec, hop_method: str | Non
 
 
 def from_chemistry(chem) -> Sector:
-    """The sector of a :class:`~qencode_nb.chemistry.ChemistryResult`: the same
+    """The sector of a :class:`~qencode_nb.problem.chemistry.ChemistryResult`: the same
     CASCI integrals as the of_bridge Hamiltonian (``get_h1eff``, ``get_h2eff``)."""
     from pyscf import ao2mo, mcscf
 
-    from qencode_nb.chemistry import active_electron_split, mean_field_for_active_space
+    from qencode_nb.problem.chemistry import active_electron_split, mean_field_for_active_space
 
     mf = mean_field_for_active_space(chem)
     no, ne = chem.num_spatial_orbitals, chem.num_electrons
@@ -220,7 +220,7 @@ def from_chemistry(chem) -> Sector:
 
 
 def from_summary(summary, hop_method: str | None = None) -> Sector:
-    """The sector of a cached rebuild (:class:`qencode_nb.cache.ChemSummary`
+    """The sector of a cached rebuild (:class:`qencode_nb.problem.cache.ChemSummary`
     with ``integrals``): no PySCF mean-field calculation is repeated.
 
     Raises:
@@ -306,7 +306,7 @@ class Generator:
             support size.
         val: float64 weights +1/-1, shape ``(m,)``.
         a, b, v: the same as ``m/2`` pairs, ``B[b, a] = v``, ``B[a, b] = -v``
-            (the compiled loops of :mod:`qencode_nb.sector_kernels`).
+            (the compiled loops of :mod:`qencode_nb.rerun.ci_space_kernels`).
     """
 
     src: object
@@ -330,7 +330,7 @@ class Generator:
 
     def expval(self, lam, phi) -> float:
         """``<lam|B|phi>`` for real flat vectors (one compiled pass over the pairs)."""
-        from qencode_nb.sector_kernels import expval
+        from qencode_nb.rerun.ci_space_kernels import expval
 
         return float(expval(lam, phi, self.a, self.b, self.v))
 
@@ -349,7 +349,7 @@ class Generator:
         compiled loop over the pairs of the support)."""
         import math
 
-        from qencode_nb.sector_kernels import rotate
+        from qencode_nb.rerun.ci_space_kernels import rotate
 
         half = 0.5 * theta
         rotate(c, self.a, self.b, self.v, math.cos(half), math.sin(half))
@@ -495,7 +495,7 @@ def energy_and_grad(sector: Sector, gens, selected, params):
 
     import math
 
-    from qencode_nb.sector_kernels import adjoint_step
+    from qencode_nb.rerun.ci_space_kernels import adjoint_step
 
     phi = build_state(sector, gens, selected, params)
     lam = sector.hop(phi.reshape(sector.shape)).reshape(-1)

@@ -8,7 +8,7 @@ silently defaulted.  Tier 1 passes only when every field is declared and
 equal.
 
 This module holds the field list, the generator defaults and the comparison;
-:func:`qencode_nb.audit.procedure_used` collects what the stages used.
+:func:`qencode_nb.verdict.audit.procedure_used` collects what the stages used.
 """
 
 from __future__ import annotations
@@ -126,9 +126,9 @@ def table(entry, used: dict, mode: str = "full") -> list[dict]:
     """The tier-1 table, one row per procedure field that applies to the entry.
 
     Args:
-        entry: the :class:`~qencode_nb.entries.Entry`.
+        entry: the :class:`~qencode_nb.entry.model.Entry`.
         used: ``{field: {"value": v, "source": text}}`` as collected by
-            :func:`qencode_nb.audit.procedure_used`; a field absent from it was
+            :func:`qencode_nb.verdict.audit.procedure_used`; a field absent from it was
             not exercised (``not run``); ``{"value": None, "source": why,
             "not_used": True}`` marks a field the recorded procedure ignores
             (e.g. restarts for ADAPT).

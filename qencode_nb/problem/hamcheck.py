@@ -67,12 +67,12 @@ def _method(n_wires: int) -> str:
 def exact_ground(H, wires) -> tuple[float, str]:
     """Lowest eigenvalue (Ha) of ``H`` on ``wires`` and the method used.
 
-    :func:`qencode_nb.hamiltonian.exact_ground_energy` (dense ``qml.matrix``
+    :func:`qencode_nb.problem.hamiltonian.exact_ground_energy` (dense ``qml.matrix``
     up to :data:`QML_MATRIX_MAX_QUBITS`, sparse ``eigsh`` above
     :data:`EXACT_DENSE_MAX_QUBITS`); in between, dense ``eigvalsh`` of the
     sparse-built matrix (see :data:`QML_MATRIX_MAX_QUBITS`).
     """
-    from qencode_nb.hamiltonian import exact_ground_energy
+    from qencode_nb.problem.hamiltonian import exact_ground_energy
 
     wires = list(wires)
     method = _method(len(wires))
@@ -90,7 +90,7 @@ def _ground(H, wires):
 
 def _canonical_terms(pauli_terms) -> dict:
     """``{canonical pauli_string: coefficient}`` of QEncode terms, in order."""
-    from qencode_nb.hamiltonian import format_pauli_word, parse_pauli_string
+    from qencode_nb.problem.hamiltonian import format_pauli_word, parse_pauli_string
 
     return {format_pauli_word(parse_pauli_string(t["pauli_string"])): t["coefficient"]
             for t in pauli_terms}
@@ -98,7 +98,7 @@ def _canonical_terms(pauli_terms) -> dict:
 
 def _rebuilt_terms(H) -> dict:
     """``{pauli_string: complex coefficient}`` of an operator's ``pauli_rep``."""
-    from qencode_nb.hamiltonian import format_pauli_word
+    from qencode_nb.problem.hamiltonian import format_pauli_word
 
     return {format_pauli_word(dict(word)): complex(c) for word, c in H.pauli_rep.items()}
 
@@ -175,7 +175,7 @@ def compare_hamiltonian(stored_terms, num_qubits: int, rebuilt_H, *,
         EntryError: malformed stored terms (via ``from_pauli_terms``).
         ValueError: ``diagonalise_stored`` not one of the three values.
     """
-    from qencode_nb.hamiltonian import from_pauli_terms
+    from qencode_nb.problem.hamiltonian import from_pauli_terms
 
     if diagonalise_stored not in ("auto", "always", "never"):
         raise ValueError(f"diagonalise_stored {diagonalise_stored!r}; accepted: "
@@ -183,7 +183,7 @@ def compare_hamiltonian(stored_terms, num_qubits: int, rebuilt_H, *,
     H_stored = from_pauli_terms(stored_terms, num_qubits)  # validates the terms
     stored = _canonical_terms(stored_terms)
     if isinstance(rebuilt_H, list):
-        from qencode_nb.hamiltonian import parse_pauli_string
+        from qencode_nb.problem.hamiltonian import parse_pauli_string
 
         top = max((max(parse_pauli_string(t["pauli_string"]), default=-1)
                    for t in rebuilt_H), default=-1)
@@ -293,11 +293,11 @@ def check_entry(entry, *, cache_dir=None, diagonalise_stored: str = "auto",
     """Rebuild an entry through the cache and compare its stored Hamiltonian.
 
     Args:
-        entry: :class:`~qencode_nb.entries.Entry` with a stored Hamiltonian
+        entry: :class:`~qencode_nb.entry.model.Entry` with a stored Hamiltonian
             (a QEncode JSON entry, or a params entry completed from ``db``).
-        cache_dir: cache root (see :func:`qencode_nb.cache.cache_root`).
+        cache_dir: cache root (see :func:`qencode_nb.problem.cache.cache_root`).
         rebuilt: an already rebuilt ``(ChemSummary, TaperResult)``
-            (:func:`qencode_nb.cache.cached_rebuild_entry`); rebuilt here when None.
+            (:func:`qencode_nb.problem.cache.cached_rebuild_entry`); rebuilt here when None.
 
     Returns:
         :func:`compare_hamiltonian`'s dict plus ``cache_hit``, ``cache_key``,
@@ -307,7 +307,7 @@ def check_entry(entry, *, cache_dir=None, diagonalise_stored: str = "auto",
         EntryError: the entry stores no Hamiltonian, or a field is not accepted.
         CapabilityMissing: the declared source cannot be rebuilt.
     """
-    from qencode_nb.cache import cached_rebuild_entry
+    from qencode_nb.problem.cache import cached_rebuild_entry
     from qencode_nb.errors import EntryError
 
     if entry.pauli_terms is None:
