@@ -1,0 +1,55 @@
+"""The audit's record names: the one list that ``audit.ipynb``, ``collect`` and
+``studies`` use.
+
+Tools outside the project read these names from executed audit notebooks
+(mimetype ``application/vnd.qencode-nb.record+json``), so each keeps its name
+and meaning; a new record is added here first.  Energies in Ha, errors and
+thresholds in mHa, margins as fractions.
+"""
+
+#: ``{record name: meaning}``, in the order an audit writes them.
+AUDIT_RECORDS = {
+    "blas_threads": "BLAS threads measured by threadpoolctl (every pool)",
+    "blas_coretype": "OPENBLAS_CORETYPE in force, or None",
+    "kernel_mismatches": "OpenBLAS pools not running the requested kernel",
+    "entry_id": "QEncode entry_id",
+    "entry_source": "the file the entry was read from",
+    "mode": "audit mode: full, replay or rerun",
+    "strict": "whether strict mode was requested",
+    "provenance": "versions vs pins, git, platform, CPU, every BLAS pool",
+    "integrity": "SHA-256 by QEncode's rule, signature state",
+    "hamiltonian": "the Hamiltonian check: terms, ground energies, fingerprint, cache",
+    "engine": "backend requested and used, and why the sector engine did not run",
+    "replay": "energy of the stored optimal parameters vs the published energy",
+    "rerun": "the re-run: energy, nfev, restarts, configuration used, findings",
+    "rerun_energy": "the re-run energy (Ha, tapering constant included), or None",
+    "fields": "tier 1: every procedure field as declared and as used",
+    "undeclared": "procedure fields the entry does not declare",
+    "error_mha": "regenerated error |E_rerun - E_exact| (mHa)",
+    "published_error_mha": "published error (mHa)",
+    "movement_mha": "signed movement: regenerated - published error (mHa)",
+    "margin_regenerated": "(threshold - regenerated error) / threshold",
+    "margin_published": "(threshold - published error) / threshold",
+    "published_certified": "the entry's own certification flag",
+    "threshold_mha": "the entry's certification threshold (mHa)",
+    "reference_energy": "exact ground energy of the qubit Hamiltonian (Ha)",
+    "certified": "regenerated error below the threshold",
+    "fragile": "certified with margin below the fragile margin",
+    "certification_change": "gained/lost certification, or None",
+    "bit_identical": "re-run energy equal to the published one to the last bit",
+    "difference": "re-run vs published energy: delta, ulps, float.hex",
+    "consistency": "internal consistency of the published numbers",
+    "alerts": "integrity, replay and consistency failures",
+    "tiers": "the three tiers: procedure, certification, bit_identical",
+    "verdict": "the one-line summary",
+    "done": "the last record: the run completed",
+}
+
+#: Written only when a stage fails: ``{"stage", "type", "message"}``.
+ERROR_RECORD = "error"
+
+#: The verdict's records (written from :meth:`Verdict.to_record`), in order.
+VERDICT_RECORDS = ("error_mha", "published_error_mha", "movement_mha", "margin_regenerated",
+                   "margin_published", "published_certified", "threshold_mha",
+                   "reference_energy", "certified", "fragile", "certification_change",
+                   "bit_identical", "difference", "consistency", "alerts", "tiers")
