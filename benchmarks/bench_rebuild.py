@@ -18,7 +18,8 @@ time is measured once, before the loop, and reported separately.
 Exit status 1 only when the cache misbehaves (a cold hit, a warm miss, or a
 warm result that differs from the cold one).
 
-Runs at one BLAS thread (set here before numpy loads, unless already set).
+Runs at one BLAS thread (all six pin variables set here before numpy loads;
+the count already in ``OMP_NUM_THREADS`` is kept).
 Timings are wall-clock ``time.perf_counter`` on a shared machine: compare the
 ratios, not the absolute numbers, across machines.
 """
@@ -27,8 +28,11 @@ from __future__ import annotations
 
 import os
 
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+from qencode_nb.notebook.pins import pin_environment  # imports no numpy
+
+# All six pin variables at one count, before numpy loads: 1, or the count already
+# in OMP_NUM_THREADS.
+os.environ.update(pin_environment(int(os.environ.get("OMP_NUM_THREADS", "1"))))
 
 import argparse  # noqa: E402
 import json  # noqa: E402
@@ -102,7 +106,7 @@ def main(argv=None) -> int:
     import scipy.sparse.linalg  # noqa: F401
 
     from qencode_nb.problem import cache
-    from qencode_nb.entry import model as entries
+    from qencode_nb import entry as entries
     from qencode_nb.problem.hamcheck import check_entry
     t_import = time.perf_counter() - t0
 

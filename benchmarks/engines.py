@@ -45,8 +45,11 @@ from __future__ import annotations
 
 import os
 
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+from qencode_nb.notebook.pins import pin_environment  # imports no numpy
+
+# All six pin variables at one count, before numpy loads: 1, or the count already
+# in OMP_NUM_THREADS.
+os.environ.update(pin_environment(int(os.environ.get("OMP_NUM_THREADS", "1"))))
 
 import argparse  # noqa: E402
 import json  # noqa: E402
@@ -93,7 +96,7 @@ def _timed(fn, timeout):
 
 
 def _entry(system):
-    from qencode_nb.entry import model as entries
+    from qencode_nb import entry as entries
 
     return entries.load(next(DB.glob(f"{system}_ccpvdz_JW_ADAPT_*.json")))
 
@@ -113,7 +116,7 @@ def _sector_problem(system, e):
     """(SectorProblem-like object, chemistry) for the system."""
     import pennylane as qml
 
-    from qencode_nb.verdict import audit
+    from qencode_nb.problem import problem as audit
     from qencode_nb.rerun import ci_space_map as sector_map
     from qencode_nb.rerun import ci_space as S
     from qencode_nb.rerun.ansatz import uccsd_excitations
@@ -138,7 +141,7 @@ def part1(systems, timeout):
     from qencode_nb.rerun import ci_space as S
     from qencode_nb.rerun import statevector as sv
     from qencode_nb.problem.chemistry import run_chemistry
-    from qencode_nb.problem.hamiltonian import build_of_bridge
+    from qencode_nb.problem.of_bridge import build_of_bridge
 
     rows = []
     for system in systems:
@@ -240,7 +243,7 @@ if engine == "sector":
         max_operators=e.adapt["max_operators"], max_iterations=e.max_iterations,
         e_target=e.casci_energy, inner="l-bfgs-b")
 else:
-    from qencode_nb.verdict import audit
+    from qencode_nb.problem import problem as audit
     p = audit.build_problem(e, audit.rebuild(e))
     build = time.perf_counter() - t0
     res = adapt.run_adapt(p.hamiltonian, p.pool, e.hf_tapered_state, p.wires,

@@ -9,7 +9,9 @@ when any audit failed (each failure is listed), 2 on bad arguments.
 ``qencode-nb audit ENTRY [--threads N] [--coretype K] [--mode M] [--db DIR]
 [--engine sector] [--out OUT.ipynb] [--json]`` runs ``notebooks/audit.ipynb`` through the
 pinned papermill engine (:mod:`qencode_nb.notebook.runner`) and prints the verdict, or
-with ``--json`` every record as one JSON object.  Exit status: 0 when the
+with ``--json`` every record as one JSON object.  The executed notebook is
+``OUT.ipynb``, by default ``runs/audit/<entry stem>.ipynb`` under the working
+directory (:data:`AUDIT_OUT_DIR`; never a loose file beside it).  Exit status: 0 when the
 run recorded ``done`` with no alert, 3 when it did but raised alerts
 (integrity or replay failed, inconsistent published numbers), 1 when it
 failed (the executed notebook is kept and the reason printed), 2 on bad
@@ -24,7 +26,7 @@ OpenBLAS kernel at 1 thread (default: every kernel this CPU can run), and
 "Adam(lr=0.05)"] [--repeats R] [--threads N] [--mode M] [--db DIR]
 [--workers N] [--out DIR]`` once per optimiser replacing the recorded one
 (hea and uccsd entries) at N BLAS threads (default 1); each run its own
-process and kernel (:mod:`qencode_nb.studies.variance`).  Prints the per-group
+process and kernel (:func:`qencode_nb.studies.run`).  Prints the per-group
 summary (errors in mHa, median nfev and wall time in s side by side) and the
 finding; writes ``threads.csv`` / ``kernels.csv`` / ``optimizers.csv`` and
 the figure ``threads.{png,svg}`` / ``kernels.{png,svg}`` /
@@ -56,13 +58,18 @@ from pathlib import Path
 from qencode_nb.errors import QencodeNbError
 
 
+#: Where ``qencode-nb audit`` writes the executed notebook without ``--out``:
+#: ``<AUDIT_OUT_DIR>/<entry stem>.ipynb``, relative to the working directory (a
+#: folder of its own, so that a sweep folder's ``summary.csv`` never picks it up).
+AUDIT_OUT_DIR = Path("runs") / "audit"
+
 ENGINE_HELP = ("sector: run the ADAPT entries that map (qencode_nb.rerun.ci_space_map) on the fast "
                "sector engine (tier 1 then fails on the backend deviation); default: the "
                "recorded backend")
 
 
 def _audit(args) -> int:
-    from qencode_nb.verdict.audit import MODES, check_engine
+    from qencode_nb.notebook.parameters import MODES, check_engine
     from qencode_nb.notebook.record import encode, read_records
     from qencode_nb.notebook.runner import NOTEBOOKS, run_notebook
 
@@ -75,7 +82,8 @@ def _audit(args) -> int:
     except QencodeNbError as exc:
         print(f"qencode-nb: {exc}", file=sys.stderr)
         return 2
-    out = Path(args.out or f"audit-{Path(args.entry).stem}.ipynb")
+    out = Path(args.out) if args.out else AUDIT_OUT_DIR / f"{Path(args.entry).stem}.ipynb"
+    out.parent.mkdir(parents=True, exist_ok=True)
     params = {"entry": str(args.entry), "blas_threads": args.threads, "mode": args.mode}
     if args.coretype:
         params["blas_coretype"] = args.coretype
@@ -102,7 +110,7 @@ def _audit(args) -> int:
 
 
 def _sweep(args) -> int:
-    from qencode_nb.studies.sweep import sweep
+    from qencode_nb.studies.sweep import failures, sweep, tier_counts
 
     try:
         table = sweep(args.targets, args.out, mode=args.mode, workers=args.workers,
@@ -112,72 +120,60 @@ def _sweep(args) -> int:
     except QencodeNbError as exc:
         print(f"qencode-nb: {exc}", file=sys.stderr)
         return 2
-    failed = table[table["status"] != "done"]
+    failed = failures(table)
     print(f"{len(table) - len(failed)}/{len(table)} audits done; summary: "
           f"{Path(args.out) / 'summary.csv'}; margin plot: {Path(args.out) / 'margins.png'}")
-    tiers = ["tier_procedure", "tier_certification", "tier_bit_identical"]
-    done = table[table["status"] == "done"]
-    if len(done):
+    if len(failed) < len(table):
         print("tiers (pass/fail/n/a): " + "; ".join(
-            f"{t[5:]} " + "/".join(str(int((done[t] == v).sum())) for v in ("pass", "fail", "n/a"))
-            for t in tiers))
-    for _, row in failed.iterrows():
-        print(f"FAILED {Path(row['notebook']).stem}: {row['failure']}")
-    return 1 if len(failed) else 0
+            f"{tier} " + "/".join(str(counts.get(v, 0)) for v in ("pass", "fail", "n/a"))
+            for tier, counts in tier_counts(table).items()))
+    return _print_failures(failed)
+
+
+def _print_failures(failed: dict) -> int:
+    """One ``FAILED <run>: <reason>`` line per failed run; exit status 1 if any, else 0."""
+    for name, failure in failed.items():
+        print(f"FAILED {name}: {failure}")
+    return 1 if failed else 0
 
 
 def _study(args) -> int:
     import pandas as pd
 
-    from qencode_nb.studies.variance import (environment_finding, environments_study, finding,
-                                    kernels_study, optimizers_study, summarise,
-                                    threads_study)
+    from qencode_nb.studies import run
 
-    out = Path(args.out or f"runs/{args.kind}")
-    common = dict(repeats=args.repeats, out_dir=out, mode=args.mode, db=args.db,
-                  workers=args.workers, timeout=args.timeout)
+    options = {k: getattr(args, k) for k in ("threads", "coretypes", "optimizers",
+                                              "kernelspecs", "blas_threads", "engine")
+               if hasattr(args, k)}
     try:
-        if args.kind == "environments":
-            by, table = "kernelspec", environments_study(args.entry, args.kernelspecs,
-                                                     blas_threads=args.threads,
-                                                     engine=args.engine, **common)
-        elif args.kind == "threads":
-            by, table = "threads", threads_study(args.entry, args.threads, engine=args.engine,
-                                                 **common)
-        elif args.kind == "kernels":
-            by, table = "coretype", kernels_study(args.entry, args.coretypes,
-                                                  engine=args.engine, **common)
-        else:
-            by, table = "optimizer", optimizers_study(args.entry, args.optimizers,
-                                                      blas_threads=args.threads, **common)
+        result = run(args.kind, args.entry, repeats=args.repeats, out_dir=args.out or None,
+                     mode=args.mode, db=args.db, workers=args.workers, timeout=args.timeout,
+                     **options)
     except QencodeNbError as exc:
         print(f"qencode-nb: {exc}", file=sys.stderr)
         return 2
-    summary = summarise(table, by)
+    out = result.out_dir
     with pd.option_context("display.width", 200, "display.max_columns", 20):
-        print(summary.drop(columns=["energies_hex"])
+        print(result.summary.drop(columns=["energies_hex"])
               .to_string(index=False, float_format=lambda v: f"{v:.12g}"))
-    print(finding(summary, by))
-    if args.kind == "environments":
-        versions = pd.DataFrame(table.attrs["versions"])
+    print(result.finding)
+    if result.versions is not None:
+        versions = result.versions
         cols = versions.drop(columns=["package", "differs"])
-        known = cols.loc[:, cols.notna().any()]   # a failed kernel recorded no versions
+        known = cols.loc[:, cols.notna().any()]   # a failed kernelspec recorded no versions
         shown = versions[known.notna().all(axis=1)]
         print(shown.to_string(index=False))
         if len(shown) < len(versions):
             print(f"({len(versions) - len(shown)} packages installed in some kernels only: "
                   f"{out / 'environments_versions.csv'})")
-        print(environment_finding(pd.DataFrame(table.attrs["differences"])))
+        print(result.environment_finding)
     print(f"table: {out / (args.kind + '.csv')}; figure: {out / (args.kind + '.png')}, "
           f"{out / (args.kind + '.svg')}")
-    failed = table[table["status"] != "done"]
-    for _, row in failed.iterrows():
-        print(f"FAILED {Path(row['notebook']).stem}: {row['failure']}")
-    return 1 if len(failed) else 0
+    return _print_failures(result.failures())
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from qencode_nb.studies.variance import DEFAULT_OPTIMIZERS
+    from qencode_nb.studies.optimizers import DEFAULT_OPTIMIZERS
 
     parser = argparse.ArgumentParser(
         prog="qencode-nb",
@@ -192,7 +188,7 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--db", default=None,
                        help="folder of QEncode JSON files to complete a params/ entry")
     audit.add_argument("--out", default=None, help="executed notebook path "
-                       "(default audit-ENTRY.ipynb)")
+                       "(default runs/audit/ENTRY.ipynb)")
     audit.add_argument("--timeout", type=int, default=None,
                        help="per-cell timeout in seconds (default: none)")
     audit.add_argument("--json", action="store_true", help="print all records as JSON")
@@ -237,7 +233,7 @@ def build_parser() -> argparse.ArgumentParser:
     op.add_argument("--optimizers", nargs="+", default=list(DEFAULT_OPTIMIZERS),
                     help="optimisers (default: " + " ".join(DEFAULT_OPTIMIZERS) + ")")
     op.add_argument("--repeats", type=int, default=1, help="runs per optimiser (default 1)")
-    op.add_argument("--threads", type=int, default=1,
+    op.add_argument("--threads", type=int, default=1, dest="blas_threads", metavar="THREADS",
                     help="BLAS threads of every run (default 1)")
     en = kinds.add_parser("environments", help="re-run in Jupyter kernels with different "
                           "package stacks (see `qencode-nb stack`); writes environments.csv")
@@ -245,7 +241,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="kernelspecs, the first the baseline (default: python3 and every "
                          "qencode-nb-* stack)")
     en.add_argument("--repeats", type=int, default=1, help="runs per kernel (default 1)")
-    en.add_argument("--threads", type=int, default=1,
+    en.add_argument("--threads", type=int, default=1, dest="blas_threads", metavar="THREADS",
                     help="BLAS threads of every run (default 1)")
     for p in (th, ke, en):
         p.add_argument("--engine", default=None, help=ENGINE_HELP)

@@ -9,11 +9,11 @@ Tiers of cost (measured on a shared 2-core machine, 1 BLAS thread):
 
 - default: pool sizes and replays of H4, H2CO, H6; re-runs of H4 and H2CO
   (well under a minute together);
-- ``@pytest.mark.slow`` (still run by default in CI, about 3 minutes
-  together): N2 pool + replay, H8 pool + replay and full statevector re-run,
-  H10 pool + replay (the H8/H10 tapering inputs are rebuilt without the
-  dense sector diagonalisation, which alone takes ~10 minutes for H8);
-- opt-in with ``QENCODE_NB_HEAVY=1``: benzene pool + replay (its CASSCF
+- ``@pytest.mark.slow`` (run in CI, about 3 minutes together): N2 pool +
+  replay, H8 pool + replay and full statevector re-run, H10 pool + replay
+  (the H8/H10 tapering inputs are rebuilt without the dense sector
+  diagonalisation, which alone takes ~10 minutes for H8);
+- ``@pytest.mark.heavy`` (not in CI; run with ``-m heavy``): benzene pool + replay (its CASSCF
   alone takes ~160 s), full QNode re-runs of H6 (~16 min), N2 (~4 min) and
   benzene (~1 min after its rebuild).  The H10 re-run (300 operators on
   the statevector engine, hours) is measured by the full-mode sweep, not
@@ -23,7 +23,6 @@ Tiers of cost (measured on a shared 2-core machine, 1 BLAS thread):
 from __future__ import annotations
 
 import json
-import os
 import time
 from pathlib import Path
 
@@ -47,10 +46,6 @@ HEAVY_REBUILD = ["benzene"]  # its CASSCF alone takes ~160 s
 
 TOL_REPLAY_HA = 1e-9
 
-HEAVY = os.environ.get("QENCODE_NB_HEAVY") == "1"
-heavy = pytest.mark.skipif(not HEAVY, reason="opt-in: set QENCODE_NB_HEAVY=1 (minutes to hours)")
-
-
 def _entry(key: str) -> dict:
     path = DB / ADAPT[key]
     if not path.is_file():
@@ -62,7 +57,7 @@ class Problem:
     """One ADAPT entry with its rebuilt pool and stored Hamiltonian."""
 
     def __init__(self, key: str):
-        from qencode_nb.problem.hamiltonian import from_pauli_terms
+        from qencode_nb.problem.pauli import from_pauli_terms
 
         self.key = key
         self.entry = e = _entry(key)
@@ -87,7 +82,7 @@ class Problem:
         self.H_rebuilt = tap.H_tapered
         self.e_casci = chem.e_casci
         self.pool = tapered_uccsd_ops(chem.num_electrons, tap.n_qubits_full,
-                                      tap.generators, tap.paulixops, tap.sectors)
+                                      tap.generators, tap.paulixops, tap.z2_sectors)
 
 
 class LargeProblem(Problem):
@@ -101,7 +96,7 @@ class LargeProblem(Problem):
 
         from qencode_nb.rerun.ansatz import tapered_uccsd_ops
         from qencode_nb.problem.chemistry import run_chemistry
-        from qencode_nb.problem.hamiltonian import build_of_bridge
+        from qencode_nb.problem.of_bridge import build_of_bridge
 
         p = self.entry["problem"]
         ne = p["active_space"]["num_electrons"]
@@ -254,7 +249,7 @@ def test_pool_and_replay_large_active_spaces(problem, key):
     assert _check_replay(prob) == prob.vqe["best_energy_hartree"]
 
 
-@heavy
+@pytest.mark.heavy
 @pytest.mark.slow
 @pytest.mark.parametrize("key", HEAVY_REBUILD)
 def test_pool_and_replay_expensive_rebuilds(problem, key):
@@ -275,7 +270,7 @@ def test_h8_tapered_generator_pool_and_statevector_replay(problem):
 
 # --- opt-in tier -------------------------------------------------------------
 
-@heavy
+@pytest.mark.heavy
 @pytest.mark.slow
 @pytest.mark.parametrize("key", ["H6", "N2", "benzene"])
 def test_rerun_qnode_entries(problem, key):

@@ -39,6 +39,7 @@ def _pins_one_thread(monkeypatch, n="1"):
         monkeypatch.setenv(var, n)
 
 
+@pytest.mark.notebook
 def test_lih_bundled_entry_end_to_end(tmp_path):
     """The README's main job: papermill audit.ipynb -p entry lih (stock engine)."""
     out, r = _papermill(tmp_path, "lih", entry="lih")
@@ -62,6 +63,7 @@ def test_lih_bundled_entry_end_to_end(tmp_path):
     assert r["verdict"].startswith(r["entry_id"] + ": certified")
 
 
+@pytest.mark.notebook
 def test_lih_qencode_json_replay_and_rerun(tmp_path):
     out, r = _papermill(tmp_path, "lih_json", entry=str(LIH_PAR_HEA))
     assert r["done"] is True and r["blas_threads"] == 1
@@ -82,6 +84,7 @@ def test_lih_qencode_json_replay_and_rerun(tmp_path):
     assert h["fingerprint_ha"] < 1e-8 and h["hamiltonian_source_inferred"] == "of_bridge"
 
 
+@pytest.mark.notebook
 def test_h2_uccsd_replays_and_reruns_bit_identically(tmp_path):
     out, r = _papermill(tmp_path, "h2", entry="h2", db=str(SHARED_DB))
     assert r["done"] is True
@@ -91,6 +94,7 @@ def test_h2_uccsd_replays_and_reruns_bit_identically(tmp_path):
     assert r["certified"] is True
 
 
+@pytest.mark.notebook
 def test_blas_threads_2_is_measured(tmp_path):
     out, r = _papermill(tmp_path, "two", entry=str(H2_JW_UCCSD), blas_threads=2,
                         mode="replay")
@@ -112,6 +116,7 @@ def numpy_at_startup(tmp_path, monkeypatch):
     return ipydir
 
 
+@pytest.mark.notebook
 def test_numpy_imported_at_startup_fails_loudly_under_stock_papermill(tmp_path, numpy_at_startup):
     out = tmp_path / "startup.ipynb"
     with pytest.raises(PapermillExecutionError) as err:
@@ -125,6 +130,7 @@ def test_numpy_imported_at_startup_fails_loudly_under_stock_papermill(tmp_path, 
     assert "done" not in r
 
 
+@pytest.mark.notebook
 def test_numpy_imported_at_startup_runs_pinned_under_the_engine(tmp_path, numpy_at_startup):
     out = tmp_path / "engine.ipynb"
     r = run_notebook(AUDIT_NB, out, {"entry": str(H2_JW_UCCSD), "blas_threads": 2,
@@ -135,12 +141,14 @@ def test_numpy_imported_at_startup_runs_pinned_under_the_engine(tmp_path, numpy_
     assert {p["threads"] for p in blas} == {2}
 
 
+@pytest.mark.notebook
 def test_h6_adapt_replays_bit_identically(tmp_path):
     out, r = _papermill(tmp_path, "h6", entry="h6", db=str(SHARED_DB), mode="replay")
     assert r["done"] is True and r["replay"]["identical"] is True
     assert r["hamiltonian"]["terms_match"] and r["hamiltonian"]["max_abs_dcoeff"] <= 1e-8
 
 
+@pytest.mark.notebook
 def test_h4_adapt_reruns_the_recorded_selection(tmp_path):
     h4 = SHARED_DB / "H4_ccpvdz_JW_ADAPT_v4_tapered__sha256_39f9134a722ad612.json"
     out, r = _papermill(tmp_path, "h4", entry=str(h4))
@@ -155,6 +163,7 @@ def test_h4_adapt_reruns_the_recorded_selection(tmp_path):
     assert r["fragile"] is True and r["margin_regenerated"] < 0.2   # 9.94 mHa of 10
 
 
+@pytest.mark.notebook
 def test_missing_capability_fails_naming_it_and_keeps_the_notebook(tmp_path):
     raw = json.loads(LIH_PAR_HEA.read_text())
     raw["provenance"]["hamiltonian_source"] = "pennylane_native"
@@ -174,6 +183,7 @@ def test_unknown_parameter_is_an_error(tmp_path):
         run_notebook(AUDIT_NB, tmp_path / "x.ipynb", {"entry": "h2", "blas_thread": 2})
 
 
+@pytest.mark.notebook
 def test_bad_mode_is_recorded_as_the_failure(tmp_path):
     out = tmp_path / "mode.ipynb"
     with pytest.raises(RunFailed, match="mode"):
@@ -181,6 +191,7 @@ def test_bad_mode_is_recorded_as_the_failure(tmp_path):
     assert "replay" in read_records(out)["error"]["message"]
 
 
+@pytest.mark.notebook
 def test_cli_audit_json(tmp_path):
     exe = ROOT / ".venv" / "bin" / "qencode-nb"
     out = tmp_path / "cli.ipynb"
@@ -192,6 +203,7 @@ def test_cli_audit_json(tmp_path):
 
 
 @pytest.mark.skipif("avx512_bf16" not in threads.cpu_flags(), reason="CPU lacks avx512_bf16")
+@pytest.mark.notebook
 def test_lih_with_the_cooperlake_kernel(tmp_path):
     out, r = _papermill(tmp_path, "coop", entry="lih", blas_coretype="Cooperlake")
     assert r["done"] is True and r["blas_coretype"] == "Cooperlake"
@@ -214,6 +226,7 @@ def test_the_engine_refuses_unknown_parameters_even_via_stock_papermill(tmp_path
                                    engine_name="qencode-nb", progress_bar=False)
 
 
+@pytest.mark.notebook
 def test_a_bad_coretype_through_the_engine_is_recorded_by_the_pin_cell(tmp_path):
     out = tmp_path / "core.ipynb"
     with pytest.raises(RunFailed, match="PinError: blas_coretype 'nonsense'"):
@@ -222,6 +235,7 @@ def test_a_bad_coretype_through_the_engine_is_recorded_by_the_pin_cell(tmp_path)
     assert r["error"]["stage"] == "pin" and "accepted: " in r["error"]["message"]
 
 
+@pytest.mark.notebook
 def test_tampered_entry_raises_alerts_and_cli_exit_3(tmp_path):
     raw = json.loads(H2_JW_UCCSD.read_text())
     terms = raw["artifacts"]["qubit_hamiltonian"]["pauli_terms"]
@@ -240,6 +254,7 @@ def test_tampered_entry_raises_alerts_and_cli_exit_3(tmp_path):
     assert "INTEGRITY FAIL" in r["verdict"]
 
 
+@pytest.mark.notebook
 def test_tier3_is_not_claimed_when_the_entry_records_no_pins(tmp_path):
     raw = json.loads(H2_JW_UCCSD.read_text())
     raw["provenance"]["tool_versions"] = {}
@@ -251,6 +266,7 @@ def test_tier3_is_not_claimed_when_the_entry_records_no_pins(tmp_path):
     assert "no package pins" in r["tiers"]["bit_identical"]["reasons"][0]
 
 
+@pytest.mark.notebook
 def test_constant_correction_quirk_runs_every_restart_as_the_entry_records(tmp_path):
     """BeH2 PAR/UCCSD: early stop compares the uncorrected energy, so all 10 restarts run."""
     beh2 = SHARED_DB / "BeH2_ccpvdz_PAR_UCCSD_v4_tapered__sha256_f71541a4f8d3e964.json"
@@ -266,6 +282,7 @@ def test_constant_correction_quirk_runs_every_restart_as_the_entry_records(tmp_p
 
 
 @pytest.mark.slow
+@pytest.mark.notebook
 def test_h8_adapt_on_the_sector_engine(tmp_path):
     """engine=sector: replay and re-run of H8 ADAPT on the sector engine, tier 1
     lists the backend and engine deviations, tier 3 is n/a (other arithmetic)
@@ -288,6 +305,7 @@ def test_h8_adapt_on_the_sector_engine(tmp_path):
     assert r["tiers"]["certification"]["status"] == "pass"
 
 
+@pytest.mark.notebook
 def test_sector_engine_falls_back_with_the_reason(tmp_path):
     """LiH PAR/HEA cannot map: the recorded backend runs and the reason is recorded;
     an unknown engine is refused naming the accepted ones."""

@@ -10,14 +10,13 @@ asserted only in a subprocess that pins ``OPENBLAS_CORETYPE=Cooperlake``.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, SHARED_DB as DB  # noqa: E402,F401
+from conftest import ROOT, SHARED_DB as DB, pinned_env  # noqa: E402,F401
 
 UCCSD = {
     "H2_JW": "H2_ccpvdz_JW_UCCSD_v4_tapered__sha256_93a0f8a8604d9aed.json",
@@ -53,7 +52,7 @@ def _rebuilt(key: str):
         entry = _entry(key)
         chem, tap = rebuild_tapered_from_entry(entry)
         pool = tapered_uccsd_ops(chem.num_electrons, tap.n_qubits_full,
-                                 tap.generators, tap.paulixops, tap.sectors)
+                                 tap.generators, tap.paulixops, tap.z2_sectors)
         _CACHE[key] = (entry, chem, tap, pool)
     return _CACHE[key]
 
@@ -79,7 +78,7 @@ def test_chemistry_matches_entry(key):
 
 @pytest.mark.parametrize("key", list(UCCSD))
 def test_tapered_hamiltonian_matches_entry(key):
-    from qencode_nb.problem.hamiltonian import to_pauli_terms
+    from qencode_nb.problem.pauli import to_pauli_terms
 
     entry, _, tap, _ = _rebuilt(key)
     stored = _stored_terms(entry)
@@ -94,7 +93,7 @@ def test_tapered_hamiltonian_matches_entry(key):
     assert [t["pauli_string"] for t in rebuilt_list] == list(stored)
 
     stored_tap = entry["encoding"]["tapering"]
-    assert tap.sectors == stored_tap["sectors"]
+    assert tap.z2_sectors == stored_tap["sectors"]
     assert tap.hf_tapered.tolist() == stored_tap["hf_tapered_state"]
     assert tap.n_qubits_full == stored_tap["original_num_qubits"]
     assert tap.n_qubits_tapered == stored_tap["tapered_num_qubits"]
@@ -114,7 +113,7 @@ def test_uccsd_pool_size_and_replay(key):
     import pennylane as qml
 
     from qencode_nb.rerun.ansatz import uccsd_circuit
-    from qencode_nb.problem.hamiltonian import from_pauli_terms
+    from qencode_nb.problem.pauli import from_pauli_terms
 
     entry, _, _, pool = _rebuilt(key)
     vqe = entry["results"]["vqe"]
@@ -158,7 +157,9 @@ def test_strip_imaginary_rebuilds_a_real_operator_and_checks_it():
     import pennylane as qml
     from pennylane.pauli import PauliSentence, PauliWord
 
-    from qencode_nb.problem.hamiltonian import HamiltonianMismatch, exact_ground_energy, strip_imaginary
+    from qencode_nb.problem.exact import exact_ground_energy
+    from qencode_nb.problem.of_bridge import HamiltonianMismatch
+    from qencode_nb.problem.tapering import strip_imaginary
 
     noisy = PauliSentence({PauliWord({}): -1.0 + 0.0j,
                            PauliWord({0: "Z"}): 0.5 + 2e-3j,
@@ -221,7 +222,9 @@ def test_bad_fields_name_the_field():
 
 
 def test_modules_do_not_import_numpy_on_import():
-    code = ("import sys, qencode_nb.problem.chemistry, qencode_nb.problem.hamiltonian, "
+    code = ("import sys, qencode_nb.problem.chemistry, qencode_nb.problem.pauli, "
+            "qencode_nb.problem.of_bridge, qencode_nb.problem.tapering, "
+            "qencode_nb.problem.exact, "
             "qencode_nb.rerun.ansatz, qencode_nb.problem.rebuild; "
             "print('numpy' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
@@ -232,7 +235,7 @@ def test_modules_do_not_import_numpy_on_import():
 _BIT_SCRIPT = r"""
 import json, sys
 from qencode_nb.problem.rebuild import rebuild_tapered_from_entry
-from qencode_nb.problem.hamiltonian import to_pauli_terms
+from qencode_nb.problem.pauli import to_pauli_terms
 out = {}
 for path in sys.argv[1:]:
     e = json.load(open(path))
@@ -269,8 +272,7 @@ def test_cooperlake_kernel_makes_the_rebuild_bit_identical():
     LiH moves by ~2e-15 Ha and HF by ~1e-13 Ha)."""
     if "avx512_bf16" not in _cpu_flags():
         pytest.skip("this CPU cannot run OpenBLAS's Cooperlake kernel")
-    env = dict(os.environ, OPENBLAS_CORETYPE="Cooperlake", OMP_NUM_THREADS="1",
-               OPENBLAS_NUM_THREADS="1", PYTHONPATH=str(ROOT))
+    env = pinned_env(1, "Cooperlake", PYTHONPATH=str(ROOT))
     paths = [str(DB / UCCSD[k]) for k in ("LiH_JW", "HF_BK", "BeH2_PAR", "N2_JW_casscf")]
     done = subprocess.run([sys.executable, "-c", _BIT_SCRIPT, *paths], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=120)

@@ -7,8 +7,10 @@ import json
 import pytest
 
 from conftest import LIH_PAR_HEA, SHARED_DB
-from qencode_nb.entry import model as entries
+from qencode_nb import entry as entries
 from qencode_nb.entry import vocabulary
+from qencode_nb.entry.hashing import qencode_sha256
+from qencode_nb.paths import PARAMS_DIR
 from qencode_nb.errors import EntryError
 
 ALL = sorted(SHARED_DB.glob("*.json"))
@@ -22,7 +24,7 @@ def test_there_are_forty_shared_entries():
 def test_every_shared_entry_loads_and_its_sha256_recomputes(path):
     e = entries.load(path)
     assert e.kind == "qencode-json"
-    assert entries.qencode_sha256(e.raw) == e.sha256
+    assert qencode_sha256(e.raw) == e.sha256
     assert e.entry_id.endswith(e.sha256[:16])
     assert e.mapping in vocabulary.MAPPINGS and e.ansatz in vocabulary.ANSATZE
     assert len(e.optimal_params) == e.num_params
@@ -119,7 +121,7 @@ def test_wrong_schema_version_is_refused(tmp_path, lih_raw):
 
 
 def test_malformed_pauli_term_is_named():
-    from qencode_nb.problem.hamiltonian import from_pauli_terms
+    from qencode_nb.problem.pauli import from_pauli_terms
 
     with pytest.raises(EntryError, match="pauli_string 'Z0W1'"):
         from_pauli_terms([{"pauli_string": "Z0W1", "coefficient": 1.0}], 2)
@@ -128,7 +130,7 @@ def test_malformed_pauli_term_is_named():
 
 
 def test_yaml_fact_disagreeing_with_its_json_is_refused(tmp_path):
-    text = (entries.PARAMS_DIR / "lih.yaml").read_text().replace("max_iterations: 500",
+    text = (PARAMS_DIR / "lih.yaml").read_text().replace("max_iterations: 500",
                                                                   "max_iterations: 1200")
     path = tmp_path / "lih1200.yaml"
     path.write_text(text)
@@ -138,7 +140,7 @@ def test_yaml_fact_disagreeing_with_its_json_is_refused(tmp_path):
 
 
 def test_yaml_unknown_field(tmp_path):
-    text = (entries.PARAMS_DIR / "h2.yaml").read_text() + "\nextra: 1\n"
+    text = (PARAMS_DIR / "h2.yaml").read_text() + "\nextra: 1\n"
     path = tmp_path / "x.yaml"
     path.write_text(text)
     with pytest.raises(EntryError, match="x.yaml: field extra: unknown field"):

@@ -26,22 +26,27 @@ import pytest
 
 from conftest import ROOT
 from qencode_nb.studies import stacks
-from qencode_nb.verdict.audit import ulp_distance
+from qencode_nb.verdict.compare import ulp_distance
 from qencode_nb.errors import ParameterError
 from qencode_nb.notebook.record import read_records
-from qencode_nb.studies.variance import (STACK_PACKAGES, VERSION_BLAS, environment_differences,
-                                environment_finding, environments_study, finding, summarise,
-                                version_table)
+from qencode_nb.studies.environments import (STACK_PACKAGES, VERSION_BLAS,
+                                             environment_differences, environment_finding,
+                                             environments_study, version_table)
+from qencode_nb.studies.summaries import finding, summarise
 
 QENCODE_NB = Path(sys.executable).parent / "qencode-nb"
 OTHER_SCIPY = "1.16.3"
-KERNEL = "qencode-nb-scipy116"
+KERNELSPEC = "qencode-nb-scipy116"
 
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory):
     """An overlay stack with SciPy 1.16.3, its kernelspec under a private prefix that
-    Jupyter (here and in every child process) finds through JUPYTER_PATH."""
+    Jupyter (here and in every child process) finds through JUPYTER_PATH.
+
+    Needs a package registry: pip installs the SciPy 1.16.3 wheel (about 35 MB) from
+    PyPI into a new virtual environment.  Every test that uses this fixture (directly
+    or through ``env_run``) carries ``@pytest.mark.network``."""
     base = tmp_path_factory.mktemp("stacks")
     prefix = base / "jupyter"
     old = {k: os.environ.get(k) for k in ("JUPYTER_PATH", "QENCODE_NB_STACKS")}
@@ -59,14 +64,15 @@ def stack(tmp_path_factory):
                 os.environ[k] = v
 
 
+@pytest.mark.network
 def test_stack_is_a_kernel_with_its_own_versions(stack):
-    assert stack["status"] == "ready" and stack["kernelspec"] == KERNEL
+    assert stack["status"] == "ready" and stack["kernelspec"] == KERNELSPEC
     assert stack["freeze"]["scipy"] == OTHER_SCIPY
     assert stack["freeze"]["numpy"] == metadata.version("numpy")   # overlaid, not replaced
     assert json.loads((Path(stack["path"]) / "stack.json").read_text())["status"] == "ready"
     assert (Path(stack["path"]) / "create.log").is_file()
     # Jupyter finds the kernel, and its Python is the stack's.
-    spec = json.loads((Path(stacks.available_kernelspecs()[KERNEL]) / "kernel.json").read_text())
+    spec = json.loads((Path(stacks.available_kernelspecs()[KERNELSPEC]) / "kernel.json").read_text())
     assert spec["argv"][0] == str(Path(stack["path"]) / "bin" / "python")
     out = subprocess.run([spec["argv"][0], "-c", "import scipy, qencode_nb; "
                           "print(scipy.__version__, qencode_nb.__file__)"],
@@ -84,14 +90,16 @@ def test_stack_is_a_kernel_with_its_own_versions(stack):
 @pytest.fixture(scope="module")
 def env_run(stack, tmp_path_factory):
     out = tmp_path_factory.mktemp("environments")
-    table = environments_study("lih", ["python3", KERNEL], repeats=1, out_dir=out,
+    table = environments_study("lih", ["python3", KERNELSPEC], repeats=1, out_dir=out,
                                progress=False)
     return out, table
 
 
+@pytest.mark.notebook
+@pytest.mark.network
 def test_environments_study_reports_each_stacks_versions(env_run):
     out, table = env_run
-    assert list(table["kernelspec"]) == ["python3", KERNEL]
+    assert list(table["kernelspec"]) == ["python3", KERNELSPEC]
     assert (table["status"] == "done").all(), table["failure"].tolist()
     assert (table["measured_threads"] == 1).all()
     # The versions are the ones each kernel recorded in its own provenance.
@@ -121,6 +129,8 @@ def test_environments_study_reports_each_stacks_versions(env_run):
     assert (table["nfev"] == 1000).all()
 
 
+@pytest.mark.notebook
+@pytest.mark.network
 def test_environments_differences_and_finding(env_run):
     out, table = env_run
     diff = pd.read_csv(out / "environments_differences.csv", float_precision="round_trip")
@@ -131,7 +141,7 @@ def test_environments_differences_and_finding(env_run):
     assert len(diff) == 1
     d = diff.iloc[0]
     e0, e1 = table["energy"]
-    assert d["kernelspec"] == KERNEL and d["baseline"] == "python3"
+    assert d["kernelspec"] == KERNELSPEC and d["baseline"] == "python3"
     assert d["packages_differing"] == (f"{VERSION_BLAS} {table['blas'].iloc[0]} -> "
                                        f"{table['blas'].iloc[1]}; "
                                        f"scipy {metadata.version('scipy')} -> {OTHER_SCIPY}")
@@ -157,6 +167,8 @@ def test_environments_differences_and_finding(env_run):
     assert "Jupyter kernelspec (package stack)" in svg and "mHa" in svg
 
 
+@pytest.mark.notebook
+@pytest.mark.network
 def test_threading_notebook_runs_an_environments_study(env_run, tmp_path):
     """Stock papermill CLI, kernels as one comma-separated -p string; each kernel
     re-runs to the same energy bit for bit as in the first study."""
@@ -165,17 +177,19 @@ def test_threading_notebook_runs_an_environments_study(env_run, tmp_path):
     proc = subprocess.run(
         [str(Path(sys.executable).parent / "papermill"), str(ROOT / "notebooks/threading.ipynb"),
          str(tmp_path / "out.ipynb"), "-p", "entry", "lih", "-p", "study", "environments",
-         "-p", "kernelspecs", f"python3,{KERNEL}", "-p", "repeats", "1", "-p", "out", str(out)],
+         "-p", "kernelspecs", f"python3,{KERNELSPEC}", "-p", "repeats", "1", "-p", "out", str(out)],
         capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-2000:]
     r = read_records(tmp_path / "out.ipynb")
     assert r["done"] is True and r["by"] == "kernelspec"
     assert [row["energy_hex"] for row in r["table"]] == list(first["energy_hex"])
     assert [v["package"] for v in r["versions"] if v["differs"]] == [VERSION_BLAS, "scipy"]
-    assert r["differences"][0]["kernelspec"] == KERNEL
+    assert r["differences"][0]["kernelspec"] == KERNELSPEC
     assert r["finding"] == environment_finding(pd.DataFrame(r["differences"]))
 
 
+@pytest.mark.notebook
+@pytest.mark.network
 def test_figures_notebook_redraws_the_environments_figure(env_run, tmp_path):
     import papermill
 
@@ -189,7 +203,7 @@ def test_figures_notebook_redraws_the_environments_figure(env_run, tmp_path):
     assert r["done"] is True and set(r["figures"]) == {"environments"}
     svg = (figs / "environments.svg").read_text()
     assert "Jupyter kernelspec (package stack)" in svg and "|E - E_exact| (mHa)" in svg
-    assert KERNEL in svg   # one strip per kernel
+    assert KERNELSPEC in svg   # one strip per kernel
 
 
 def test_environments_parameter_file_names_notebook_parameters():
@@ -200,16 +214,17 @@ def test_environments_parameter_file_names_notebook_parameters():
     params = yaml.safe_load((ROOT / "params/studies/environments_lih.yaml").read_text())
     assert set(params) <= declared, set(params) - declared
     assert params["study"] == "environments" and params["kernelspecs"][0] == "python3"
-    assert all(k == "python3" or k == stacks.kernel_name(k[len(stacks.KERNEL_PREFIX):])
+    assert all(k == "python3" or k == stacks.kernelspec_name(k[len(stacks.KERNELSPEC_PREFIX):])
                for k in params["kernelspecs"])
 
 
+@pytest.mark.network
 def test_cli_study_environments_refuses_unknown_kernel(stack, tmp_path):
     proc = subprocess.run([str(QENCODE_NB), "study", "environments", "lih", "--kernelspecs",
                            "python3", "no-such-kernel", "--out", str(tmp_path)],
                           capture_output=True, text=True)
     assert proc.returncode == 2
-    assert "kernelspec(s) no-such-kernel not found" in proc.stderr and KERNEL in proc.stderr
+    assert "kernelspec(s) no-such-kernel not found" in proc.stderr and KERNELSPEC in proc.stderr
     assert not list(tmp_path.glob("*.ipynb"))   # refused before any run
 
 
@@ -241,6 +256,7 @@ def test_stack_bad_input_is_refused_with_what_is_accepted(tmp_path):
     assert not any(c in r for r in latest for c in "<>=")   # unpinned
 
 
+@pytest.mark.network
 def test_failed_stack_keeps_its_log_and_registers_no_kernel(tmp_path, monkeypatch):
     """A requirement pip cannot satisfy: StackError naming it, the folder keeps
     create.log and stack.json (status failed, the reason), no kernelspec."""
@@ -258,9 +274,10 @@ def test_failed_stack_keeps_its_log_and_registers_no_kernel(tmp_path, monkeypatc
     assert not (tmp_path / "stacks" / "broken").exists()
 
 
+@pytest.mark.network
 def test_remove_stack_deletes_folder_and_kernelspec(stack):
     """Last in this file: the module's stack is removed with its kernelspec."""
-    spec = Path(stacks.available_kernelspecs()[KERNEL])
+    spec = Path(stacks.available_kernelspecs()[KERNELSPEC])
     assert spec.is_relative_to(os.environ["JUPYTER_PATH"])
     stacks.remove_stack("scipy116", jupyter_prefix=Path(os.environ["JUPYTER_PATH"]).parents[1])
     assert not spec.exists()

@@ -27,7 +27,8 @@ from qencode_nb.studies.collect import (COLLECT_COLUMNS, adapt_operator_table, a
 from qencode_nb.errors import EntryError, ParameterError
 from qencode_nb.studies.plots import adapt_operator_plot
 from qencode_nb.notebook.record import read_records
-from qencode_nb.studies.variance import finding, optimizers_study, summarise
+from qencode_nb.studies.optimizers import optimizers_study
+from qencode_nb.studies.summaries import finding, summarise
 from test_studies import _check_summary_against_table
 
 QENCODE_NB = Path(sys.executable).parent / "qencode-nb"
@@ -51,6 +52,7 @@ def opt_run(tmp_path_factory):
     return out, table
 
 
+@pytest.mark.notebook
 def test_optimizers_study_measures_each_optimiser(opt_run):
     out, table = opt_run
     assert list(table.columns) == ["optimizer", "repeat", "measured_threads", "engine",
@@ -90,6 +92,7 @@ def test_optimizers_study_measures_each_optimiser(opt_run):
     assert list(csv["nfev"]) == list(table["nfev"])
 
 
+@pytest.mark.notebook
 def test_optimizers_summary_finding_and_figure(opt_run):
     out, table = opt_run
     summary = summarise(table, "optimizer")
@@ -131,6 +134,7 @@ def test_optimizers_study_refuses_bad_input_before_any_run(tmp_path):
     assert proc.returncode == 2 and "ADAPT entry" in proc.stderr
 
 
+@pytest.mark.notebook
 def test_collect_keeps_done_failed_and_partial_runs(opt_run, tmp_path):
     out, table = opt_run
     for nb in out.glob("*.ipynb"):
@@ -209,6 +213,7 @@ def test_adapt_operator_table_and_plot(tmp_path, monkeypatch):
         resolve_path("no/such/folder")
 
 
+@pytest.mark.notebook
 def test_figures_notebook_with_stock_papermill(opt_run, tmp_path):
     import papermill
 
@@ -238,6 +243,7 @@ def test_figures_notebook_with_stock_papermill(opt_run, tmp_path):
     assert dict(zip(adapt["system"], adapt["n_operators"])) == _adapt_counts_from_files()
 
 
+@pytest.mark.notebook
 def test_threading_notebook_runs_an_optimizers_study(tmp_path):
     import papermill
 
@@ -257,6 +263,7 @@ def test_threading_notebook_runs_an_optimizers_study(tmp_path):
                                                              for p in r["figure"])
 
 
+@pytest.mark.notebook
 def test_cli_study_optimizers_adam(tmp_path):
     out = tmp_path / "cli"
     proc = subprocess.run([str(QENCODE_NB), "study", "optimizers", str(H2_JW_UCCSD),
@@ -284,3 +291,27 @@ def test_optimizers_parameter_file_names_notebook_parameters():
     assert params["entry"] == "lih" and params["study"] == "optimizers"
     assert [vocabulary.optimizer(o).name for o in params["optimizers"]] == \
         ["cobyla", "l-bfgs-b", "adam"]
+
+
+def test_collect_reads_only_audit_record_names_and_keeps_its_columns():
+    """The records audit_table reads are names of verdict.records.AUDIT_RECORDS (the one
+    list); summary.csv's columns stay as they are (tools outside read them)."""
+    from qencode_nb.studies.collect import AUDIT_COLUMNS, COPIED_RECORDS, READ_RECORDS
+    from qencode_nb.verdict.records import AUDIT_RECORDS, ERROR_RECORD
+
+    assert set(READ_RECORDS + COPIED_RECORDS) - {ERROR_RECORD} <= set(AUDIT_RECORDS)
+    assert COPIED_RECORDS == (
+        "entry_id", "mode", "blas_threads", "rerun_energy", "error_mha", "published_error_mha",
+        "movement_mha", "threshold_mha", "margin_regenerated", "margin_published",
+        "certified", "certification_change", "fragile", "bit_identical", "verdict")
+    assert AUDIT_COLUMNS == (
+        "notebook", "entry_id", "status", "failure", "seconds", "mode", "blas_threads",
+        "kernel", "tier_procedure", "tier_certification", "tier_bit_identical",
+        "undeclared", "fields_differ", "integrity", "replay_status", "replay_abs_delta_ha",
+        "replay_identical", "terms_match", "n_terms", "n_terms_stored", "max_abs_dcoeff",
+        "ground_energy_diff", "fingerprint_ha", "hamiltonian_source_inferred",
+        "hamiltonian_source_recorded", "cache_hit", "rerun_energy", "rerun_nfev",
+        "published_nfev", "rerun_restarts_run", "error_mha", "published_error_mha",
+        "movement_mha", "threshold_mha", "margin_regenerated", "margin_published",
+        "certified", "published_certified", "certification_change", "fragile",
+        "bit_identical", "delta_ha", "ulps", "findings", "verdict")

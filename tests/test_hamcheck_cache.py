@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -17,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, SHARED_DB as DB  # noqa: E402,F401
+from conftest import ROOT, SHARED_DB as DB, pinned_env  # noqa: E402,F401
 
 ENTRIES = {
     "H2_JW": "H2_ccpvdz_JW_UCCSD_v4_tapered__sha256_93a0f8a8604d9aed.json",
@@ -29,12 +28,11 @@ ENTRIES = {
 }
 
 TOL_HA = 1e-8
-SUBPROCESS_ENV = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
-                      PYTHONPATH=str(ROOT))
+SUBPROCESS_ENV = pinned_env(1, PYTHONPATH=str(ROOT))
 
 
 def _load(key):
-    from qencode_nb.entry import model as entries
+    from qencode_nb import entry as entries
 
     path = DB / ENTRIES[key]
     if not path.is_file():
@@ -284,7 +282,7 @@ def test_cached_result_equals_fresh(key, tmp_path):
         assert qml.equal(a, b) and type(a) is type(b)
     assert tap.hf_tapered.dtype == fresh.hf_tapered.dtype
     assert np.array_equal(tap.hf_tapered, fresh.hf_tapered)
-    for name in ("sectors", "n_qubits_full", "n_qubits_tapered", "e_sector_ground_ha",
+    for name in ("z2_sectors", "n_qubits_full", "n_qubits_tapered", "e_sector_ground_ha",
                  "bk_constant_correction_ha", "bk_imaginary_stripped",
                  "bk_max_imaginary_abs_ha", "max_imaginary_abs_ha", "num_symmetries"):
         assert getattr(tap, name) == getattr(fresh, name), name
@@ -304,16 +302,16 @@ def test_uccsd_pool_from_cached_generators_equals_fresh(key, tmp_path):
     cache.cached_rebuild(**fields, hamiltonian_source=source, cache_dir=tmp_path)
     _, tap = cache.cached_rebuild(**fields, hamiltonian_source=source, cache_dir=tmp_path)
     pool_fresh = tapered_uccsd_ops(chem.num_electrons, fresh.n_qubits_full, fresh.generators,
-                                   fresh.paulixops, fresh.sectors)
+                                   fresh.paulixops, fresh.z2_sectors)
     pool_cached = tapered_uccsd_ops(chem.num_electrons, tap.n_qubits_full, tap.generators,
-                                    tap.paulixops, tap.sectors)
+                                    tap.paulixops, tap.z2_sectors)
     assert len(pool_cached) == len(pool_fresh) == _load(key).num_params
     for a, b in zip(pool_cached, pool_fresh):
         assert qml.equal(a, b)
 
 
 def test_key_covers_versions_coretype_threads_code_and_procedure(monkeypatch):
-    from qencode_nb.problem import cache
+    from qencode_nb.problem import cache, cache_key
 
     fields = _fields("H2_JW")
     base = cache.cache_key(**fields)
@@ -330,12 +328,12 @@ def test_key_covers_versions_coretype_threads_code_and_procedure(monkeypatch):
     changed["classical"] = cache.cache_key(**fields, classical=True)
     changed["verify_tol"] = cache.cache_key(**fields, verify_tol=None)
 
-    real_version = cache._package_version
-    for pkg in cache.KEY_PACKAGES:
-        monkeypatch.setattr(cache, "_package_version",
+    real_version = cache_key.package_version
+    for pkg in cache_key.KEY_PACKAGES:
+        monkeypatch.setattr(cache_key, "package_version",
                             lambda n, pkg=pkg: "0.0.0-test" if n == pkg else real_version(n))
         changed[f"version:{pkg}"] = cache.cache_key(**fields)
-    monkeypatch.setattr(cache, "_package_version", real_version)
+    monkeypatch.setattr(cache_key, "package_version", real_version)
 
     monkeypatch.setenv("OPENBLAS_CORETYPE", "Cooperlake")
     changed["coretype=Cooperlake"] = cache.cache_key(**fields)
@@ -345,10 +343,10 @@ def test_key_covers_versions_coretype_threads_code_and_procedure(monkeypatch):
     monkeypatch.setenv("OMP_NUM_THREADS", "2")
     changed["omp=2"] = cache.cache_key(**fields)
     monkeypatch.undo()
-    monkeypatch.setattr(cache, "FORMAT_VERSION", cache.FORMAT_VERSION + 1)
+    monkeypatch.setattr(cache_key, "FORMAT_VERSION", cache_key.FORMAT_VERSION + 1)
     changed["format"] = cache.cache_key(**fields)
     monkeypatch.undo()
-    monkeypatch.setattr(cache, "_code_sha256", lambda: "0" * 64)
+    monkeypatch.setattr(cache_key, "code_sha256", lambda: "0" * 64)
     changed["code"] = cache.cache_key(**fields)
     monkeypatch.undo()
 
@@ -361,7 +359,7 @@ def test_key_is_the_same_in_another_process():
     from qencode_nb.problem import cache
 
     fields = _fields("H2_JW")
-    code = ("import json, sys; from qencode_nb import cache; "
+    code = ("import json, sys; from qencode_nb.problem import cache; "
             "print(cache.cache_key(**json.loads(sys.argv[1])))")
     out = subprocess.run([sys.executable, "-c", code, json.dumps(fields)],
                          env=SUBPROCESS_ENV, capture_output=True, text=True, check=True)
@@ -395,19 +393,19 @@ def _corruptions():
         return json.dumps(doc)
 
     def forged_checksum_bad_structure(text):
-        from qencode_nb.problem import cache
+        from qencode_nb.problem.cache_key import sha256_json
 
         doc = json.loads(text)
-        del doc["payload"]["taper"]["sectors"]
-        doc["payload_sha256"] = cache._sha256(doc["payload"])
+        del doc["payload"]["taper"]["sectors"]  # the payload key of TaperResult.z2_sectors
+        doc["payload_sha256"] = sha256_json(doc["payload"])
         return json.dumps(doc)
 
     def bad_pauli_string(text):
-        from qencode_nb.problem import cache
+        from qencode_nb.problem.cache_key import sha256_json
 
         doc = json.loads(text)
         doc["payload"]["taper"]["H_tapered"]["terms"][0][0] = "Q9"
-        doc["payload_sha256"] = cache._sha256(doc["payload"])
+        doc["payload_sha256"] = sha256_json(doc["payload"])
         return json.dumps(doc)
 
     def old_format(text):
@@ -535,7 +533,10 @@ def test_clear_and_location(tmp_path, monkeypatch):
 
 
 def test_modules_do_not_import_numpy_on_import():
-    code = ("import sys, qencode_nb.problem.cache, qencode_nb.problem.hamcheck; "
+    code = ("import sys, qencode_nb.problem.cache, qencode_nb.problem.hamcheck, "
+            "qencode_nb.problem.rebuild, qencode_nb.problem.exact, "
+            "qencode_nb.problem.pauli, qencode_nb.problem.of_bridge, "
+            "qencode_nb.problem.tapering, qencode_nb.problem.chemistry; "
             "print('numpy' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=SUBPROCESS_ENV,
                          capture_output=True, text=True, check=True).stdout.strip()
@@ -543,26 +544,31 @@ def test_modules_do_not_import_numpy_on_import():
 
 
 def test_dense_via_sparse_path_agrees_with_qml_matrix(monkeypatch):
-    """13-14 qubits use sparse_matrix().toarray(); forced here on LiH's 5 qubits."""
-    from qencode_nb.problem import hamcheck
-    from qencode_nb.problem.hamiltonian import exact_ground_energy, from_pauli_terms
+    """13-14 qubits use sparse_matrix().real.toarray(); forced here on LiH's 5 qubits."""
+    from qencode_nb.problem import exact
+    from qencode_nb.problem.pauli import from_pauli_terms
 
     entry = _load("LiH_PAR_HEA")
     H = from_pauli_terms(entry.pauli_terms, 5)
-    reference = exact_ground_energy(H, range(5))
-    monkeypatch.setattr(hamcheck, "QML_MATRIX_MAX_QUBITS", 4)
-    energy, method = hamcheck.exact_ground(H, range(5))
+    reference, method = exact.exact_ground_energy(H, range(5), with_method=True)
+    assert method == "dense" and reference == exact.exact_ground_energy(H)
+    monkeypatch.setattr(exact, "QML_MATRIX_MAX_QUBITS", 4)
+    energy, method = exact.exact_ground_energy(H, range(5), with_method=True)
     assert method == "dense (via sparse)"
     assert abs(energy - reference) <= 1e-12
     assert abs(energy - entry.exact_ground_energy) <= TOL_HA
-    monkeypatch.setattr(hamcheck, "EXACT_DENSE_MAX_QUBITS", 4)
-    energy, method = hamcheck.exact_ground(H, range(5))
+    monkeypatch.setattr(exact, "EXACT_DENSE_MAX_QUBITS", 4)
+    energy, method = exact.exact_ground_energy(H, range(5), with_method=True)
     assert method == "sparse" and abs(energy - reference) <= 1e-10
+    # The of_bridge check's cut-off goes to the sparse solver the same way.
+    assert abs(exact.exact_ground_energy(H, dense_max_qubits=4) - reference) <= 1e-10
+    with pytest.raises(ValueError, match="acts on no wire"):
+        exact.exact_ground_energy(H, [])
 
 
 _COOPERLAKE = textwrap.dedent("""
     import json, sys
-    from qencode_nb.entry import model as entries
+    from qencode_nb import entry as entries
     from qencode_nb.problem.hamcheck import check_entry
     r = check_entry(entries.load(sys.argv[1]), cache_dir=sys.argv[2])
     print(json.dumps([r["coeffs_bit_identical"], r["ground_energy_diff"], r["cache_key"]]))

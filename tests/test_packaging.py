@@ -9,6 +9,7 @@ import sys
 import yaml
 
 from conftest import ROOT
+from qencode_nb.notebook.pins import THREAD_VARS, pin_environment
 
 
 def _pip_pins(lines) -> dict[str, str]:
@@ -63,9 +64,7 @@ def test_binder_start_exports_six_thread_variables_then_execs():
                          capture_output=True, text=True, check=True,
                          env={"PATH": "/usr/bin:/bin"}).stdout
     env = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
-    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
-                "BLIS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS"):
-        assert env[var] == "1", var
+    assert {var: env.get(var) for var in THREAD_VARS} == pin_environment(1)
 
 
 def test_papermill_engine_is_registered_under_the_entry_point_group():
@@ -82,7 +81,8 @@ def test_papermill_engine_is_registered_under_the_entry_point_group():
 
 def test_importing_the_package_does_not_import_numpy():
     code = ("import sys, qencode_nb, qencode_nb.notebook.pins, qencode_nb.entry.model, "
-            "qencode_nb.verdict.audit, qencode_nb.entry.vocabulary, qencode_nb.cli;"
+            "qencode_nb.verdict.tiers, qencode_nb.verdict.procedure, qencode_nb.problem.problem, "
+            "qencode_nb.rerun.rerun, qencode_nb.entry.vocabulary, qencode_nb.cli;"
             "print(sorted(m for m in ('numpy','scipy') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.strip()
@@ -97,3 +97,30 @@ def test_console_script_is_installed():
     assert exe, "qencode-nb console script not found"
     out = subprocess.run([exe, "audit", "--help"], capture_output=True, text=True, check=True)
     assert "--threads" in out.stdout and "--json" in out.stdout
+
+
+def _readme_commands(section: str) -> list[str]:
+    readme = (ROOT / "README.md").read_text()
+    assert f"## {section}\n" in readme, f"README has no section {section!r}"
+    text = readme.split(f"## {section}\n", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```bash\n(.*?)\n```", text, re.S)
+
+
+def test_ci_runs_the_readme_test_command():
+    """.ci/run runs README's test command verbatim: every tier but heavy."""
+    full, quick = _readme_commands("Run the tests")[:2]
+    assert full == '.venv/bin/python -m pytest -ra -m "not heavy"'
+    assert quick == '.venv/bin/python -m pytest -ra -m "not slow and not notebook"'
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert ci.splitlines()[-1] == full
+    assert "set -euo pipefail" in ci, "a failing pytest must fail CI"
+
+
+def test_test_tiers_are_registered_markers_and_strict():
+    import tomllib
+
+    opts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
+    names = {m.split(":", 1)[0] for m in opts["markers"]}
+    assert names == {"notebook", "slow", "heavy", "network"}
+    assert "--strict-markers" in opts["addopts"]
+    assert opts["addopts"][-2:] == ["-m", "not heavy"], "heavy stays out unless asked for"

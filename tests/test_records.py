@@ -24,6 +24,7 @@ def test_unrecordable_value_names_its_type():
         encode(object())
 
 
+@pytest.mark.notebook
 def test_records_round_trip_through_an_executed_notebook(tmp_path):
     nb = nbformat.v4.new_notebook()
     nb.cells = [

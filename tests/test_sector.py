@@ -4,20 +4,19 @@ published entry.  Energies in Ha."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 
 import pytest
 
-from conftest import SHARED_DB
+from conftest import SHARED_DB, pinned_env
 from qencode_nb.notebook import pins as threads
 
 
 @pytest.fixture(scope="module")
 def h4():
     from qencode_nb.problem.chemistry import run_chemistry
-    from qencode_nb.problem.hamiltonian import build_of_bridge
+    from qencode_nb.problem.of_bridge import build_of_bridge
 
     raw = json.loads(next(SHARED_DB.glob("H4_ccpvdz_JW_UCCSD_*.json")).read_text())
     p = raw["problem"]
@@ -90,7 +89,7 @@ def test_h8_adapt_replay_on_the_sector_engine():
     give the published energy within 1e-10 Ha (measured -1.8e-14 Ha, replay 1.2 s)."""
     import pennylane as qml
 
-    from qencode_nb.entry import model as entries
+    from qencode_nb import entry as entries
     from qencode_nb.rerun import ci_space as S
     from qencode_nb.rerun.ansatz import tapered_pool_excitations
     from qencode_nb.problem.cache import cached_rebuild_entry
@@ -98,9 +97,9 @@ def test_h8_adapt_replay_on_the_sector_engine():
 
     e = entries.load(next(SHARED_DB.glob("H8_ccpvdz_JW_ADAPT_*.json")))
     _, tap = cached_rebuild_entry(e, light=True)   # no sector diagonalisation needed
-    assert tap.sectors == e.tapering_sectors
+    assert tap.z2_sectors == e.tapering_sectors
     pool = tapered_pool_excitations(e.active_space[0], tap.n_qubits_full, tap.generators,
-                                    tap.paulixops, tap.sectors)
+                                    tap.paulixops, tap.z2_sectors)
     assert len(pool) == e.adapt["n_operators_pool"] == 278
     chem = run_chemistry(e.geometry, e.basis, e.charge, e.spin, *e.active_space,
                          e.orbital_optimization)
@@ -117,7 +116,7 @@ import json, sys
 from qencode_nb.notebook.pins import pin
 pin(1, "Cooperlake")
 import pennylane as qml
-from qencode_nb.entry import model as entries
+from qencode_nb import entry as entries
 from qencode_nb.rerun import ci_space as S
 from qencode_nb.rerun.ansatz import tapered_pool_excitations
 from qencode_nb.problem.cache import cached_rebuild_entry
@@ -125,7 +124,7 @@ from qencode_nb.problem.chemistry import run_chemistry
 e = entries.load(sys.argv[1])
 _, tap = cached_rebuild_entry(e, light=True)
 pool = tapered_pool_excitations(e.active_space[0], tap.n_qubits_full, tap.generators,
-                                tap.paulixops, tap.sectors)
+                                tap.paulixops, tap.z2_sectors)
 chem = run_chemistry(e.geometry, e.basis, e.charge, e.spin, *e.active_space,
                      e.orbital_optimization)
 sec = S.from_chemistry(chem)
@@ -147,9 +146,7 @@ def test_h10_adapt_replay_on_the_sector_engine_with_the_cooperlake_kernel(tmp_pa
     differ in sign and by ~1e-5 and the stored angles miss by 0.169 Ha."""
     h10 = next(SHARED_DB.glob("H10_ccpvdz_JW_ADAPT_*.json"))
     proc = subprocess.run([sys.executable, "-c", _H10_SCRIPT, str(h10)], capture_output=True,
-                          text=True, env={**os.environ,
-                                          "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
-                                          "OPENBLAS_CORETYPE": "Cooperlake"})
+                          text=True, env=pinned_env(1, "Cooperlake"))
     assert proc.returncode == 0, proc.stderr[-2000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out["pool"] == 875 and out["dim"] == 63504
@@ -252,8 +249,8 @@ def test_adjoint_gradient_equals_central_differences(h4):
 
 @pytest.fixture(scope="module")
 def h8():
-    from qencode_nb.verdict import audit
-    from qencode_nb.entry import model as entries
+    from qencode_nb.problem import problem as audit
+    from qencode_nb import entry as entries
 
     e = entries.load(next(SHARED_DB.glob("H8_ccpvdz_JW_ADAPT_*.json")))
     rebuilt = audit.rebuild(e)
@@ -275,17 +272,17 @@ def test_tapered_angles_map_to_sector_angles(h8):
 
     from qencode_nb.rerun import adapt
     from qencode_nb.rerun import ansatz
-    from qencode_nb.problem import hamiltonian
+    from qencode_nb.problem import pauli
     from qencode_nb.rerun import ci_space as S
     from qencode_nb.rerun import ci_space_map as sector_map
 
     e, rebuilt = h8
     _, tap = rebuilt
     pool = ansatz.tapered_uccsd_ops(e.active_space[0], tap.n_qubits_full, tap.generators,
-                                    tap.paulixops, tap.sectors)
+                                    tap.paulixops, tap.z2_sectors)
     sp = sector_map.build(e, rebuilt)
     assert len(sp.generators) == len(pool) == 278
-    H = hamiltonian.from_pauli_terms(e.pauli_terms, e.tapered_num_qubits)
+    H = pauli.from_pauli_terms(e.pauli_terms, e.tapered_num_qubits)
     wires = list(range(e.tapered_num_qubits))
     selected = [int(k) for k in e.adapt["selected_operator_indices"][:5]]
     theta = np.random.default_rng(5).uniform(-0.3, 0.3, size=5)
@@ -332,8 +329,8 @@ import json, sys
 from qencode_nb.notebook.pins import pin
 PIN = pin(1)
 from qencode_nb.rerun import adapt
-from qencode_nb.verdict import audit
-from qencode_nb.entry import model as entries
+from qencode_nb.problem import problem as audit
+from qencode_nb import entry as entries
 from qencode_nb.rerun import ci_space_map as sector_map
 e = entries.load(sys.argv[1])
 sp = sector_map.build(e, audit.rebuild(e))
@@ -360,8 +357,7 @@ def test_h8_adapt_rerun_on_the_sector_engine_is_deterministic_across_processes(h
     for _ in range(2):
         proc = subprocess.run([sys.executable, "-c", _SECTOR_ADAPT_SCRIPT, str(e.source)],
                               capture_output=True, text=True,
-                              env={**os.environ, "OPENBLAS_NUM_THREADS": "1",
-                                   "OMP_NUM_THREADS": "1"})
+                              env=pinned_env(1))
         assert proc.returncode == 0, proc.stderr[-2000:]
         outs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
     a, b = outs
@@ -413,15 +409,15 @@ def _particle_number_variance(path):
     from pennylane import qchem
 
     from qencode_nb.rerun import ansatz
-    from qencode_nb.verdict import audit
-    from qencode_nb.entry import model as entries
+    from qencode_nb.problem import problem as audit
+    from qencode_nb import entry as entries
 
     e = entries.load(path)
     rebuilt = audit.rebuild(e)
     tap = rebuilt[1]
     p = audit.build_problem(e, rebuilt)
     N = qchem.taper(qchem.particle_number(tap.n_qubits_full), tap.generators, tap.paulixops,
-                    tap.sectors)
+                    tap.z2_sectors)
     dev = qml.device("default.qubit", wires=p.wires)
 
     @qml.qnode(dev)
@@ -475,21 +471,22 @@ def test_a_rebuilt_hamiltonian_that_differs_replays_on_the_recorded_engine(h8):
     the replay runs the statevector engine on the stored Hamiltonian with the
     tapered pool (still the published energy within 1e-10 Ha) and says why; an
     out-of-range operator index is refused naming the pool size."""
-    from qencode_nb.verdict import audit
+    from qencode_nb.problem import problem as audit
+    from qencode_nb.verdict.replay import replay
 
     e, rebuilt = h8
     bad = {"terms_match": True, "max_abs_dcoeff": 1e-3}
     p = audit.build_problem(e, rebuilt, "sector", bad)
-    assert p.sector is not None and "max |Δ coefficient| 0.001" in p.sector_replay_reason
-    r = audit.replay(e, p)
+    assert p.sector_problem is not None and "max |Δ coefficient| 0.001" in p.sector_replay_reason
+    r = replay(e, p).to_record()
     assert r["engine"] == "statevector" and "stored orbitals" in r["engine_fallback"]
     assert r["status"] == "pass" and abs(r["delta_ha"]) < 1e-10
     good = audit.build_problem(e, rebuilt, "sector", {"terms_match": True,
                                                       "max_abs_dcoeff": 0.0})
-    assert audit.replay(e, good)["engine"] == "sector"
-    from qencode_nb.entry import model as entries
+    assert replay(e, good).engine == "sector"
+    from qencode_nb import entry as entries
 
     tampered = entries.load(e.source)          # a fresh copy: the fixture stays intact
     tampered.adapt["selected_operator_indices"][0] = 278
     with pytest.raises(ValueError, match="outside the pool of 278 operators"):
-        audit.replay(tampered, good)
+        replay(tampered, good)

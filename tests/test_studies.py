@@ -17,7 +17,9 @@ import yaml
 
 from conftest import H2_JW_UCCSD, ROOT
 from qencode_nb.errors import EntryError, ParameterError, PinError
-from qencode_nb.studies.variance import finding, kernels_study, summarise, threads_study
+from qencode_nb.studies import STUDY_KINDS, run
+from qencode_nb.studies.blas import kernels_study, threads_study
+from qencode_nb.studies.summaries import finding, summarise
 from qencode_nb.notebook.pins import CORETYPE_CPU_FLAGS, runnable_coretypes
 
 QENCODE_NB = Path(sys.executable).parent / "qencode-nb"
@@ -45,8 +47,10 @@ def _check_finding(text, table, summary, by, labels):
         assert f"{len(table)} runs" in text
         assert float(text.split("(")[1].split(" Ha")[0]) == pytest.approx(
             table["energy"].iloc[0], abs=1e-10)
-    else:
-        assert "distinct" in text or "differ" in text or "spans" in text
+    elif len(hexes) > 1:   # a group with several values, or groups that differ
+        assert f"{len(hexes)} distinct values" in text, text
+    else:                  # one value, but some runs failed: the sentence counts them
+        assert "failed" in text and "distinct" not in text, text
     for label in labels:
         assert label in text
 
@@ -59,6 +63,7 @@ def threads_run(tmp_path_factory):
     return out, table
 
 
+@pytest.mark.notebook
 def test_threads_study_measures_the_requested_threads(threads_run):
     out, table = threads_run
     assert list(table["threads"]) == [1, 1, 2, 2] and list(table["repeat"]) == [0, 1, 0, 1]
@@ -84,6 +89,7 @@ def test_threads_study_measures_the_requested_threads(threads_run):
     assert (table["engine"] == "default.qubit").all()   # the recorded backend ran
 
 
+@pytest.mark.notebook
 def test_threads_summary_finding_and_figure(threads_run):
     out, table = threads_run
     summary = summarise(table, "threads")
@@ -119,6 +125,7 @@ def test_finding_reports_distinct_values_and_spread():
     assert "at 4 threads 2 distinct values in 2 runs" in text and "(1 failed)" in text
 
 
+@pytest.mark.notebook
 def test_kernels_study_over_two_runnable_coretypes(tmp_path):
     runnable = runnable_coretypes()
     if len(runnable) < 2:
@@ -148,6 +155,18 @@ def test_unknown_coretype_lists_the_accepted_names(tmp_path):
         threads_study(str(H2_JW_UCCSD), mode="replay", out_dir=tmp_path, progress=False)
     with pytest.raises(EntryError, match="engine 'fast' is not accepted"):
         threads_study(str(H2_JW_UCCSD), engine="fast", out_dir=tmp_path, progress=False)
+    # The entry point of the CLI and threading.ipynb refuses the same way, before any run.
+    with pytest.raises(ParameterError, match="study 'nightly' is not accepted; accepted: "
+                                             "threads, kernels, optimizers, environments"):
+        run("nightly", str(H2_JW_UCCSD), out_dir=tmp_path, progress=False)
+    with pytest.raises(PinError, match="'Pentium4'"):
+        run("kernels", str(H2_JW_UCCSD), coretypes=["Pentium4"], out_dir=tmp_path,
+            progress=False)
+    with pytest.raises(ParameterError, match="engine 'sector' is not accepted by an "
+                                             "optimizers study"):
+        run("optimizers", str(H2_JW_UCCSD), engine="sector", out_dir=tmp_path, progress=False)
+    with pytest.raises(ParameterError, match="accepted: an integer >= 1"):
+        run("threads", str(H2_JW_UCCSD), repeats=0, out_dir=tmp_path, progress=False)
     assert not list(tmp_path.glob("*.ipynb")), "bad input is refused before any run"
     proc = subprocess.run([str(QENCODE_NB), "study", "kernels", str(H2_JW_UCCSD),
                            "--coretypes", "Haswell", "Pentium4", "--out", str(tmp_path)],
@@ -156,6 +175,7 @@ def test_unknown_coretype_lists_the_accepted_names(tmp_path):
     assert "Pentium4" in proc.stderr and "accepted: Prescott, Core2" in proc.stderr
 
 
+@pytest.mark.notebook
 def test_threading_notebook_with_stock_papermill(tmp_path):
     import papermill
 
@@ -188,6 +208,7 @@ def test_study_parameter_files_name_notebook_parameters():
         assert params["entry"] == "lih" and params["study"] == study
 
 
+@pytest.mark.notebook
 def test_cli_study_threads(tmp_path):
     out = tmp_path / "cli"
     proc = subprocess.run([str(QENCODE_NB), "study", "threads", str(H2_JW_UCCSD),
@@ -201,3 +222,73 @@ def test_cli_study_threads(tmp_path):
     assert sentence in proc.stdout
     assert "n_distinct_energies" in proc.stdout and "spread_mha" in proc.stdout
     assert (out / "threads.png").is_file() and (out / "threads.svg").is_file()
+
+
+def test_study_kinds_and_the_records_a_study_reads():
+    """One list of kinds (CLI subcommands = threading.ipynb's study values = figure kinds),
+    and every audit record a study row reads is a name of verdict.records.AUDIT_RECORDS."""
+    from qencode_nb.cli import build_parser
+    from qencode_nb.studies.plots import STUDY_GROUPS
+    from qencode_nb.studies.runner import READ_RECORDS
+    from qencode_nb.verdict.records import AUDIT_RECORDS, ERROR_RECORD
+
+    assert STUDY_KINDS == ("threads", "kernels", "optimizers", "environments")
+    assert tuple(STUDY_GROUPS) == STUDY_KINDS
+    for kind in STUDY_KINDS:   # each kind is a `qencode-nb study` subcommand
+        assert build_parser().parse_args(["study", kind, "lih"]).kind == kind
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["study", "nightly", "lih"])
+    assert set(READ_RECORDS) - {ERROR_RECORD} <= set(AUDIT_RECORDS), \
+        set(READ_RECORDS) - set(AUDIT_RECORDS)
+
+
+def test_study_result_records_what_threading_ipynb_records(tmp_path):
+    """StudyResult.to_record: the record names and order of threading.ipynb, the finding
+    of an environment study is its differences' sentence (a table built by hand)."""
+    from qencode_nb.studies.environments import (environment_differences,
+                                                 environment_finding, version_table)
+    from qencode_nb.studies.study import StudyResult
+
+    table = pd.DataFrame([
+        {"kernelspec": k, "status": s, "python": "3.11.7", "blas": "openblas x",
+         "packages": {"numpy": "2.2.6", "scipy": v}, "energy": e, "energy_hex": e.hex(),
+         "error_mha": 1.0 + i, "notebook": str(tmp_path / f"lih__{k}__r0.ipynb"),
+         "failure": f}
+        for i, (k, s, v, e, f) in enumerate([("python3", "done", "1.13.1", -1.0, None),
+                                             ("qencode-nb-x", "failed", "1.16.3", -1.5,
+                                              "run: RunTimeout: killed")])])
+    versions = version_table(table)
+    differences = environment_differences(table, versions)
+    summary = summarise(table, "kernelspec")
+    result = StudyResult(kind="environments", by="kernelspec", out_dir=tmp_path, table=table,
+                         summary=summary, finding=finding(summary, "kernelspec"),
+                         versions=versions, differences=differences,
+                         environment_finding=environment_finding(differences))
+    rec = result.to_record()
+    assert list(rec) == ["study", "by", "table", "table_csv", "summary", "finding",
+                         "versions", "differences", "figure", "failed"]
+    assert rec["finding"] == result.environment_finding == result.headline
+    assert rec["table_csv"] == str(tmp_path.resolve() / "environments.csv")
+    assert rec["figure"] == [str(tmp_path.resolve() / "environments.png"),
+                             str(tmp_path.resolve() / "environments.svg")]
+    assert rec["failed"] == {"lih__qencode-nb-x__r0": "run: RunTimeout: killed"}
+    threads = StudyResult(kind="threads", by="threads", out_dir=tmp_path, table=table,
+                          summary=summary, finding="at 1 thread 1 run")
+    assert threads.headline == "at 1 thread 1 run" and "versions" not in threads.to_record()
+
+
+@pytest.mark.notebook
+def test_cli_audit_writes_under_runs_never_a_loose_file(tmp_path):
+    """Without --out the executed notebook goes to runs/audit/<entry>.ipynb under the
+    working directory; nothing else appears there."""
+    from qencode_nb.notebook.record import read_records
+
+    proc = subprocess.run([str(QENCODE_NB), "audit", "h2", "--db", str(ROOT.parent / "shared"
+                                                                       / "qencode-v4" / "db"),
+                           "--mode", "replay"], capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    nb = tmp_path / "runs" / "audit" / "h2.ipynb"
+    assert f"executed notebook: {Path('runs') / 'audit' / 'h2.ipynb'}" in proc.stdout
+    assert read_records(nb)["done"] is True
+    assert [p.name for p in tmp_path.iterdir()] == ["runs"]
+    assert [p.name for p in (tmp_path / "runs").iterdir()] == ["audit"]

@@ -2,25 +2,20 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 
 import pytest
 
+from conftest import unpinned_env
 from qencode_nb.notebook import pins as threads
 from qencode_nb.errors import PinError
 
 
-def _clean_env(**extra):
-    env = {k: v for k, v in os.environ.items() if k not in threads.THREAD_VARS}
-    env.update(extra)
-    return env
-
-
 def _run(code: str, **env) -> subprocess.CompletedProcess:
+    """``code`` in a fresh interpreter: none of the six pin variables set, then ``env``."""
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env=_clean_env(**env))
+                          env=unpinned_env(**env))
 
 
 @pytest.mark.parametrize("n", [1, 2])
@@ -41,7 +36,7 @@ def test_pin_refuses_after_numpy_was_imported_with_another_count():
     code = ("import numpy, scipy.linalg\n"
             "from qencode_nb.notebook.pins import pin\n"
             "pin(1)\n")
-    out = _run(code, OPENBLAS_NUM_THREADS="2", OMP_NUM_THREADS="2")
+    out = _run(code, **threads.pin_environment(2))
     assert out.returncode != 0
     assert "PinError" in out.stderr and "imported before the pin cell" in out.stderr
     assert "2 BLAS thread(s)" in out.stderr
@@ -49,14 +44,14 @@ def test_pin_refuses_after_numpy_was_imported_with_another_count():
 
 def test_pin_accepts_preloaded_numpy_running_the_requested_count():
     code = ("import numpy\nfrom qencode_nb.notebook.pins import pin\nprint(pin(1)['blas_threads'])")
-    out = _run(code, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+    out = _run(code, **threads.pin_environment(1))
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "1"
 
 
 def test_pin_refuses_a_kernel_that_can_no_longer_be_set():
     code = ("import numpy\nfrom qencode_nb.notebook.pins import pin\npin(1, 'Haswell')")
-    out = _run(code, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+    out = _run(code, **threads.pin_environment(1))
     assert out.returncode != 0
     assert "OPENBLAS_CORETYPE=Haswell" in out.stderr
 

@@ -10,13 +10,14 @@ machine at 1 BLAS thread (issue 4: H4 JW/UCCSD E = -2.184009879684204, nfev 1000
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 
 from conftest import AUDIT_NB, H2_JW_UCCSD, LIH_PAR_HEA, SHARED_DB
-from qencode_nb.verdict import audit
-from qencode_nb.entry import model as entries
+from qencode_nb.entry.hashing import qencode_sha256
+from qencode_nb.notebook.stages import check_strict
+from qencode_nb import entry as entries
+from qencode_nb.entry import fields
 from qencode_nb.verdict import procedure
 from qencode_nb.notebook import provenance
 from qencode_nb.errors import RunFailed, StrictRefused
@@ -36,7 +37,7 @@ def rewrite(tmp_path, source, edit, name):
     integrity still passes and only the edit is under test."""
     raw = json.loads(source.read_text())
     edit(raw)
-    digest = entries.qencode_sha256(raw)
+    digest = qencode_sha256(raw)
     raw["provenance"]["entry_hash_sha256"] = digest
     raw["entry_id"] = raw["entry_id"].split("__sha256_")[0] + "__sha256_" + digest[:16]
     path = tmp_path / f"{name}.json"
@@ -48,6 +49,7 @@ def run(tmp_path, entry, name, **params):
     return run_notebook(AUDIT_NB, tmp_path / f"{name}.ipynb", {"entry": str(entry), **params})
 
 
+@pytest.mark.notebook
 def test_tier1_table_field_by_field_on_a_real_entry(tmp_path):
     r = run(tmp_path, H2_JW_UCCSD, "h2")
     rows = {f["field"]: f for f in r["fields"]}
@@ -72,7 +74,7 @@ def test_tier1_table_field_by_field_on_a_real_entry(tmp_path):
 def test_tier1_names_a_field_the_rerun_did_not_use():
     """The comparison itself: a used value other than the declared one fails tier 1."""
     entry = entries.load(H2_JW_UCCSD)
-    used = {f: {"value": v, "source": "test"} for f, v in procedure.declared(entry).items()}
+    used = {f: {"value": v, "source": "test"} for f, v in fields.declared(entry).items()}
     used["early_stop"] = {"value": True, "source": "test"}
     entry.undeclared.clear()
     rows = procedure.table(entry, used)
@@ -84,10 +86,10 @@ def test_tier1_names_a_field_the_rerun_did_not_use():
                     "reasons": ["max_iterations: declared 1000, re-run used 500"]}
 
 
+@pytest.mark.notebook
 def test_hea_and_adapt_rows_and_replay_mode_is_not_a_pass(tmp_path):
     lih = entries.load(LIH_PAR_HEA)
-    assert [f for f, _, _, applies in procedure.FIELDS
-            if applies is None or lih.ansatz in applies].count("reps") == 1
+    assert [f.name for f in fields.FIELDS if fields.applies(f, lih)].count("reps") == 1
     h4a = SHARED_DB / "H4_ccpvdz_JW_ADAPT_v4_tapered__sha256_39f9134a722ad612.json"
     r = run(tmp_path, h4a, "h4a", mode="replay")
     rows = {f["field"]: f for f in r["fields"]}
@@ -101,6 +103,7 @@ def test_hea_and_adapt_rows_and_replay_mode_is_not_a_pass(tmp_path):
     assert r["tiers"]["certification"]["status"] == "n/a"
 
 
+@pytest.mark.notebook
 def test_missing_max_iterations_is_undeclared_and_run_at_the_generator_default(tmp_path):
     path = rewrite(tmp_path, H2_JW_UCCSD,
                    lambda raw: raw["run_config"].pop("max_iterations"), "nomaxiter")
@@ -115,6 +118,7 @@ def test_missing_max_iterations_is_undeclared_and_run_at_the_generator_default(t
                for x in r["tiers"]["procedure"]["reasons"])
 
 
+@pytest.mark.notebook
 def test_pins_naming_a_package_that_is_not_installed(tmp_path):
     """Tier 3 n/a with the package as have/want; the measured difference is still
     recorded; strict=True refuses to run at all."""
@@ -141,7 +145,7 @@ def test_pins_naming_a_package_that_is_not_installed(tmp_path):
 def test_strict_refuses_threads_and_drift_and_lists_every_reason():
     prov = provenance.collect({"numpy": "1.0.0", "python": "3.11.15"})
     with pytest.raises(StrictRefused) as exc:
-        audit.check_strict(prov, blas_threads=2)
+        check_strict(prov, blas_threads=2)
     msg = str(exc.value)
     assert "numpy " in msg and "(want 1.0.0)" in msg and "2 BLAS threads measured" in msg
     assert "python" not in msg.split("environment drift:")[1].split(";")[0]
@@ -153,6 +157,7 @@ def test_python_is_compared_on_major_minor_as_requirements_v4_pins_it():
     assert provenance.version_drift({"python": "3.12.0"})["python"]["match"] is False
 
 
+@pytest.mark.notebook
 def test_h4_jw_uccsd_runs_its_1000_iterations_and_is_bit_identical(tmp_path):
     """Budget 1000 (not the generator's 500) and tier 3 on the reference environment."""
     r = run(tmp_path, H4_UCCSD, "h4", mode="rerun")
@@ -167,6 +172,7 @@ def test_h4_jw_uccsd_runs_its_1000_iterations_and_is_bit_identical(tmp_path):
     assert row["status"] == "equal" and row["used"] == 1000
 
 
+@pytest.mark.notebook
 def test_a_lih_variant_set_to_1200_iterations_runs_past_500(tmp_path):
     """LiH PAR/HEA hit the cap of 500 in both published restarts (nfev 1000); at
     1200 the re-run must be allowed past 500 in a restart and never past 1200."""
@@ -183,10 +189,12 @@ def test_a_lih_variant_set_to_1200_iterations_runs_past_500(tmp_path):
                    "status": "equal"}
 
 
-@pytest.mark.skipif(os.environ.get("QENCODE_NB_HEAVY") != "1",
-                    reason="N2 JW/UCCSD re-runs 10000 COBYLA steps of a 404-parameter "
-                           "circuit on default.qubit (~2 h); set QENCODE_NB_HEAVY=1")
+@pytest.mark.heavy
+@pytest.mark.slow
+@pytest.mark.notebook
 def test_n2_jw_uccsd_runs_its_10000_iterations(tmp_path):
+    """N2 JW/UCCSD re-runs 10000 COBYLA steps of a 404-parameter circuit on
+    default.qubit (~2 h)."""
     r = run(tmp_path, N2_UCCSD, "n2", mode="rerun")
     rerun = r["rerun"]
     assert rerun["config"]["max_iterations"] == 10000
@@ -194,6 +202,7 @@ def test_n2_jw_uccsd_runs_its_10000_iterations(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.notebook
 def test_h10_replays_bit_for_bit_on_its_recorded_statevector_engine(tmp_path):
     """H10 [10e,10o], 20 -> 18 qubits: the light rebuild (no qubit-space
     diagonalisation) and the replay of the 300 stored angles on the generator's
@@ -219,6 +228,7 @@ def test_h10_replays_bit_for_bit_on_its_recorded_statevector_engine(tmp_path):
     assert r["verdict"].endswith("certification n/a, bit-identical n/a")
 
 
+@pytest.mark.notebook
 def test_an_optimiser_override_runs_and_tier1_reports_the_deviation(tmp_path):
     r = run(tmp_path, H2_JW_UCCSD, "h2_lbfgsb", mode="rerun", optimizer="L-BFGS-B")
     assert r["rerun"]["config"]["optimizer"] == "l-bfgs-b"

@@ -1,0 +1,15 @@
+"""Entry room: the benchmark entry as recorded.
+
+- :mod:`~qencode_nb.entry.model`: the :class:`Entry` and its value checks;
+- :mod:`~qencode_nb.entry.readers`: QEncode schema 4.0.0 JSON and ``params/*.yaml`` files;
+- :mod:`~qencode_nb.entry.lookup`: bundled names, paths, a db folder (:func:`load`);
+- :mod:`~qencode_nb.entry.schema`: the structure of both file kinds;
+- :mod:`~qencode_nb.entry.vocabulary`: the one table of aliases (mapping, ansatz, ...);
+- :mod:`~qencode_nb.entry.fields`: the tier-1 field table;
+- :mod:`~qencode_nb.entry.hashing`: QEncode's SHA-256 rule.
+"""
+
+from qencode_nb.entry.lookup import bundled_names, find_in_db, load
+from qencode_nb.entry.model import Entry
+
+__all__ = ["Entry", "bundled_names", "find_in_db", "load"]

@@ -57,7 +57,7 @@ def kernel_environment(blas_threads=1, blas_coretype=None, base=None) -> dict:
 
     Without ``blas_coretype`` an inherited ``OPENBLAS_CORETYPE`` is left as it is
     (some machines set it so that old OpenBLAS builds run correctly); the
-    provenance records whatever kernel was in force.
+    provenance records whatever BLAS kernel was in force.
     """
     env = dict(os.environ if base is None else base)
     try:

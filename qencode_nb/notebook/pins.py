@@ -1,4 +1,4 @@
-"""BLAS thread and kernel pins, and the report of what actually runs.
+"""BLAS thread and BLAS-kernel pins, and the report of what actually runs.
 
 The protocol (DESIGN.md, "The notebook contract"; QEncode's generator header):
 thread limits are read by OpenBLAS/MKL/OpenMP when the library is loaded, so
@@ -30,7 +30,7 @@ THREAD_VARS = (
 )
 
 #: Variables that describe the OpenBLAS kernel choice; recorded in provenance.
-KERNEL_VARS = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+BLAS_KERNEL_VARS = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 
 #: CPU flags (as in /proc/cpuinfo) each OpenBLAS coretype needs to run.
 #: Source: OpenBLAS ``driver/others/dynamic.c`` (the checks behind
@@ -108,12 +108,12 @@ def check_thread_count(blas_threads) -> int:
 
 
 def pin_environment(blas_threads: int = 1, blas_coretype: str | None = None) -> dict[str, str]:
-    """The environment variables that pin ``blas_threads`` (and the kernel).
+    """The environment variables that pin ``blas_threads`` (and the BLAS kernel).
 
     Returns a dict of the six :data:`THREAD_VARS` set to ``str(blas_threads)``,
     plus ``OPENBLAS_CORETYPE`` when ``blas_coretype`` is given (validated with
     :func:`check_coretype`).  Used by the pin cell and by the papermill engine
-    for the kernel's launch environment.
+    for the Jupyter kernel's launch environment.
     """
     n = check_thread_count(blas_threads)
     env = {var: str(n) for var in THREAD_VARS}
@@ -127,7 +127,7 @@ def blas_pools() -> list[dict]:
 
     Keys: ``user_api`` ("blas"/"openmp"), ``internal_api``, ``prefix``,
     ``filepath``, ``version``, ``num_threads``, and for OpenBLAS
-    ``architecture`` (the kernel in use) and ``threading_layer``.
+    ``architecture`` (the BLAS kernel in use) and ``threading_layer``.
     """
     from threadpoolctl import threadpool_info
 
@@ -159,7 +159,7 @@ def measured_blas_threads(pools: list[dict] | None = None) -> int:
 
 
 def pin(blas_threads: int = 1, blas_coretype: str | None = None) -> dict:
-    """Pin BLAS threads (and the OpenBLAS kernel), then import numpy and scipy.
+    """Pin BLAS threads (and the OpenBLAS CPU kernel), then import numpy and scipy.
 
     The pin cell of every notebook calls this before anything else imports
     numpy.  Steps:
@@ -204,14 +204,14 @@ def pin(blas_threads: int = 1, blas_coretype: str | None = None) -> dict:
                 f"{have} BLAS thread(s); the pin to {blas_threads} cannot take effect "
                 "any more. Run the notebook through the qencode-nb papermill engine "
                 "(papermill --engine qencode-nb, or `qencode-nb audit`), which sets the "
-                "pins in the kernel's environment at launch, or remove the startup "
+                "pins in the Jupyter kernel's environment at launch, or remove the startup "
                 "code that imports numpy")
         if coretype and os.environ.get("OPENBLAS_CORETYPE") != coretype:
             raise PinError(
                 f"{' and '.join(preloaded)} was imported before the pin cell without "
                 f"OPENBLAS_CORETYPE={coretype}; OpenBLAS picks its kernel when it loads, "
-                "so the kernel pin cannot take effect any more. Run the notebook through "
-                "the qencode-nb papermill engine, which sets it at kernel launch")
+                "so the BLAS kernel pin cannot take effect any more. Run the notebook through "
+                "the qencode-nb papermill engine, which sets it at Jupyter kernel launch")
     os.environ.update(env)
     import numpy  # noqa: F401  (the point: load BLAS under the pins)
     import scipy.linalg  # noqa: F401  (scipy's own OpenBLAS)
@@ -267,7 +267,7 @@ def blas_report() -> dict:
             "filepath": p.get("filepath"),
         })
     report = {"pools": pools}
-    for var in KERNEL_VARS:
+    for var in BLAS_KERNEL_VARS:
         report[var] = os.environ.get(var)
     report["env"] = {var: os.environ.get(var) for var in THREAD_VARS}
     return report

@@ -10,96 +10,31 @@ integrals (``of_bridge``; the qubit ground energy equals CASCI to ~1e-15 Ha)
 and PennyLane's native ``molecular_hamiltonian``, which runs its own
 Hartree-Fock (``pennylane_native``; up to 3.6e-4 Ha from CASCI).
 
-Numpy and PennyLane are imported inside the functions.
+The thresholds are :data:`qencode_nb.rules.FINGERPRINT_THRESHOLD_HA` (with
+its sources), :data:`qencode_nb.rules.COEFF_MATCH_HA` and
+:data:`qencode_nb.rules.WEYL_REUSE_HA`; ground energies come from
+:func:`qencode_nb.problem.exact.exact_ground_energy`.  Numpy and PennyLane are
+imported inside the functions.
 """
 
 from __future__ import annotations
 
-FINGERPRINT_THRESHOLD_HA = 1e-6
-"""Fingerprint below which a Hamiltonian is inferred to be ``of_bridge``.
-
-Sources: the generator's comments (``generate_entry_v4.py`` e1f44cd, the
-``--use-of-bridge`` help and the ``hamiltonian_source`` comment):
-of_bridge "matches CASCI to ~1e-15 Ha"; pennylane_native "deviates from CASCI
-by up to ~3.6e-4 Ha" (HF, H2O), 1.4e-4 (LiH), 1.3e-4 (NH3); the smallest
-native deviation we plan for is ~1e-5 Ha.  Measured on the 40 shared v4.4
-entries (all of_bridge): stored |E_exact - E_CASCI| <= 2.8e-13 Ha up to 12
-qubits, and 1.8e-9 / 1.9e-9 Ha for H10 / H8, where PySCF's iterative CASCI
-(FCI Davidson) converges only to ~1e-9 Ha.  1e-6 Ha sits ~500x above the
-worst of_bridge value and 10x below the smallest native one.
-"""
-
-COEFF_MATCH_HA = 1e-8
-"""Largest |coefficient difference| (Ha) for which two Hamiltonians count as
-the same build (the project's rebuild tolerance: PySCF moves by a few ulps
-with the BLAS kernel; measured rebuilt-vs-stored differences are <= 1e-13)."""
-
-WEYL_REUSE_HA = 1e-9
-"""When the stored and rebuilt operators differ by at most this much in
-operator norm (bounded by the sum of |coefficient differences|, Weyl's
-inequality), the stored operator's ground energy is taken from the rebuilt
-one instead of diagonalising it again; the bound is reported."""
+from qencode_nb.problem.exact import exact_ground_energy
+from qencode_nb.problem.pauli import format_pauli_word, from_pauli_terms, parse_pauli_string
+from qencode_nb.rules import COEFF_MATCH_HA, FINGERPRINT_THRESHOLD_HA, WEYL_REUSE_HA
 
 MAX_LISTED = 20
 """``missing`` / ``extra`` list at most this many Pauli strings."""
 
-EXACT_DENSE_MAX_QUBITS = 14
-"""Dense diagonalisation up to this many qubits, sparse ``eigsh`` above (the
-generator's ``e_exact_qubit`` switch)."""
-
-QML_MATRIX_MAX_QUBITS = 12
-"""Up to this many qubits the dense matrix comes from ``qml.matrix`` (the
-generator's call, bit for bit).  From 13 to :data:`EXACT_DENSE_MAX_QUBITS` it
-is ``sparse_matrix().real.toarray()`` instead, diagonalised by the same
-``numpy.linalg.eigvalsh``: PennyLane 0.45's dense ``PauliSentence.to_mat``
-took more than 10 minutes for H8's 13-qubit, 2913-term operator, the sparse
-route 3 s (+ 65 s eigvalsh), and the ground energy agreed with the entry's
-to 5e-14 Ha.  The two matrices differ only in summation order (measured
-<= 3e-17 per element on 5-9 qubit entries; ground energies <= 4e-13 Ha)."""
-
-
-def _method(n_wires: int) -> str:
-    if n_wires <= QML_MATRIX_MAX_QUBITS:
-        return "dense"
-    return "dense (via sparse)" if n_wires <= EXACT_DENSE_MAX_QUBITS else "sparse"
-
-
-def exact_ground(H, wires) -> tuple[float, str]:
-    """Lowest eigenvalue (Ha) of ``H`` on ``wires`` and the method used.
-
-    :func:`qencode_nb.problem.hamiltonian.exact_ground_energy` (dense ``qml.matrix``
-    up to :data:`QML_MATRIX_MAX_QUBITS`, sparse ``eigsh`` above
-    :data:`EXACT_DENSE_MAX_QUBITS`); in between, dense ``eigvalsh`` of the
-    sparse-built matrix (see :data:`QML_MATRIX_MAX_QUBITS`).
-    """
-    from qencode_nb.problem.hamiltonian import exact_ground_energy
-
-    wires = list(wires)
-    method = _method(len(wires))
-    if method == "dense (via sparse)":
-        import numpy as np
-
-        matrix = H.sparse_matrix(wire_order=wires).real.toarray()
-        return float(np.linalg.eigvalsh(matrix)[0]), method
-    return exact_ground_energy(H, wires, dense_max_qubits=EXACT_DENSE_MAX_QUBITS), method
-
-
-def _ground(H, wires):
-    return exact_ground(H, wires)[0]
-
 
 def _canonical_terms(pauli_terms) -> dict:
     """``{canonical pauli_string: coefficient}`` of QEncode terms, in order."""
-    from qencode_nb.problem.hamiltonian import format_pauli_word, parse_pauli_string
-
     return {format_pauli_word(parse_pauli_string(t["pauli_string"])): t["coefficient"]
             for t in pauli_terms}
 
 
 def _rebuilt_terms(H) -> dict:
     """``{pauli_string: complex coefficient}`` of an operator's ``pauli_rep``."""
-    from qencode_nb.problem.hamiltonian import format_pauli_word
-
     return {format_pauli_word(dict(word)): complex(c) for word, c in H.pauli_rep.items()}
 
 
@@ -175,16 +110,12 @@ def compare_hamiltonian(stored_terms, num_qubits: int, rebuilt_H, *,
         EntryError: malformed stored terms (via ``from_pauli_terms``).
         ValueError: ``diagonalise_stored`` not one of the three values.
     """
-    from qencode_nb.problem.hamiltonian import from_pauli_terms
-
     if diagonalise_stored not in ("auto", "always", "never"):
         raise ValueError(f"diagonalise_stored {diagonalise_stored!r}; accepted: "
                          "auto, always, never")
     H_stored = from_pauli_terms(stored_terms, num_qubits)  # validates the terms
     stored = _canonical_terms(stored_terms)
     if isinstance(rebuilt_H, list):
-        from qencode_nb.problem.hamiltonian import parse_pauli_string
-
         top = max((max(parse_pauli_string(t["pauli_string"]), default=-1)
                    for t in rebuilt_H), default=-1)
         rebuilt_H = from_pauli_terms(rebuilt_H, max(num_qubits, top + 1))
@@ -204,8 +135,8 @@ def compare_hamiltonian(stored_terms, num_qubits: int, rebuilt_H, *,
     # Rebuilt ground energy (the generator's e_exact_qubit procedure).
     rebuilt_wires = sorted(rebuilt_H.wires) or list(range(num_qubits))
     if rebuilt_ground_ha is None:
-        rebuilt_ground_ha = _ground(rebuilt_H, rebuilt_wires)
-        ground_method = _method(len(rebuilt_wires))
+        rebuilt_ground_ha, ground_method = exact_ground_energy(
+            rebuilt_H, rebuilt_wires, with_method=True)
     else:
         ground_method = "given"
     ground = rebuilt_ground_ha + constant_rebuilt
@@ -218,8 +149,9 @@ def compare_hamiltonian(stored_terms, num_qubits: int, rebuilt_H, *,
         stored_method = f"reused rebuilt ground (Weyl bound {weyl:.3e} Ha)"
     else:
         stored_wires = list(range(num_qubits))
-        ground_stored_terms = _ground(H_stored, stored_wires) + constant
-        stored_method = _method(num_qubits)
+        stored_ground, stored_method = exact_ground_energy(
+            H_stored, stored_wires, with_method=True)
+        ground_stored_terms = stored_ground + constant
 
     fingerprint = abs(ground_stored_terms - e_casci)
     fingerprint_rebuilt = abs(ground - e_casci)

@@ -1,18 +1,24 @@
 """Rebuild an entry's tapered qubit problem from its declared procedure.
 
-Glue of :mod:`qencode_nb.problem.chemistry` and :mod:`qencode_nb.problem.hamiltonian`: the
-generator's steps 1-3 (``run_pyscf_suite``, ``build_pl_hamiltonian`` through
-of_bridge, ``apply_tapering``).  Heavy libraries are imported by those
-modules, inside their functions.
+Glue of :mod:`qencode_nb.problem.chemistry`, :mod:`qencode_nb.problem.of_bridge`
+and :mod:`qencode_nb.problem.tapering`: the generator's steps 1-3
+(``run_pyscf_suite``, ``build_pl_hamiltonian`` through of_bridge,
+``apply_tapering``), the light variant above
+:data:`~qencode_nb.rules.LIGHT_REBUILD_ABOVE_QUBITS` qubits, and
+:func:`entry_field` (a dotted field of a raw QEncode entry, never defaulted).
+Heavy libraries are imported by those modules, inside their functions.
 """
 
 from __future__ import annotations
+
+from qencode_nb.rules import LIGHT_REBUILD_ABOVE_QUBITS, OF_BRIDGE_VERIFY_TOL_HA
 
 
 def rebuild_tapered(geometry: str, basis: str, charge: int, spin: int,
                     num_electrons: int, num_spatial_orbitals: int,
                     orbital_optimization: str, mapping: str, *,
-                    classical: bool = False, verify_tol: float | None = 1e-4):
+                    classical: bool = False,
+                    verify_tol: float | None = OF_BRIDGE_VERIFY_TOL_HA):
     """Chemistry, of_bridge Hamiltonian and Z2 tapering of one problem.
 
     Args:
@@ -33,7 +39,8 @@ def rebuild_tapered(geometry: str, basis: str, charge: int, spin: int,
         HamiltonianMismatch: a Hamiltonian check failed.
     """
     from qencode_nb.problem.chemistry import run_chemistry
-    from qencode_nb.problem.hamiltonian import build_of_bridge, check_mapping, taper
+    from qencode_nb.problem.of_bridge import build_of_bridge, check_mapping
+    from qencode_nb.problem.tapering import taper
 
     check_mapping(mapping)
     chem = run_chemistry(geometry, basis, charge, spin, num_electrons,
@@ -44,7 +51,14 @@ def rebuild_tapered(geometry: str, basis: str, charge: int, spin: int,
     return chem, tapered
 
 
-def _field(entry: dict, dotted: str):
+def entry_field(entry: dict, dotted: str):
+    """The value at ``dotted`` (e.g. ``"problem.active_space.num_electrons"``)
+    of a raw QEncode entry dict.
+
+    Raises:
+        EntryError: a key on the path is missing ("required field is missing
+            (never defaulted)", naming ``dotted``).
+    """
     from qencode_nb.errors import EntryError
 
     node = entry
@@ -67,12 +81,7 @@ def rebuild_tapered_from_entry(entry: dict):
              "problem.active_space.num_electrons",
              "problem.active_space.num_spatial_orbitals",
              "problem.orbital_optimization", "encoding.mapping")
-    return rebuild_tapered(*(_field(entry, name) for name in names))
-
-
-#: Above this many untapered qubits the rebuild is "light" (see
-#: :func:`rebuild_tapered_light`): H8 (16 qubits) still takes the full path.
-LIGHT_ABOVE_QUBITS = 16
+    return rebuild_tapered(*(entry_field(entry, name) for name in names))
 
 
 def rebuild_tapered_light(geometry: str, basis: str, charge: int, spin: int,
@@ -80,7 +89,8 @@ def rebuild_tapered_light(geometry: str, basis: str, charge: int, spin: int,
                           orbital_optimization: str, mapping: str, *,
                           classical: bool = False):
     """The rebuild of :func:`rebuild_tapered` without any diagonalisation in
-    the qubit space, for active spaces above :data:`LIGHT_ABOVE_QUBITS` qubits.
+    the qubit space, for active spaces above
+    :data:`~qencode_nb.rules.LIGHT_REBUILD_ABOVE_QUBITS` qubits.
 
     H10 [10e,10o] has 20 qubits: the full path's of_bridge check and sector
     search hold sparse matrices of 8-32 GB.  Here the sector is
@@ -100,7 +110,8 @@ def rebuild_tapered_light(geometry: str, basis: str, charge: int, spin: int,
 
     from qencode_nb.problem.chemistry import run_chemistry
     from qencode_nb.errors import CapabilityMissing
-    from qencode_nb.problem.hamiltonian import TaperResult, build_of_bridge, check_mapping
+    from qencode_nb.problem.of_bridge import build_of_bridge, check_mapping
+    from qencode_nb.problem.tapering import TaperResult
 
     check_mapping(mapping)
     if mapping != "jordan_wigner":
@@ -108,7 +119,7 @@ def rebuild_tapered_light(geometry: str, basis: str, charge: int, spin: int,
             f"a {2 * num_spatial_orbitals}-qubit {mapping} rebuild needs the tapered "
             "sector's exact ground energy for the constant correction; only "
             "jordan_wigner is rebuilt without diagonalising above "
-            f"{LIGHT_ABOVE_QUBITS} qubits")
+            f"{LIGHT_REBUILD_ABOVE_QUBITS} qubits")
     chem = run_chemistry(geometry, basis, charge, spin, num_electrons,
                          num_spatial_orbitals, orbital_optimization, classical=classical)
     H, n_qubits = build_of_bridge(chem, mapping, verify_tol=None)
@@ -120,7 +131,7 @@ def rebuild_tapered_light(geometry: str, basis: str, charge: int, spin: int,
                         num_wires=n_qubits)
     tapered = TaperResult(
         H_tapered=H_tapered, hf_tapered=np.asarray(hf), generators=generators,
-        paulixops=paulixops, sectors=sectors, n_qubits_full=n_qubits,
+        paulixops=paulixops, z2_sectors=sectors, n_qubits_full=n_qubits,
         n_qubits_tapered=len(H_tapered.wires), e_sector_ground_ha=chem.e_casci,
         bk_constant_correction_ha=None, bk_imaginary_stripped=False,
         bk_max_imaginary_abs_ha=None, max_imaginary_abs_ha=0.0)

@@ -179,7 +179,7 @@ def _check_inner(inner: str) -> str:
     return name
 
 
-def _check_selection(pool, selected_indices, params):
+def check_selection(pool, selected_indices, params):
     selected = [int(k) for k in selected_indices]
     if len(selected) != len(params):
         raise ValueError(f"{len(selected)} selected operators but {len(params)} parameters")
@@ -232,7 +232,7 @@ def replay_energy(H, pool, hf_state, selected_indices, params, wires, *,
 
     Args:
         H: tapered qubit Hamiltonian (PennyLane operator, Ha), e.g.
-            :func:`qencode_nb.problem.hamiltonian.from_pauli_terms` of the stored terms.
+            :func:`qencode_nb.problem.pauli.from_pauli_terms` of the stored terms.
         pool: the ADAPT pool (:func:`qencode_nb.rerun.ansatz.tapered_uccsd_ops`).
         hf_state: tapered HF bits, shape ``(n,)``.
         selected_indices: pool indices in circuit order, shape ``(m,)``.
@@ -251,7 +251,7 @@ def replay_energy(H, pool, hf_state, selected_indices, params, wires, *,
     import numpy as np
 
     _check_engine(engine)
-    selected = _check_selection(pool, selected_indices, params)
+    selected = check_selection(pool, selected_indices, params)
     theta = np.array([float(p) for p in params], dtype=float)
     if engine == "qnode":
         _, make = _qnode_energy_fn(H, pool, hf_state, wires, backend)

@@ -9,7 +9,7 @@ Conventions, written down once (see ../shared/ENGINE.md):
   ``A+(Ia) B+(Ib) |vac>`` with the creators of each string in ascending
   orbital order and every alpha creator to the left of every beta one.
 - Qubits: OpenFermion's Jordan-Wigner order used by of_bridge
-  (:func:`qencode_nb.problem.hamiltonian._spin_orbital_terms`): spin orbital
+  (:func:`qencode_nb.problem.of_bridge._spin_orbital_terms`): spin orbital
   ``q = 2p + sigma`` (alpha 0, beta 1), and the qubit basis state
   ``|n_0 ... n_{2no-1}> = prod_q (a+_q)^{n_q} |vac>`` in ascending ``q``.
 - Sign between the two: reordering the interleaved creators into "all alpha,

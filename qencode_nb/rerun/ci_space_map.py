@@ -114,12 +114,13 @@ def _pool_indices(entry, rebuilt, excitations) -> list[int]:
     import json
 
     from qencode_nb.problem import cache
+    from qencode_nb.problem.cache_key import sha256_json
     from qencode_nb.rerun.ansatz import tapered_pool_excitations
 
     chem, tap = rebuilt
     material = {"rebuild_key": chem.cache_key, "kind": "adapt-pool-indices",
                 "format": POOL_CACHE_FORMAT}
-    key = cache._sha256(material)
+    key = sha256_json(material)
     path = cache.path_for(key).with_name(f"pool-{key}.json")
     try:
         doc = json.loads(path.read_text())
@@ -128,7 +129,7 @@ def _pool_indices(entry, rebuilt, excitations) -> list[int]:
     except (OSError, ValueError, KeyError, TypeError):
         pass
     pool = tapered_pool_excitations(entry.active_space[0], tap.n_qubits_full, tap.generators,
-                                    tap.paulixops, tap.sectors)
+                                    tap.paulixops, tap.z2_sectors)
     position = {(gate.__name__, tuple(wires)): i for i, (gate, wires) in enumerate(excitations)}
     kept = [position[(gate.__name__, tuple(wires))] for gate, wires, _ in pool]
     if chem.cache_key:
@@ -141,7 +142,7 @@ def build(entry, rebuilt, *, circuit: str = "statevector") -> SectorProblem:
 
     Args:
         entry: :class:`qencode_nb.entry.model.Entry`.
-        rebuilt: ``(ChemSummary, TaperResult)`` of :func:`qencode_nb.verdict.audit.rebuild`
+        rebuilt: ``(ChemSummary, TaperResult)`` of :func:`qencode_nb.problem.problem.rebuild`
             (the summary must carry ``integrals``).
         circuit: the stored angles' convention, a key of :data:`ANGLE_FACTOR`.
 
@@ -190,3 +191,21 @@ def replay_reason(hamiltonian: dict | None) -> str | None:
                 f"{d if d is not None else 'n/a'} Ha > {REPLAY_MAX_DCOEFF_HA:g}): the stored "
                 "angles belong to the stored orbitals (try blas_coretype='Cooperlake')")
     return None
+
+
+def replay_energy(problem: SectorProblem, selected_indices, params) -> float:
+    """Energy (Ha, before the tapering constant correction) of stored ADAPT
+    angles on the sector engine: the recorded selection of the pool, each
+    angle scaled by ``problem.angle_factor`` (the circuit's convention).
+
+    Raises:
+        ValueError: a selected index outside the pool, or not as many angles
+            as selected operators (:func:`qencode_nb.rerun.adapt.check_selection`).
+    """
+    from qencode_nb.rerun import ci_space as S
+    from qencode_nb.rerun.adapt import check_selection
+
+    selected = check_selection(problem.generators, selected_indices, params)
+    angles = [problem.angle_factor * float(x) for x in params]
+    c = S.build_state(problem.sector, problem.generators, selected, angles)
+    return problem.sector.energy(c.reshape(problem.sector.shape))

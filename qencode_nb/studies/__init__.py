@@ -1,0 +1,23 @@
+"""Many audits and what they show: sweeps, studies, tables and figures.
+
+- :mod:`~qencode_nb.studies.sweep`: audit.ipynb once per entry of a folder (local
+  pool or Dask), resumable; ``summary.csv``, tier counts, failures.
+- :mod:`~qencode_nb.studies.study`: :func:`run`, the one entry point of a study
+  (CLI ``qencode-nb study`` and ``notebooks/threading.ipynb``), and its
+  :class:`StudyResult`.
+- :mod:`~qencode_nb.studies.runner`: one study's runs (jobs through the sweep's
+  local pool; one row per run from its records).
+- :mod:`~qencode_nb.studies.blas` (BLAS thread count, OpenBLAS CPU kernel),
+  :mod:`~qencode_nb.studies.optimizers`, :mod:`~qencode_nb.studies.environments`
+  (Jupyter kernelspecs with other package stacks): the studies.
+- :mod:`~qencode_nb.studies.summaries`: per-group summary and the one-sentence finding.
+- :mod:`~qencode_nb.studies.stacks`: package stacks registered as Jupyter kernelspecs.
+- :mod:`~qencode_nb.studies.collect`: executed notebooks -> DataFrames.
+- :mod:`~qencode_nb.studies.plots`: the figures.
+
+Importing this package imports no numpy or pandas (they load when a study runs).
+"""
+
+from qencode_nb.studies.study import STUDY_KINDS, StudyResult, run
+
+__all__ = ["STUDY_KINDS", "StudyResult", "run"]

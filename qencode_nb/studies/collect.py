@@ -10,12 +10,16 @@ row says so and carries the recorded ``error`` when there is one.
 one wide table (parameters, every record, papermill's duration and
 exception).  :func:`adapt_operator_table` tabulates the ADAPT entries of a
 folder of QEncode JSON files; :func:`resolve_path` finds a folder given
-relative to the working directory or to the repository root.
+relative to the working directory or to the repository root.  The audit
+record names are those of :data:`qencode_nb.verdict.records.AUDIT_RECORDS`
+(:data:`READ_RECORDS`, :data:`COPIED_RECORDS`).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+
+from qencode_nb.verdict.records import AUDIT_RECORDS, ERROR_RECORD
 
 #: Columns of :func:`audit_table`, in order.  Energies in Ha, errors in mHa,
 #: times in s.  ``seconds`` is the wall time of the run (the sweep's
@@ -34,6 +38,22 @@ AUDIT_COLUMNS = (
     "verdict",
 )
 
+#: The audit records :func:`audit_row` reads (names from
+#: :data:`qencode_nb.verdict.records.AUDIT_RECORDS`, the one list; plus the
+#: ``error`` record of a failed stage); tests/test_figures.py checks every name
+#: against that list, so a renamed record cannot silently empty a column.
+READ_RECORDS = ("entry_id", "mode", "blas_threads", "blas_coretype", "provenance",
+                "tiers", "fields", "integrity", "replay", "hamiltonian", "rerun",
+                "difference", "published_certified", "certified", "certification_change",
+                "done", ERROR_RECORD)
+
+#: The columns of :data:`AUDIT_COLUMNS` that are audit records copied as recorded
+#: (derived: the columns that name a record, less those :func:`audit_row` computes
+#: from a record: ``undeclared`` from ``fields``, ``integrity`` its status,
+#: ``published_certified`` with its fallback).
+COPIED_RECORDS = tuple(c for c in AUDIT_COLUMNS if c in AUDIT_RECORDS
+                       and c not in ("undeclared", "integrity", "published_certified"))
+
 
 def _get(d, *path):
     for key in path:
@@ -43,7 +63,10 @@ def _get(d, *path):
     return d
 
 
-def _kernel(records) -> str | None:
+def _blas_kernel(records) -> str | None:
+    """The ``kernel`` column: the OpenBLAS CPU kernels (architectures) threadpoolctl
+    reported in the run's provenance, joined by ",", with the requested
+    ``OPENBLAS_CORETYPE`` in brackets when one was set; None when no OpenBLAS pool."""
     pools = _get(records, "provenance", "blas", "pools") or []
     arch = sorted({str(p.get("architecture")) for p in pools if p.get("library") == "openblas"})
     coretype = records.get("blas_coretype")
@@ -77,9 +100,9 @@ def audit_row(path) -> dict:
         failure = outcome["failure"]
     seconds = (outcome or {}).get("seconds") or pm.get("duration")
     row = {
-        "notebook": str(path), "entry_id": r.get("entry_id"),
+        "notebook": str(path),
         "status": "done" if done else "failed", "failure": failure, "seconds": seconds,
-        "mode": r.get("mode"), "blas_threads": r.get("blas_threads"), "kernel": _kernel(r),
+        "kernel": _blas_kernel(r),
         "tier_procedure": _get(tiers, "procedure", "status"),
         "tier_certification": _get(tiers, "certification", "status"),
         "tier_bit_identical": _get(tiers, "bit_identical", "status"),
@@ -105,9 +128,7 @@ def audit_row(path) -> dict:
     }
     if row["published_certified"] is None and r.get("certified") is not None:
         row["published_certified"] = r["certified"] != bool(r.get("certification_change"))
-    for name in ("rerun_energy", "error_mha", "published_error_mha", "movement_mha",
-                 "threshold_mha", "margin_regenerated", "margin_published", "certified",
-                 "certification_change", "fragile", "bit_identical", "verdict"):
+    for name in COPIED_RECORDS:
         row[name] = r.get(name)
     return row
 
@@ -275,7 +296,7 @@ def adapt_operator_table(folder):
     """
     import pandas as pd
 
-    from qencode_nb.entry.model import read_qencode_json
+    from qencode_nb.entry.readers import read_qencode_json
 
     folder = Path(folder)
     if not folder.is_dir():

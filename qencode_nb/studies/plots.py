@@ -4,7 +4,7 @@
 certification threshold, the fragile band (margin < 0.20, DESIGN.md) and the
 fragile entries marked.
 :func:`distribution_plot`: the error of every run of a threading or kernel
-study (:mod:`qencode_nb.studies.variance`), one strip per group, with the threshold.
+study (:mod:`qencode_nb.studies.blas`), one strip per group, with the threshold.
 :func:`optimizer_plot`: an optimiser study side by side: error (mHa), nfev and
 wall time (s) per optimiser, three panels.
 :func:`study_plot`: the figure of a study table by its kind.
@@ -16,8 +16,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from qencode_nb.rules import CERTIFICATION_THRESHOLD_HA, FRAGILE_MARGIN
+from qencode_nb.studies.summaries import STUDY_GROUPS
+
 #: Errors below this (mHa) are drawn at this floor on the log axis.
 ERROR_FLOOR_MHA = 1e-6
+
+#: The threshold drawn when a table has none (mHa): QEncode's certification
+#: threshold, :data:`qencode_nb.rules.CERTIFICATION_THRESHOLD_HA` (0.01 Ha).
+DEFAULT_THRESHOLD_MHA = CERTIFICATION_THRESHOLD_HA * 1e3
+
+__all__ = ["DEFAULT_THRESHOLD_MHA", "ERROR_FLOOR_MHA", "GROUP_LABELS", "OPTIMIZER_AXES",
+           "STUDY_GROUPS", "adapt_operator_plot", "distribution_plot", "margin_plot",
+           "optimizer_plot", "short_name", "study_plot"]
 
 
 def _pyplot():
@@ -67,8 +78,6 @@ def margin_plot(table, stem, *, title: str | None = None):
 
     plt = _pyplot()
 
-    from qencode_nb.verdict.audit import FRAGILE_MARGIN
-
     df = table.copy()
     labels = [short_name(e if isinstance(e, str) else Path(str(n)).stem)
               for e, n in zip(df["entry_id"], df["notebook"])]
@@ -76,7 +85,7 @@ def margin_plot(table, stem, *, title: str | None = None):
     pub = np.maximum(df["published_error_mha"].astype(float).to_numpy(), ERROR_FLOOR_MHA)
     reg = df["error_mha"].astype(float).to_numpy()
     thr = df["threshold_mha"].astype(float).to_numpy()
-    thr = np.where(np.isnan(thr), 10.0, thr)
+    thr = np.where(np.isnan(thr), DEFAULT_THRESHOLD_MHA, thr)
     fragile = np.array([v is True for v in df["fragile"]], dtype=bool)
 
     fig, ax = plt.subplots(figsize=(max(8.0, 0.32 * len(df) + 4), 5.2))
@@ -117,14 +126,16 @@ GROUP_LABELS = {"threads": "BLAS threads (requested)", "coretype": "OpenBLAS cor
                 "kernelspec": "Jupyter kernelspec (package stack)"}
 
 
-def distribution_plot(table, by, stem, threshold_mha: float = 10.0, title: str | None = None):
+def distribution_plot(table, by, stem, threshold_mha: float = DEFAULT_THRESHOLD_MHA,
+                      title: str | None = None):
     """Error of every run per group: write ``<stem>.png`` and ``<stem>.svg``; return the Figure.
 
     Args:
-        table: a study table (:func:`qencode_nb.studies.variance.threads_study` or
-            :func:`~qencode_nb.studies.variance.kernels_study`); uses ``by``,
+        table: a study table (:func:`qencode_nb.studies.blas.threads_study`,
+            :func:`~qencode_nb.studies.blas.kernels_study` or
+            :func:`~qencode_nb.studies.environments.environments_study`); uses ``by``,
             ``error_mha``, ``status`` and ``energy_hex`` when present.
-        by: the group column ("threads", "coretype"); one strip per group,
+        by: the group column ("threads", "coretype", "kernelspec"); one strip per group,
             in order of first appearance.
         stem: output path without suffix.
         threshold_mha: certification threshold drawn as a line (mHa).
@@ -240,7 +251,7 @@ def optimizer_plot(table, stem, threshold_mha: float | None = None,
     start, Hamiltonian and re-run; labelled with the median).
 
     Args:
-        table: :func:`qencode_nb.studies.variance.optimizers_study` table (or its CSV):
+        table: :func:`qencode_nb.studies.optimizers.optimizers_study` table (or its CSV):
             uses ``optimizer``, ``error_mha``, ``nfev``, ``seconds``, and
             ``status``, ``energy_hex``, ``threshold_mha`` when present.
         stem: output path without suffix.
@@ -276,17 +287,12 @@ def optimizer_plot(table, stem, threshold_mha: float | None = None,
 
 
 def _threshold(table) -> float:
-    """The table's first ``threshold_mha`` (mHa), else QEncode's 10 mHa."""
+    """The table's first ``threshold_mha`` (mHa), else :data:`DEFAULT_THRESHOLD_MHA`."""
     if "threshold_mha" in table.columns:
         thr = table["threshold_mha"].dropna()
         if len(thr):
             return float(thr.iloc[0])
-    return 10.0
-
-
-#: Study kinds -> the column that groups their runs.
-STUDY_GROUPS = {"threads": "threads", "kernels": "coretype", "optimizers": "optimizer",
-                "environments": "kernelspec"}
+    return DEFAULT_THRESHOLD_MHA
 
 
 def study_plot(table, kind: str, stem):

@@ -51,7 +51,7 @@ from qencode_nb.errors import ParameterError, QencodeNbError
 from qencode_nb.paths import ROOT  # noqa: E402
 
 #: Prefix of every kernelspec this module registers (``qencode-nb-<stack name>``).
-KERNEL_PREFIX = "qencode-nb-"
+KERNELSPEC_PREFIX = "qencode-nb-"
 
 #: Accepted stack names: lower-case letters, digits, ".", "_", "-"; a letter or
 #: digit first (they become kernelspec names, which Jupyter restricts likewise).
@@ -95,9 +95,9 @@ def check_name(name) -> str:
     return name
 
 
-def kernel_name(name: str) -> str:
+def kernelspec_name(name: str) -> str:
     """The kernelspec name of stack ``name``: ``qencode-nb-<name>``."""
-    return KERNEL_PREFIX + check_name(name)
+    return KERNELSPEC_PREFIX + check_name(name)
 
 
 def _pyproject_dependencies() -> list[str]:
@@ -255,7 +255,7 @@ def create_stack(name: str, recipe: str | None = None, *, requirements=None,
         remove_stack(name, root=root, jupyter_prefix=jupyter_prefix)
     env_dir.mkdir(parents=True)
     parent = sysconfig.get_paths()["purelib"] if overlay else None
-    record = {"name": name, "kernelspec": kernel_name(name), "path": str(env_dir),
+    record = {"name": name, "kernelspec": kernelspec_name(name), "path": str(env_dir),
               "recipe": recipe, "requirements": args, "overlay_of": parent,
               "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
               "status": "creating"}
@@ -368,7 +368,7 @@ def remove_stack(name: str, root=None, jupyter_prefix=None) -> None:
     except (OSError, ValueError):
         recorded = None
     spec = Path(recorded) if recorded else (
-        _jupyter_prefix(jupyter_prefix) / "share" / "jupyter" / "kernels" / kernel_name(name))
+        _jupyter_prefix(jupyter_prefix) / "share" / "jupyter" / "kernels" / kernelspec_name(name))
     if _spec_python(spec) == str(_python(env_dir.resolve())):
         shutil.rmtree(spec)
     shutil.rmtree(env_dir)
@@ -418,7 +418,7 @@ def check_kernelspecs(kernelspecs) -> list[str]:
     unknown = [k for k in names if k not in found]
     if unknown:
         failed = [r["name"] for r in list_stacks()
-                  if r.get("status") != "ready" and kernel_name(r["name"]) in unknown]
+                  if r.get("status") != "ready" and kernelspec_name(r["name"]) in unknown]
         raise ParameterError(f"kernelspec(s) {', '.join(unknown)} not found; accepted: "
                              + ", ".join(sorted(found))
                              + "".join(f"; stack {n!r} failed, see its create.log" for n in failed)

@@ -10,7 +10,10 @@ file's SHA-256, kept in ``<name>.inputs.json`` beside the notebook) is not run
 again.  Each run also leaves ``<name>.outcome.json`` (status, failure, wall
 seconds).  Outputs: ``summary.csv`` (:func:`qencode_nb.studies.collect.audit_table`)
 and the margin plot ``margins.png`` / ``margins.svg``
-(:func:`qencode_nb.studies.plots.margin_plot`).
+(:func:`qencode_nb.studies.plots.margin_plot`).  :func:`tier_counts` and
+:func:`failures` read a summary table the same way for the CLI and
+``suite.ipynb``; :func:`run_local` and :func:`run_dask` are the two ways runs
+are dispatched (studies use the local pool too).
 """
 
 from __future__ import annotations
@@ -34,7 +37,8 @@ def resolve_targets(items) -> list[str]:
     Raises:
         EntryError: a folder with no JSON file, or a name that is neither.
     """
-    from qencode_nb.entry.model import PARAMS_DIR, bundled_names
+    from qencode_nb.entry.lookup import bundled_names
+    from qencode_nb.paths import PARAMS_DIR
 
     out = []
     for item in items:
@@ -55,7 +59,7 @@ def resolve_targets(items) -> list[str]:
 
 
 def _entry_digest(target: str) -> str:
-    from qencode_nb.entry.model import PARAMS_DIR
+    from qencode_nb.paths import PARAMS_DIR
 
     path = Path(target)
     if not path.is_file():
@@ -142,7 +146,7 @@ def _kill_tree(pid: int) -> None:
 
 def run_one(target: str, out_dir: str, parameters: dict, timeout: float | None = None,
             cell_timeout: int | None = None, name: str | None = None,
-            kernel_name: str | None = None) -> dict:
+            kernelspec: str | None = None) -> dict:
     """Execute audit.ipynb for one target in its own process; never raises for a failed run.
 
     Args:
@@ -155,6 +159,8 @@ def run_one(target: str, out_dir: str, parameters: dict, timeout: float | None =
         cell_timeout: per-cell limit in seconds (None: none).
         name: file stem of the run's files (default :func:`run_name` of the
             target); studies give each repeat of one entry its own name.
+        kernelspec: Jupyter kernelspec the notebook runs in (default the
+            notebook's, ``python3``); an environment study's package stack.
 
     Returns:
         ``{"name", "status": "done"|"failed", "failure", "seconds" (wall),
@@ -171,8 +177,8 @@ def run_one(target: str, out_dir: str, parameters: dict, timeout: float | None =
            str(nb_path), json.dumps(parameters)]
     if cell_timeout:
         cmd += ["--cell-timeout", str(int(cell_timeout))]
-    if kernel_name:
-        cmd += ["--kernel", str(kernel_name)]
+    if kernelspec:
+        cmd += ["--kernel", str(kernelspec)]
     start = time.monotonic()
     proc = subprocess.Popen(cmd, cwd=str(ROOT), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
@@ -190,15 +196,20 @@ def run_one(target: str, out_dir: str, parameters: dict, timeout: float | None =
         mark_failed(nb_path, "run", "RunTimeout", failure)
     seconds = time.monotonic() - start
     outcome = {"name": name, "status": "failed" if failure else "done", "failure": failure,
-               "seconds": seconds, "kernelspec": kernel_name, "timeout_s": timeout, "worker_pid": os.getpid(),
-               "host": socket.gethostname()}
+               "seconds": seconds, "kernelspec": kernelspec, "timeout_s": timeout,
+               "worker_pid": os.getpid(), "host": socket.gethostname()}
     (out / f"{name}.inputs.json").write_text(
         json.dumps(inputs_of(target, parameters), sort_keys=True))
     (out / f"{name}.outcome.json").write_text(json.dumps(outcome, sort_keys=True))
     return outcome
 
 
-def _local(jobs, workers: int, submit_args):
+def run_local(jobs, workers: int, submit_args):
+    """Run ``jobs`` on a local process pool of ``workers`` processes; yield each
+    :func:`run_one` outcome as it completes (not in job order).
+
+    ``submit_args(job)`` gives :func:`run_one`'s positional arguments for a job.
+    """
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
     with ProcessPoolExecutor(max_workers=max(1, workers)) as pool:
@@ -207,7 +218,9 @@ def _local(jobs, workers: int, submit_args):
             yield fut.result()
 
 
-def _dask(jobs, scheduler: str, submit_args):
+def run_dask(jobs, scheduler: str, submit_args):
+    """As :func:`run_local`, on the Dask distributed cluster at ``scheduler``
+    (``tcp://host:port``); each job is one task, never cached (``pure=False``)."""
     from distributed import Client, as_completed
 
     with Client(scheduler, set_as_default=False) as client:
@@ -250,7 +263,7 @@ def sweep(targets, out_dir, *, mode: str = "full", workers: int = 1, blas_thread
     """
     from tqdm.auto import tqdm
 
-    from qencode_nb.verdict.audit import check_engine, check_mode
+    from qencode_nb.notebook.parameters import check_engine, check_mode
     from qencode_nb.studies.collect import audit_table
     from qencode_nb.notebook.pins import pin_environment
 
@@ -280,8 +293,8 @@ def sweep(targets, out_dir, *, mode: str = "full", workers: int = 1, blas_thread
 
     bar = tqdm(total=len(names), initial=len(names) - len(todo), disable=not progress,
                desc="audits", unit="entry")
-    runs = _dask(todo, scheduler, submit_args) if scheduler else \
-        _local(todo, workers, submit_args)
+    runs = run_dask(todo, scheduler, submit_args) if scheduler else \
+        run_local(todo, workers, submit_args)
     for outcome in runs:
         bar.update(1)
         bar.set_postfix_str(f"{outcome['name'][:24]} {outcome['status']}")
@@ -293,3 +306,33 @@ def sweep(targets, out_dir, *, mode: str = "full", workers: int = 1, blas_thread
 
         margin_plot(table, out / "margins")
     return table
+
+
+#: The tier columns of ``summary.csv`` (:data:`qencode_nb.studies.collect.AUDIT_COLUMNS`).
+TIER_COLUMNS = ("tier_procedure", "tier_certification", "tier_bit_identical")
+
+
+def tier_counts(table) -> dict:
+    """How many completed audits reached each tier status.
+
+    Args:
+        table: a sweep's summary table (:func:`sweep`, ``summary.csv``).
+
+    Returns:
+        ``{"procedure" | "certification" | "bit_identical": {status: count}}``
+        over the rows whose ``status`` is "done" (failed runs have no tiers);
+        a status ("pass", "fail", "n/a") that no audit reached is absent, and
+        the statuses come most frequent first.  Every tier is present, with
+        ``{}`` when no audit completed.
+    """
+    done = table[table["status"] == "done"]
+    return {col[len("tier_"):]: {str(k): int(v) for k, v in done[col].value_counts().items()}
+            for col in TIER_COLUMNS}
+
+
+def failures(table) -> dict:
+    """``{run name: failure}`` of the rows whose ``status`` is not "done", in table order
+    (a sweep's summary table or a study table: both have ``notebook``, ``status``
+    and ``failure``; the run name is the notebook's file stem)."""
+    return {Path(n).stem: f for n, f, s in zip(table["notebook"], table["failure"],
+                                               table["status"]) if s != "done"}

@@ -1,74 +1,22 @@
-"""Tier 1, procedure: the entry's declared procedure against what the re-run used.
+"""Tier 1, procedure: the entry's declared procedure against what the audit used.
 
 DESIGN.md, "What reproducible means here", tier 1: every procedure field is
 declared in the entry and the re-run used exactly the declared value.  A
 field the entry does not declare is listed as ``undeclared`` with the value
-used and where that value came from (:data:`GENERATOR_DEFAULTS`); it is never
-silently defaulted.  Tier 1 passes only when every field is declared and
-equal.
+used and where that value came from (:data:`qencode_nb.rules.GENERATOR_DEFAULTS`);
+it is never silently defaulted.  Tier 1 passes only when every field is
+declared and equal.
 
-This module holds the field list, the generator defaults and the comparison;
-:func:`qencode_nb.verdict.audit.procedure_used` collects what the stages used.
+The fields are the table :data:`qencode_nb.entry.fields.FIELDS`; this module
+collects what the stages used (:func:`used`), compares (:func:`table`) and
+decides the tier (:func:`tier`); :func:`evaluate` returns a :class:`Procedure`.
 """
 
 from __future__ import annotations
 
-#: The generator's defaults, used for a field an entry leaves out.  Source:
-#: the argument parser of QEncode's ``scripts/generate_entry_v4.py`` (v4.4,
-#: commit e1f44cd).  ``{field: (value, where it comes from)}``.
-GENERATOR_DEFAULTS = {
-    "max_iterations": (500, "generator default --max-iter 500"),
-    "restarts_requested": (3, "generator default --multistart 3"),
-    "seed": (42, "generator default --seed 42"),
-    "backend": ("default.qubit", "generator default --backend default.qubit"),
-    "optimizer": ("COBYLA", "generator default --optimizer cobyla"),
-    "reps": (2, "generator default --reps 2"),
-    "adapt.gradient_threshold": (1e-3, "generator default --adapt-threshold 1e-3 (Ha)"),
-    "adapt.max_operators": (100, "generator default --adapt-max-ops 100"),
-    "hamiltonian_source": ("of_bridge", "generator default --use-of-bridge"),
-    "early_stop": (True, "generator default: early stop on unless --no-early-stop; "
-                         "QEncode records whether a run stopped early "
-                         "(run_config.early_stopped), not whether early stop was enabled"),
-    "adapt.engine": ("auto", "generator default --adapt-engine auto: QNode at <= 12 "
-                             "tapered qubits, statevector above"),
-}
+from dataclasses import dataclass
 
-#: The procedure fields, in report order: ``(field, QEncode 4.0.0 path,
-#: params/*.yaml path, applies to)``; ``applies to`` is a set of ansatz names
-#: or None (every entry).
-FIELDS = (
-    ("geometry", "problem.geometry", "problem.geometry", None),
-    ("basis", "problem.basis", "problem.basis", None),
-    ("charge", "problem.charge", "problem.charge", None),
-    ("spin", "problem.spin", "problem.spin", None),
-    ("active_space", "problem.active_space", "problem.active_space", None),
-    ("orbital_optimization", "problem.orbital_optimization",
-     "problem.orbital_optimization", None),
-    ("mapping", "encoding.mapping", "encoding.mapping", None),
-    ("tapering_sectors", "encoding.tapering.sectors", "encoding.tapering_sectors", None),
-    ("hamiltonian_source", "provenance.hamiltonian_source", "encoding.hamiltonian_source",
-     None),
-    ("ansatz", "encoding.ansatz_type", "encoding.ansatz", None),
-    ("reps", "encoding.ansatz_reps", "encoding.reps", {"hea"}),
-    ("adapt.gradient_threshold", "encoding.adapt_metadata.gradient_threshold",
-     "encoding.adapt.gradient_threshold", {"adapt"}),
-    ("adapt.max_operators", "encoding.adapt_metadata.max_operators",
-     "encoding.adapt.max_operators", {"adapt"}),
-    ("adapt.inner_optimizer", "run_config.optimizer", "run.optimizer", {"adapt"}),
-    ("adapt.engine", "run_config.optimizer", "run.optimizer", {"adapt"}),
-    ("optimizer", "run_config.optimizer", "run.optimizer", None),
-    ("max_iterations", "run_config.max_iterations", "run.max_iterations", None),
-    ("restarts_requested", "run_config.multistart_requested", "run.restarts", None),
-    ("early_stop", "(not recorded by QEncode 4.0.0)", "run.early_stop", None),
-    ("seed", "run_config.seed", "run.seed", None),
-    ("backend", "run_config.backend_type", "run.backend", None),
-)
-
-#: Fields that only the re-run exercises (``not run`` in replay mode).
-RUN_FIELDS = frozenset({"adapt.gradient_threshold", "adapt.max_operators",
-                        "adapt.inner_optimizer", "adapt.engine", "optimizer",
-                        "max_iterations", "restarts_requested", "early_stop", "seed",
-                        "backend"})
+from qencode_nb.entry.fields import FIELDS, RUN_FIELDS, applies, declared
 
 #: Row statuses.  ``equal`` and ``not used`` pass; ``differs`` and
 #: ``undeclared`` fail tier 1; ``not run`` (replay mode) and ``unverified``
@@ -77,40 +25,99 @@ RUN_FIELDS = frozenset({"adapt.gradient_threshold", "adapt.max_operators",
 STATUSES = ("equal", "differs", "undeclared", "not used", "not run", "unverified")
 
 
-def default(field: str):
-    """``(value, source)`` of the generator's default for ``field``.
+@dataclass
+class Procedure:
+    """Tier 1 of one audit.
 
-    Raises:
-        KeyError: no default is known (the field must be declared).
+    Attributes:
+        fields: the table rows (:func:`table`), one per procedure field.
+        tier: ``{"status": "pass"|"fail"|"n/a", "reasons": [...]}``.
     """
-    return GENERATOR_DEFAULTS[field]
+
+    fields: list
+    tier: dict
+
+    def to_record(self) -> dict:
+        """``{"fields", "tier"}`` (the ``fields`` record is ``fields``)."""
+        return {"fields": self.fields, "tier": self.tier}
 
 
-def declared(entry) -> dict:
-    """``{field: value}`` of the procedure as the entry declares it.
+#: Where each stage's used value comes from, as the table's ``source`` column.
+SOURCES = {"rebuild": "PySCF rebuild input", "rerun": "re-run configuration"}
 
-    Values are canonical (vocabulary table) and JSON-able: active space as
-    ``[ne, no]``, the optimiser as its canonical name.  A field listed in
-    ``entry.undeclared`` is absent from the result.
+
+def used(rebuilt, hamiltonian, problem, rerun) -> dict:
+    """What the audit's stages actually used, per tier-1 field.
+
+    Sources, by each field's ``used_by`` (:data:`qencode_nb.entry.fields.FIELDS`):
+    the rebuild inputs (``ChemSummary.inputs``, the arguments the PySCF build
+    ran with, also its cache key), the problem that was built (ansatz, reps,
+    Z2 sectors), the Hamiltonian check (the source inferred from the
+    fingerprint when the stored Hamiltonian is used) and the re-run's
+    recorded configuration (what the optimiser received).
+
+    Args:
+        rebuilt: ``(ChemSummary, TaperResult)`` of the rebuild.
+        hamiltonian: the Hamiltonian check record (dict) or None.
+        problem: the :class:`~qencode_nb.problem.problem.Problem`.
+        rerun: the :class:`~qencode_nb.rerun.rerun.Rerun`, or None (no re-run).
+
+    Returns:
+        ``{field: {"value", "source"[, "not_used"|"unverified"]}}`` for
+        :func:`table`; run fields are absent without a re-run.
     """
-    opt = entry.optimizer
-    values = {
-        "geometry": entry.geometry, "basis": entry.basis, "charge": entry.charge,
-        "spin": entry.spin, "active_space": list(entry.active_space),
-        "orbital_optimization": entry.orbital_optimization, "mapping": entry.mapping,
-        "tapering_sectors": list(entry.tapering_sectors),
-        "hamiltonian_source": entry.hamiltonian_source, "ansatz": entry.ansatz,
-        "reps": entry.reps, "optimizer": opt.name, "max_iterations": entry.max_iterations,
-        "restarts_requested": entry.restarts_requested, "seed": entry.seed,
-        "backend": entry.backend, "early_stop": entry.early_stop,
-    }
-    if entry.ansatz == "adapt":
-        meta = entry.adapt or {}
-        values.update({"adapt.gradient_threshold": meta.get("gradient_threshold"),
-                       "adapt.max_operators": meta.get("max_operators"),
-                       "adapt.inner_optimizer": opt.inner, "adapt.engine": opt.engine})
-    return {k: v for k, v in values.items()
-            if k not in entry.undeclared and v is not None}
+    chem, _ = rebuilt
+    inputs = chem.inputs or {}
+    cfg = None if rerun is None else rerun.config
+    problem_values = {"tapering_sectors": (problem.z2_sectors,
+                                           "Z2 sectors of the rebuilt tapering"),
+                      "ansatz": (problem.ansatz, "ansatz built"),
+                      "reps": (problem.reps, "ansatz built")}
+    out = {}
+    for f in FIELDS:
+        if f.used_by == "rebuild":
+            if f.config_key in inputs:
+                out[f.name] = {"value": inputs[f.config_key], "source": SOURCES["rebuild"]}
+        elif f.used_by == "problem":
+            if f.name == "reps" and problem.ansatz != "hea":
+                continue
+            value, source = problem_values[f.name]
+            out[f.name] = {"value": value, "source": source}
+        elif f.used_by == "hamiltonian":
+            out[f.name] = _hamiltonian_source_used(inputs, hamiltonian, problem)
+        elif cfg is not None:
+            if f.name.startswith("adapt.") and problem.pool is None:
+                continue
+            if f.name == "restarts_requested" and problem.pool is not None:
+                out[f.name] = {"value": None, "not_used": True,
+                               "source": "the generator's ADAPT runs once: multistart is "
+                                         "not used"}
+                continue
+            out[f.name] = {"value": cfg[f.config_key], "source": SOURCES["rerun"]}
+    return out
+
+
+def _hamiltonian_source_used(inputs: dict, hamiltonian, problem) -> dict:
+    if problem.hamiltonian_origin == "stored":
+        h = hamiltonian or {}
+        inferred = h.get("hamiltonian_source_inferred")
+        return {"value": inferred, "unverified": inferred is None,
+                "source": "stored Hamiltonian; source inferred from "
+                          + (h.get("inference_basis") or "the Hamiltonian check")}
+    return {"value": inputs.get("hamiltonian_source"),
+            "source": "Hamiltonian rebuilt by qencode-nb"}
+
+
+def evaluate(entry, rebuilt, hamiltonian, problem, rerun, mode: str = "full") -> Procedure:
+    """Tier 1 of an audit: :func:`used` -> :func:`table` -> :func:`tier`.
+
+    Args:
+        entry: the :class:`~qencode_nb.entry.model.Entry`.
+        rebuilt, hamiltonian, problem, rerun: as for :func:`used`.
+        mode: the audit mode ("full", "replay", "rerun").
+    """
+    rows = table(entry, used(rebuilt, hamiltonian, problem, rerun), mode)
+    return Procedure(fields=rows, tier=tier(rows))
 
 
 def _equal(a, b) -> bool:
@@ -128,7 +135,7 @@ def table(entry, used: dict, mode: str = "full") -> list[dict]:
     Args:
         entry: the :class:`~qencode_nb.entry.model.Entry`.
         used: ``{field: {"value": v, "source": text}}`` as collected by
-            :func:`qencode_nb.verdict.audit.procedure_used`; a field absent from it was
+            :func:`used`; a field absent from it was
             not exercised (``not run``); ``{"value": None, "source": why,
             "not_used": True}`` marks a field the recorded procedure ignores
             (e.g. restarts for ADAPT).
@@ -141,10 +148,11 @@ def table(entry, used: dict, mode: str = "full") -> list[dict]:
     """
     decl = declared(entry)
     rows = []
-    for name, json_path, yaml_path, applies in FIELDS:
-        if applies is not None and entry.ansatz not in applies:
+    for f in FIELDS:
+        if not applies(f, entry):
             continue
-        where = json_path if entry.kind == "qencode-json" else yaml_path
+        name = f.name
+        where = f.json_path if entry.kind == "qencode-json" else f.yaml_path
         u = used.get(name)
         row = {"field": name, "declared_in": where, "declared": decl.get(name),
                "used": None if u is None else u.get("value"),

@@ -1,0 +1,83 @@
+"""Finding an entry: a bundled name (``params/<name>.yaml``), a path, or an id in a db folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from qencode_nb.entry.fields import CROSS_CHECK
+from qencode_nb.entry.readers import read_params_yaml, read_qencode_json
+from qencode_nb.errors import EntryError
+from qencode_nb.paths import PARAMS_DIR
+
+
+def bundled_names() -> list[str]:
+    """Short names of the entries bundled in ``params/``."""
+    return sorted(p.stem for p in PARAMS_DIR.glob("*.yaml"))
+
+
+def find_in_db(entry_id: str, db) -> Path:
+    """The JSON file of ``entry_id`` in folder ``db`` (``<entry_id>.json``).
+
+    Raises:
+        EntryError: ``db`` is not a folder, or holds no file for that id.
+    """
+    db = Path(db)
+    if not db.is_dir():
+        raise EntryError(f"db {str(db)!r} is not a folder of QEncode JSON files", field="db")
+    path = db / f"{entry_id}.json"
+    if not path.is_file():
+        raise EntryError(f"no file {path.name} in {db}", field="qencode.entry_id")
+    return path
+
+
+def looks_like_json(path: Path) -> bool:
+    with open(path, "rb") as fh:
+        return fh.read(64).lstrip().startswith(b"{")
+
+
+def load(entry, db=None) -> Entry:
+    """Load an entry by short name (``params/<name>.yaml``) or by path.
+
+    Args:
+        entry: a bundled name such as ``"lih"``, or a path to a ``.yaml`` or a
+            QEncode ``.json`` file.
+        db: optional folder of QEncode JSON files.  A ``params/`` entry is
+            then completed from the JSON file of its ``qencode.entry_id``
+            (stored Hamiltonian and optimal parameters), after checking that
+            every fact the YAML states agrees with it.
+
+    Raises:
+        EntryError: unknown name (lists the bundled names), malformed file,
+            or a YAML fact that disagrees with its JSON.
+    """
+    if not isinstance(entry, (str, Path)):
+        raise EntryError(f"{entry!r} is not accepted; accepted: a bundled name or a path",
+                         field="entry")
+    if db is not None and not isinstance(db, (str, Path)):
+        raise EntryError(f"{db!r} is not accepted; accepted: a folder path", field="db")
+    text = str(entry)
+    path = Path(text)
+    if path.is_dir():
+        raise EntryError(f"{text!r} is a folder; accepted: one entry file or a bundled name "
+                         "(audit a folder with `qencode-nb sweep`)", field="entry")
+    if path.suffix.lower() in (".json", ".yaml", ".yml") or path.exists():
+        if not path.is_file():
+            raise EntryError(f"no such file {text!r}", field="entry")
+    else:
+        path = PARAMS_DIR / f"{text}.yaml"
+        if not path.is_file():
+            raise EntryError(f"{text!r} is neither a file nor a bundled entry; bundled: "
+                             + ", ".join(bundled_names()), field="entry")
+    if path.suffix.lower() == ".json" or looks_like_json(path):
+        return read_qencode_json(path)
+    short = read_params_yaml(path)
+    if db is None:
+        return short
+    full = read_qencode_json(find_in_db(short.entry_id, db))
+    for name in CROSS_CHECK:
+        mine, theirs = getattr(short, name), getattr(full, name)
+        if mine != theirs:
+            raise EntryError(f"states {mine!r} but {full.source.name} has {theirs!r}",
+                             field=name, path=path)
+    full.params_yaml = path
+    return full

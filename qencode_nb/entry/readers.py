@@ -1,0 +1,218 @@
+"""Reading entry files into :class:`~qencode_nb.entry.model.Entry`.
+
+A QEncode JSON file carries everything (stored Hamiltonian, optimal
+parameters, published results); a ``params/<name>.yaml`` entry records the
+published facts of one QEncode entry and is completed from its JSON by
+:func:`qencode_nb.entry.lookup.load`.  A field the file leaves out is run at
+the generator's default (:data:`qencode_nb.rules.GENERATOR_DEFAULTS`) and listed
+in ``Entry.undeclared``, never silently defaulted.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from qencode_nb.entry import vocabulary
+from qencode_nb.entry.fields import default
+from qencode_nb.entry.model import JSON_NAMES, YAML_NAMES, Entry, check_semantics
+from qencode_nb.entry.schema import PARAMS_SPEC, QENCODE_SPEC, SCHEMA_VERSION, validate
+from qencode_nb.errors import EntryError
+
+
+def from_qencode(raw: dict, path: Path) -> Entry:
+    try:
+        validate(raw, QENCODE_SPEC)
+        if raw["schema_version"] != SCHEMA_VERSION:
+            raise EntryError(f"{raw['schema_version']!r} is not accepted; accepted: "
+                             f"{SCHEMA_VERSION!r} (QEncode schema 4.0.0)", field="schema_version")
+        p, enc, res, rc = raw["problem"], raw["encoding"], raw["results"], raw["run_config"]
+        tap = enc["tapering"]
+        undeclared = {}
+
+        def run_field(key: str, field: str):
+            """run_config[key], or the generator default recorded as undeclared."""
+            if key in rc:
+                return rc[key]
+            value, source = default(field)
+            undeclared[field] = {"used": value,
+                                 "source": f"run_config.{key} missing; {source}"}
+            return value
+
+        opt = vocabulary.optimizer(run_field("optimizer", "optimizer"), "run_config.optimizer")
+        ansatz = vocabulary.ansatz(enc["ansatz_type"])
+        reps = None
+        if ansatz == "hea":
+            if "ansatz_reps" in enc:
+                reps = enc["ansatz_reps"]
+            else:
+                reps, source = default("reps")
+                undeclared["reps"] = {"used": reps,
+                                      "source": f"encoding.ansatz_reps missing; {source}"}
+        adapt = None
+        if ansatz == "adapt":
+            meta = enc["adapt_metadata"] or {}
+            adapt = {k: meta.get(k) for k in ("gradient_threshold", "max_operators",
+                                              "selected_operator_indices",
+                                              "n_operators_pool", "converged",
+                                              "n_iterations")}
+            for key in ("gradient_threshold", "max_operators"):
+                if adapt[key] is None:
+                    adapt[key], source = default(f"adapt.{key}")
+                    undeclared[f"adapt.{key}"] = {
+                        "used": adapt[key],
+                        "source": f"encoding.adapt_metadata.{key} missing; {source}"}
+            if opt.engine is None:
+                _, source = default("adapt.engine")
+                undeclared["adapt.engine"] = {
+                    "used": None, "source": f"run_config.optimizer {rc.get('optimizer')!r} "
+                                            f"names no engine; {source}"}
+        if "multistart_requested" in rc:
+            restarts = rc["multistart_requested"]
+        elif "multistart" in rc and rc.get("early_stopped") is False:
+            restarts = rc["multistart"]
+            undeclared["restarts_requested"] = {
+                "used": restarts, "source": "run_config.multistart_requested missing; "
+                "run_config.multistart (restarts run, equal to those requested when the "
+                "run did not stop early)"}
+        else:
+            restarts = run_field("multistart_requested", "restarts_requested")
+        max_iterations = run_field("max_iterations", "max_iterations")
+        seed = run_field("seed", "seed")
+        backend = vocabulary.backend(run_field("backend_type", "backend"))
+        _, source = default("early_stop")
+        undeclared["early_stop"] = {"used": True, "source": source}
+        if not raw["provenance"].get("hamiltonian_source"):
+            value, source = default("hamiltonian_source")
+            undeclared["hamiltonian_source"] = {
+                "used": value, "source": f"provenance.hamiltonian_source missing; {source}"}
+        ham = raw["artifacts"]["qubit_hamiltonian"]
+        entry = Entry(
+            source=path, kind="qencode-json", entry_id=raw["entry_id"],
+            sha256=raw["provenance"]["entry_hash_sha256"], name=p["name"],
+            geometry=p["geometry"], basis=p["basis"], charge=p["charge"], spin=p["spin"],
+            active_space=(p["active_space"]["num_electrons"],
+                          p["active_space"]["num_spatial_orbitals"]),
+            orbital_optimization=vocabulary.orbitals(p["orbital_optimization"]),
+            mapping=vocabulary.mapping(enc["mapping"]), ansatz=ansatz,
+            reps=reps, optimizer=opt, max_iterations=max_iterations,
+            restarts_requested=restarts, seed=seed, backend=backend,
+            hamiltonian_source=raw["provenance"].get("hamiltonian_source"),
+            tapering_sectors=list(tap["sectors"]), hf_tapered_state=list(tap["hf_tapered_state"]),
+            tapered_num_qubits=tap["tapered_num_qubits"],
+            bk_constant_correction_ha=tap["bk_constant_correction_ha"],
+            published_energy=res["vqe"]["best_energy_hartree"],
+            exact_ground_energy=res["reference"]["exact_qubit_ground_energy_hartree"],
+            casci_energy=res["reference"]["casci_ground_energy_hartree"],
+            hf_energy=res["reference"]["hf_energy_hartree"],
+            published_error=res["quality"]["abs_vqe_exact_gap"],
+            threshold=res["quality"]["gap_threshold"],
+            published_certified=res["quality"]["trusted"],
+            published_nfev=res["vqe"]["nfev"],
+            published_restarts_run=res["vqe"]["multistart_runs"],
+            published_early_stopped=rc.get("early_stopped"),
+            num_params=res["vqe"]["num_params"],
+            tool_versions=dict(raw["provenance"]["tool_versions"] or {}),
+            adapt=adapt, pauli_terms=ham["pauli_terms"],
+            optimal_params=res["vqe"]["optimal_params"], raw=raw, undeclared=undeclared,
+        )
+        from qencode_nb.problem.pauli import validate_pauli_terms
+
+        validate_pauli_terms(ham["pauli_terms"], ham["num_qubits"])
+        if ham["num_pauli_terms"] != len(ham["pauli_terms"]):
+            raise EntryError(f"{ham['num_pauli_terms']} but pauli_terms holds "
+                             f"{len(ham['pauli_terms'])} terms",
+                             field="artifacts.qubit_hamiltonian.num_pauli_terms")
+        if ham["num_qubits"] != tap["tapered_num_qubits"]:
+            raise EntryError(f"{ham['num_qubits']} but encoding.tapering.tapered_num_qubits "
+                             f"is {tap['tapered_num_qubits']}",
+                             field="artifacts.qubit_hamiltonian.num_qubits")
+        return check_semantics(entry, JSON_NAMES)
+    except EntryError as err:
+        raise err.with_path(path) from None
+
+
+def from_params(data: dict, path: Path) -> Entry:
+    try:
+        validate(data, PARAMS_SPEC)
+        p, enc, run, pub = data["problem"], data["encoding"], data["run"], data["published"]
+        asp = p["active_space"]
+        if len(asp) != 2 or not all(isinstance(x, int) and not isinstance(x, bool) for x in asp):
+            raise EntryError(f"{asp!r} is not accepted; accepted: [num_electrons, "
+                             "num_spatial_orbitals], two integers", field="problem.active_space")
+        ansatz = vocabulary.ansatz(enc["ansatz"], "encoding.ansatz")
+        if ansatz == "hea" and "reps" not in enc:
+            raise EntryError("required for ansatz hea", field="encoding.reps")
+        if ansatz == "adapt" and "adapt" not in enc:
+            raise EntryError("required for ansatz adapt", field="encoding.adapt")
+        entry = Entry(
+            source=path, kind="params-yaml", entry_id=data["qencode"]["entry_id"],
+            sha256=data["qencode"]["sha256"], name=p["molecule"], geometry=p["geometry"],
+            basis=p["basis"], charge=p["charge"], spin=p["spin"],
+            active_space=(asp[0], asp[1]),
+            orbital_optimization=vocabulary.orbitals(p["orbital_optimization"]),
+            mapping=vocabulary.mapping(enc["mapping"]), ansatz=ansatz,
+            reps=enc.get("reps") if ansatz == "hea" else None,
+            optimizer=vocabulary.optimizer(run["optimizer"], "run.optimizer"),
+            max_iterations=run["max_iterations"], restarts_requested=run["restarts"],
+            seed=run["seed"], backend=vocabulary.backend(run["backend"], "run.backend"),
+            hamiltonian_source=enc["hamiltonian_source"],
+            tapering_sectors=list(enc["tapering_sectors"]),
+            hf_tapered_state=list(enc["hf_tapered_state"]),
+            tapered_num_qubits=enc["tapered_num_qubits"],
+            bk_constant_correction_ha=enc["bk_constant_correction_ha"],
+            published_energy=pub["energy_ha"], exact_ground_energy=pub["exact_ground_energy_ha"],
+            casci_energy=pub["casci_energy_ha"], hf_energy=pub["hf_energy_ha"],
+            published_error=pub["error_ha"], threshold=pub["threshold_ha"],
+            published_certified=pub["certified"], published_nfev=pub["nfev"],
+            published_restarts_run=pub["restarts_run"],
+            published_early_stopped=pub["early_stopped"], num_params=pub["num_params"],
+            tool_versions=dict(data.get("tool_versions") or {}),
+            adapt=dict(enc["adapt"]) if ansatz == "adapt" else None,
+            params_yaml=path,
+            early_stop=run.get("early_stop", True),
+            undeclared={} if "early_stop" in run else {
+                "early_stop": {"used": True, "source": default("early_stop")[1]}},
+        )
+        return check_semantics(entry, YAML_NAMES)
+    except EntryError as err:
+        raise err.with_path(path) from None
+
+
+def read_qencode_json(path) -> Entry:
+    """Load a QEncode schema 4.0.0 JSON entry.
+
+    Raises:
+        EntryError: unreadable or truncated JSON, or a structure/vocabulary
+            fault (the message names the file and the field).
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise EntryError(f"cannot read: {exc.strerror}", path=path) from None
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise EntryError(f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
+                         "accepted: a complete QEncode schema 4.0.0 JSON object",
+                         path=path) from None
+    return from_qencode(raw, path)
+
+
+def read_params_yaml(path) -> Entry:
+    """Load one of our ``params/<name>.yaml`` entries.
+
+    Raises:
+        EntryError: unreadable YAML or a structure/vocabulary fault.
+    """
+    import yaml
+
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise EntryError(f"cannot read: {exc.strerror}", path=path) from None
+    except yaml.YAMLError as exc:
+        raise EntryError(f"not valid YAML: {exc}", path=path) from None
+    return from_params(data, path)

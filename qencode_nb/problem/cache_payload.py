@@ -1,0 +1,318 @@
+"""The rebuild cache's payload: what is stored of a rebuild, its checks, its restore.
+
+What is stored, per problem: the rebuilt chemistry energies (RHF, CASCI,
+CASSCF ...), the Z2-tapered qubit Hamiltonian, every
+:class:`~qencode_nb.problem.tapering.TaperResult` field (symmetry generators
+and Pauli-X operators as Pauli-term lists, Z2 sectors, tapered HF state, qubit
+counts, constant correction, imaginary-strip facts), the exact ground energy
+of the tapered operator and the active-space integrals.  PySCF objects are
+never stored: the file is JSON, whose floats round-trip exactly (``repr``),
+and PennyLane operators are rebuilt on load through
+``PauliSentence.operation()``; the writer checks with ``qml.equal`` that the
+rebuilt operators equal the fresh ones before it stores them.
+
+The payload key of the Z2 sectors is ``"sectors"`` (format version 2, kept
+when ``TaperResult.sectors`` became ``z2_sectors``).  Numpy and PennyLane are
+imported inside the functions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from qencode_nb.errors import QencodeNbError
+
+
+class CacheCorrupt(QencodeNbError, ValueError):
+    """A cache file failed a check (raised by :func:`check_payload`,
+    :func:`restore` and :func:`qencode_nb.problem.cache.load`, reported as a warning)."""
+
+
+@dataclass
+class ChemSummary:
+    """The scalar results of :class:`~qencode_nb.problem.chemistry.ChemistryResult`
+    (no PySCF object), plus the exact ground energies and cache facts.
+
+    Energies in Ha.  ``e_exact_tapered_ha`` is the lowest eigenvalue of the
+    tapered operator alone; ``e_exact_qubit_ha`` adds the constant correction
+    (the entry's ``exact_qubit_ground_energy_hartree``).  ``cache_hit`` is
+    ``True`` when nothing was computed (PySCF not called); ``cache_status``
+    says ``hit``, ``absent``, ``refresh`` or ``corrupt: <reason>``.
+    """
+
+    orbital_optimization: str
+    num_electrons: int
+    num_spatial_orbitals: int
+    e_hf: float
+    e_casci: float
+    e_casci_first_excited: float | None = None
+    e_casscf: float | None = None
+    e_mp2: float | None = None
+    e_ccsd: float | None = None
+    e_ccsd_t: float | None = None
+    casscf_error: str | None = None
+    e_exact_tapered_ha: float | None = None
+    e_exact_qubit_ha: float | None = None
+    exact_method: str | None = None
+    build_seconds: float | None = None
+    cache_hit: bool = False
+    cache_status: str = ""
+    cache_key: str = ""
+    cache_path: str = ""
+    #: The inputs the build used (the ``problem`` part of
+    #: :func:`~qencode_nb.problem.cache_key.key_material`):
+    #: geometry (Angstrom), basis, charge, spin, active_space [ne, no],
+    #: orbital_optimization, mapping, hamiltonian_source ... (audit tier 1).
+    inputs: dict | None = None
+    #: Active-space integrals for the sector engine
+    #: (:func:`qencode_nb.problem.chemistry.active_space_integrals`).
+    integrals: dict | None = None
+
+    @property
+    def uses_casscf_orbitals(self) -> bool:
+        return self.orbital_optimization == "casscf"
+
+    @property
+    def active_electrons_split(self) -> tuple[int, int]:
+        n_alpha = self.num_electrons // 2
+        return n_alpha, self.num_electrons - n_alpha
+
+
+CHEM_FIELDS = ("orbital_optimization", "num_electrons", "num_spatial_orbitals", "e_hf",
+                "e_casci", "e_casci_first_excited", "e_casscf", "e_mp2", "e_ccsd",
+                "e_ccsd_t", "casscf_error")
+
+
+def _opt_float(x):
+    return None if x is None else float(x)
+
+
+def _terms_of(operator) -> list:
+    """``[[pauli_string, re, im], ...]`` in ``pauli_rep`` order (im kept exactly)."""
+    import numpy as np
+
+    from qencode_nb.problem.pauli import format_pauli_word
+
+    return [[format_pauli_word(dict(word)), float(np.real(c)), float(np.imag(c))]
+            for word, c in operator.pauli_rep.items()]
+
+
+def _sentence_of(terms):
+    import numpy as np
+    from pennylane.pauli import PauliSentence, PauliWord
+
+    from qencode_nb.problem.pauli import parse_pauli_string
+
+    complex_ = any(t[2] != 0.0 for t in terms)
+    sentence = PauliSentence()
+    for string, re, im in terms:
+        word = PauliWord(parse_pauli_string(string))
+        if word in sentence:
+            raise CacheCorrupt(f"Pauli string {string!r} appears twice")
+        sentence[word] = np.complex128(complex(re, im)) if complex_ else np.float64(re)
+    return sentence
+
+
+def _operator_of(spec):
+    """Rebuild a PennyLane operator from ``{"terms": ..., "wire_order": ...}``."""
+    sentence = _sentence_of(spec["terms"])
+    wire_order = spec["wire_order"]
+    return sentence.operation() if wire_order is None else sentence.operation(
+        wire_order=list(wire_order))
+
+
+def _operator_spec(operator, candidates) -> dict:
+    """Terms of ``operator`` and the first wire order whose rebuild ``qml.equal``s it.
+
+    ``candidates`` are tried in order (``None`` = ``operation()`` without one);
+    ``equal`` is ``False`` when none reproduces the object (the term values
+    are still exact).
+    """
+    import pennylane as qml
+
+    terms = _terms_of(operator)
+    for wire_order in candidates:
+        spec = {"terms": terms, "wire_order": wire_order}
+        try:
+            if qml.equal(_operator_of(spec), operator):
+                return {**spec, "equal": True}
+        except Exception:  # noqa: BLE001 - a candidate that cannot even be built
+            continue
+    return {"terms": terms, "wire_order": candidates[0], "equal": False}
+
+
+def build_payload(chem, tap, e_tapered, e_qubit, method, seconds) -> dict:
+    """The JSON-able payload of one rebuild.
+
+    Args:
+        chem: :class:`~qencode_nb.problem.chemistry.ChemistryResult` (its
+            :data:`CHEM_FIELDS` and active-space integrals are stored).
+        tap: :class:`~qencode_nb.problem.tapering.TaperResult`.
+        e_tapered, e_qubit: exact ground energy of the tapered operator and
+            with the constant correction (Ha, ``None`` when not computed).
+        method: how ``e_tapered`` was obtained.
+        seconds: build time.
+
+    Returns:
+        ``{"chem", "exact", "taper", "integrals", "build_seconds"}``; operators
+        as ``{"terms": [[pauli_string, re, im], ...], "wire_order", "equal"}``.
+    """
+    n_tap = tap.n_qubits_tapered
+    full = list(range(tap.n_qubits_full))
+    sentence_wires = list(tap.H_tapered.pauli_rep.wires)
+    h_spec = _operator_spec(tap.H_tapered, [list(range(n_tap)), None, sentence_wires])
+    return {
+        "chem": {name: getattr(chem, name) for name in CHEM_FIELDS},
+        "exact": {"e_exact_tapered_ha": e_tapered, "e_exact_qubit_ha": e_qubit,
+                  "method": method},
+        "taper": {
+            "H_tapered": h_spec,
+            "hf_tapered": [int(x) for x in tap.hf_tapered],
+            "hf_tapered_dtype": str(getattr(tap.hf_tapered, "dtype", "int64")),
+            "generators": [_operator_spec(g, [full, None]) for g in tap.generators],
+            "paulixops": [_operator_spec(p, [full, None]) for p in tap.paulixops],
+            "sectors": [int(s) for s in tap.z2_sectors],
+            "n_qubits_full": int(tap.n_qubits_full),
+            "n_qubits_tapered": int(n_tap),
+            "e_sector_ground_ha": float(tap.e_sector_ground_ha),
+            "bk_constant_correction_ha": _opt_float(tap.bk_constant_correction_ha),
+            "bk_imaginary_stripped": bool(tap.bk_imaginary_stripped),
+            "bk_max_imaginary_abs_ha": _opt_float(tap.bk_max_imaginary_abs_ha),
+            "max_imaginary_abs_ha": float(tap.max_imaginary_abs_ha),
+        },
+        "integrals": chem_integrals(chem),
+        "build_seconds": seconds,
+    }
+
+
+def chem_integrals(chem) -> dict:
+    """:func:`qencode_nb.problem.chemistry.active_space_integrals` of a fresh build."""
+    from qencode_nb.problem.chemistry import active_space_integrals
+
+    return active_space_integrals(chem)
+
+
+def _require(mapping, name, types, where):
+    if not isinstance(mapping, dict) or name not in mapping:
+        raise CacheCorrupt(f"{where}.{name} missing")
+    value = mapping[name]
+    if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+        raise CacheCorrupt(f"{where}.{name} has type {type(value).__name__}")
+    return value
+
+
+_NUM = (int, float)
+_OPT_NUM = (int, float, type(None))
+
+
+def check_payload(payload) -> None:
+    """Structure and type check of a parsed payload.
+
+    Raises:
+        CacheCorrupt: naming the first field that is missing, of the wrong
+            type or of inconsistent length.
+    """
+    if not isinstance(payload, dict):
+        raise CacheCorrupt("payload is not an object")
+    chem = _require(payload, "chem", (dict,), "payload")
+    for name in ("e_hf", "e_casci"):
+        _require(chem, name, _NUM, "chem")
+    for name in ("e_casci_first_excited", "e_casscf", "e_mp2", "e_ccsd", "e_ccsd_t"):
+        _require(chem, name, _OPT_NUM, "chem")
+    _require(chem, "orbital_optimization", (str,), "chem")
+    _require(chem, "num_electrons", (int,), "chem")
+    _require(chem, "num_spatial_orbitals", (int,), "chem")
+    _require(chem, "casscf_error", (str, type(None)), "chem")
+    exact = _require(payload, "exact", (dict,), "payload")
+    _require(exact, "e_exact_tapered_ha", _OPT_NUM, "exact")
+    _require(exact, "e_exact_qubit_ha", _OPT_NUM, "exact")
+    tap = _require(payload, "taper", (dict,), "payload")
+    for name in ("H_tapered",):
+        _check_spec(_require(tap, name, (dict,), "taper"), f"taper.{name}")
+    for name in ("generators", "paulixops"):
+        for i, spec in enumerate(_require(tap, name, (list,), "taper")):
+            _check_spec(spec, f"taper.{name}[{i}]")
+    for name in ("hf_tapered", "sectors"):
+        values = _require(tap, name, (list,), "taper")
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+            raise CacheCorrupt(f"taper.{name} holds a non-integer")
+    if len(tap["sectors"]) != len(tap["generators"]) or \
+            len(tap["paulixops"]) != len(tap["generators"]):
+        raise CacheCorrupt("taper: generators, paulixops and sectors differ in length")
+    for name in ("n_qubits_full", "n_qubits_tapered"):
+        _require(tap, name, (int,), "taper")
+    if len(tap["hf_tapered"]) != tap["n_qubits_tapered"]:
+        raise CacheCorrupt("taper.hf_tapered length differs from n_qubits_tapered")
+    _require(tap, "e_sector_ground_ha", _NUM, "taper")
+    _require(tap, "bk_constant_correction_ha", _OPT_NUM, "taper")
+    _require(tap, "bk_imaginary_stripped", (bool,), "taper")
+    _require(tap, "bk_max_imaginary_abs_ha", _OPT_NUM, "taper")
+    _require(tap, "max_imaginary_abs_ha", _NUM, "taper")
+    _require(tap, "hf_tapered_dtype", (str,), "taper")
+    ints = _require(payload, "integrals", (dict,), "payload")
+    norb = _require(ints, "norb", (int,), "integrals")
+    _require(ints, "ecore", _NUM, "integrals")
+    h1 = _require(ints, "h1", (list,), "integrals")
+    h2 = _require(ints, "h2", (list,), "integrals")
+    npair = norb * (norb + 1) // 2
+    if len(h1) != norb or any(not isinstance(r, list) or len(r) != norb for r in h1):
+        raise CacheCorrupt(f"integrals.h1 is not {norb} x {norb}")
+    if len(h2) != npair * (npair + 1) // 2:
+        raise CacheCorrupt(f"integrals.h2 has {len(h2)} values, want {npair * (npair + 1) // 2}")
+    if len(_require(ints, "nelec", (list,), "integrals")) != 2:
+        raise CacheCorrupt("integrals.nelec is not [n_alpha, n_beta]")
+
+
+def _check_spec(spec, where):
+    terms = _require(spec, "terms", (list,), where)
+    for i, term in enumerate(terms):
+        if (not isinstance(term, list) or len(term) != 3 or not isinstance(term[0], str)
+                or not all(isinstance(x, _NUM) and not isinstance(x, bool)
+                           for x in term[1:])):
+            raise CacheCorrupt(f"{where}.terms[{i}] is not [pauli_string, re, im]")
+    wire_order = spec.get("wire_order", "missing")
+    if wire_order is not None and not isinstance(wire_order, list):
+        raise CacheCorrupt(f"{where}.wire_order is not a list or null")
+
+
+def restore(payload: dict):
+    """``(ChemSummary, TaperResult)`` from a payload that passed :func:`check_payload`.
+
+    Raises:
+        CacheCorrupt: an operator cannot be rebuilt, or acts on another
+            number of wires than the file says.
+    """
+    import numpy as np
+
+    from qencode_nb.problem.tapering import TaperResult
+
+    t = payload["taper"]
+    try:
+        H = _operator_of(t["H_tapered"])
+        generators = [_operator_of(s) for s in t["generators"]]
+        paulixops = [_operator_of(s) for s in t["paulixops"]]
+        hf = np.array(t["hf_tapered"], dtype=np.dtype(t["hf_tapered_dtype"]))
+    except CacheCorrupt:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any failure means: do not trust
+        raise CacheCorrupt(f"operators cannot be rebuilt: {type(exc).__name__}: {exc}") \
+            from None
+    if len(H.wires) != t["n_qubits_tapered"]:
+        raise CacheCorrupt(f"tapered operator acts on {len(H.wires)} wires, file says "
+                           f"{t['n_qubits_tapered']}")
+    taper = TaperResult(
+        H_tapered=H, hf_tapered=hf, generators=generators, paulixops=paulixops,
+        z2_sectors=list(t["sectors"]), n_qubits_full=t["n_qubits_full"],
+        n_qubits_tapered=t["n_qubits_tapered"],
+        e_sector_ground_ha=t["e_sector_ground_ha"],
+        bk_constant_correction_ha=t["bk_constant_correction_ha"],
+        bk_imaginary_stripped=t["bk_imaginary_stripped"],
+        bk_max_imaginary_abs_ha=t["bk_max_imaginary_abs_ha"],
+        max_imaginary_abs_ha=t["max_imaginary_abs_ha"],
+    )
+    ex = payload["exact"]
+    chem = ChemSummary(**payload["chem"], e_exact_tapered_ha=ex["e_exact_tapered_ha"],
+                       e_exact_qubit_ha=ex["e_exact_qubit_ha"], exact_method=ex.get("method"),
+                       build_seconds=payload.get("build_seconds"),
+                       integrals=payload["integrals"])
+    return chem, taper

@@ -1,0 +1,71 @@
+"""Exact diagonalisation of a qubit Hamiltonian: the one ground-energy function.
+
+Every exact ground energy of the package comes from
+:func:`exact_ground_energy`: the of_bridge check, the Z2-sector search, the
+imaginary-strip check, the rebuild cache's ``e_exact_qubit`` and the
+Hamiltonian check.  The size rules are those of the QEncode generator
+(:data:`qencode_nb.rules.QML_MATRIX_MAX_QUBITS`,
+:data:`qencode_nb.rules.EXACT_DENSE_MAX_QUBITS`).
+
+Numpy, SciPy and PennyLane are imported inside the function.
+"""
+
+from __future__ import annotations
+
+from qencode_nb.rules import EXACT_DENSE_MAX_QUBITS, QML_MATRIX_MAX_QUBITS
+
+METHODS = ("dense", "dense (via sparse)", "sparse")
+"""The method names :func:`exact_ground_energy` reports (``with_method=True``)."""
+
+
+def exact_ground_energy(H, wires=None, *, dense_max_qubits: int | None = None,
+                        with_method: bool = False):
+    """Lowest eigenvalue (Ha) of a qubit Hamiltonian.
+
+    Three paths, by the number ``n`` of wires:
+
+    - ``"dense"``: ``n <= min(dense_max_qubits, QML_MATRIX_MAX_QUBITS)``:
+      ``numpy.linalg.eigvalsh`` of the real part of ``qml.matrix(H)``
+      (``2^n x 2^n``), the generator's call bit for bit;
+    - ``"dense (via sparse)"``: up to ``dense_max_qubits``: the same
+      ``eigvalsh`` of ``H.sparse_matrix().real.toarray()`` (same values,
+      summed in another order; see :data:`qencode_nb.rules.QML_MATRIX_MAX_QUBITS`);
+    - ``"sparse"``: above ``dense_max_qubits``:
+      ``scipy.sparse.linalg.eigsh(k=1, which="SA")`` on the real part of the
+      sparse matrix.
+
+    Args:
+        H: PennyLane operator (coefficients in Ha).
+        wires: wire order; default ``sorted(H.wires)``.
+        dense_max_qubits: largest ``n`` diagonalised densely; default
+            :data:`qencode_nb.rules.EXACT_DENSE_MAX_QUBITS` (the generator's
+            ``e_exact_qubit`` switch).  The of_bridge check passes
+            :data:`qencode_nb.rules.VERIFY_DENSE_MAX_QUBITS`, the sector search 13.
+        with_method: also return the path taken, one of :data:`METHODS`.
+
+    Returns:
+        ``float`` (Ha), or ``(float, method)`` when ``with_method``.
+
+    Raises:
+        ValueError: ``H`` acts on no wire (and no ``wires`` are given).
+    """
+    import numpy as np
+    import pennylane as qml
+
+    wires = sorted(H.wires) if wires is None else list(wires)
+    if not wires:
+        raise ValueError("exact_ground_energy: the operator acts on no wire")
+    dense_max = EXACT_DENSE_MAX_QUBITS if dense_max_qubits is None else dense_max_qubits
+    if len(wires) <= min(dense_max, QML_MATRIX_MAX_QUBITS):
+        matrix = qml.matrix(H, wire_order=wires)
+        energy, method = float(np.linalg.eigvalsh(np.real(matrix))[0]), "dense"
+    elif len(wires) <= dense_max:
+        matrix = H.sparse_matrix(wire_order=wires).real.toarray()
+        energy, method = float(np.linalg.eigvalsh(matrix)[0]), "dense (via sparse)"
+    else:
+        from scipy.sparse.linalg import eigsh
+
+        sparse = H.sparse_matrix(wire_order=wires)
+        energy = float(eigsh(sparse.real, k=1, which="SA", return_eigenvectors=False)[0])
+        method = "sparse"
+    return (energy, method) if with_method else energy

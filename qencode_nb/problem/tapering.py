@@ -1,0 +1,220 @@
+"""Z2 tapering as the generator's ``apply_tapering`` does it.
+
+:class:`TaperResult` (the tapered problem), :func:`find_optimal_sector` (the
+Z2 symmetry sector of the ground state), :func:`strip_imaginary` (BK only) and
+:func:`taper`.  Source: ``apply_tapering``, ``_find_optimal_sector`` and
+``strip_imaginary_from_hamiltonian`` of ``scripts/generate_entry_v4.py``,
+qencode-benchmark commit e1f44cd.
+
+"Sector" here is always the Z2 tapering sector (one +1/-1 eigenvalue per
+symmetry generator, ``encoding.tapering.sectors``), never the
+(N_alpha, N_beta) determinant space of :mod:`qencode_nb.rerun.ci_space`.
+PennyLane and numpy are imported inside the functions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from dataclasses import field as _dc_field
+from typing import Any
+
+from qencode_nb.problem.exact import exact_ground_energy
+from qencode_nb.problem.of_bridge import HamiltonianMismatch, check_mapping
+from qencode_nb.rules import TAPER_CONSTANT_THRESHOLD_HA
+
+SECTOR_DENSE_MAX_QUBITS = 13
+"""The generator's sector search diagonalises densely up to 13 tapered qubits,
+sparse above (``_find_optimal_sector``)."""
+
+
+@dataclass
+class TaperResult:
+    """The tapered problem, as ``apply_tapering`` of the generator returns it.
+
+    Attributes:
+        H_tapered: tapered PennyLane operator (Ha).  For ``bravyi_kitaev``
+            with stripped imaginary parts it is the rebuilt real operator.
+        hf_tapered: ``qchem.taper_hf`` state, int array of shape
+            ``(n_qubits_tapered,)`` (``encoding.tapering.hf_tapered_state``).
+        generators, paulixops: ``qchem.symmetry_generators`` and
+            ``qchem.paulix_ops`` of the untapered Hamiltonian.
+        z2_sectors: the Z2 symmetry sector, a list of +1/-1, one per generator
+            (``encoding.tapering.sectors``; not the (N_alpha, N_beta) space).
+        n_qubits_full, n_qubits_tapered: qubit counts before and after.
+        e_sector_ground_ha: ground energy of the tapered operator before any
+            correction or strip (dense up to :data:`SECTOR_DENSE_MAX_QUBITS`
+            qubits, sparse above).
+        bk_constant_correction_ha: ``e_casci - e_sector_ground_ha`` when its
+            magnitude exceeds :data:`~qencode_nb.rules.TAPER_CONSTANT_THRESHOLD_HA`
+            (0.1 Ha), else ``None``.  Despite the name the
+            generator applies it for every mapping; it is added to VQE energies.
+        bk_imaginary_stripped: ``True`` when imaginary parts above 1e-6 of the
+            largest |coefficient| were removed (bravyi_kitaev only).
+        bk_max_imaginary_abs_ha: largest |Im c| when stripped, else ``None``
+            (as the entry stores it).
+        max_imaginary_abs_ha: largest |Im c| measured (0.0 when not BK).
+    """
+
+    H_tapered: Any
+    hf_tapered: Any
+    generators: list
+    paulixops: list
+    z2_sectors: list
+    n_qubits_full: int
+    n_qubits_tapered: int
+    e_sector_ground_ha: float
+    bk_constant_correction_ha: float | None = None
+    bk_imaginary_stripped: bool = False
+    bk_max_imaginary_abs_ha: float | None = None
+    max_imaginary_abs_ha: float = 0.0
+    num_symmetries: int = _dc_field(init=False)
+
+    def __post_init__(self):
+        self.num_symmetries = len(self.generators)
+
+
+def _sector_ground_energy(H_tapered):
+    """Ground energy of a tapered operator, ``None`` when it has no wire."""
+    if len(H_tapered.wires) == 0:
+        return None
+    return exact_ground_energy(H_tapered, dense_max_qubits=SECTOR_DENSE_MAX_QUBITS)
+
+
+def find_optimal_sector(H, generators, paulixops, num_electrons: int):
+    """Z2 symmetry sector of the ground state: ``(z2_sectors, sector_ground_energy)``.
+
+    ``qchem.optimal_sector`` (from the Jordan-Wigner HF occupation, also for
+    parity and BK) and the tapered ground energy; if that raises or yields no
+    wire, every sector is tapered and the lowest ground energy wins, sectors
+    in ``itertools.product([1, -1])`` order (``_find_optimal_sector``).
+
+    Raises:
+        HamiltonianMismatch: no sector could be tapered.
+    """
+    import itertools
+
+    from pennylane import qchem
+
+    try:
+        sectors = list(qchem.optimal_sector(H, generators, num_electrons))
+        energy = _sector_ground_energy(qchem.taper(H, generators, paulixops, sectors))
+        if energy is not None:
+            return sectors, energy
+    except Exception:  # the generator falls back to the scan on any failure
+        pass
+
+    best = None
+    for candidate in itertools.product([1, -1], repeat=len(generators)):
+        try:
+            energy = _sector_ground_energy(
+                qchem.taper(H, generators, paulixops, list(candidate)))
+        except Exception:
+            continue
+        if energy is not None and (best is None or energy < best[1]):
+            best = (list(candidate), energy)
+    if best is None:
+        raise HamiltonianMismatch("no symmetry sector of the Hamiltonian could be tapered")
+    return best
+
+
+def strip_imaginary(H, e_reference: float, *, threshold_rel: float = 1e-6,
+                    verify_tol: float = 1e-3):
+    """Drop imaginary parts of a tapered operator's coefficients (BK only).
+
+    Reproduces ``strip_imaginary_from_hamiltonian``: if some |Im c| exceeds
+    ``threshold_rel * max |c|``, the operator is rebuilt from its real parts
+    (terms with |Re c| <= 1e-14 dropped) through ``PauliSentence.operation()``
+    and its ground energy must stay within ``verify_tol`` (Ha) of
+    ``e_reference``; otherwise ``H`` is returned unchanged.
+
+    Returns:
+        ``(H_out, stripped, max_imaginary_abs_ha)``.
+
+    Raises:
+        HamiltonianMismatch: the stripped operator's ground energy moved.
+    """
+    import numpy as np
+    from pennylane.pauli import PauliSentence
+
+    items = list(H.pauli_rep.items())
+    largest = max((abs(c) for _, c in items), default=1.0)
+    limit = threshold_rel * largest
+    max_imag = 0.0
+    stripped = False
+    kept = []
+    for word, coeff in items:
+        imag = abs(float(np.imag(coeff)))
+        real = float(np.real(coeff))
+        max_imag = max(max_imag, imag)
+        stripped = stripped or imag > limit
+        if abs(real) > 1e-14:
+            kept.append((word, real))
+    if not stripped:
+        return H, False, max_imag
+    H_real = PauliSentence(dict(kept)).operation()
+    e_real = exact_ground_energy(H_real)
+    if abs(e_real - e_reference) > verify_tol:
+        raise HamiltonianMismatch(
+            f"stripping imaginary parts (max {max_imag:.3e} Ha) moved the ground "
+            f"energy to {e_real:.10f} Ha, {abs(e_real - e_reference):.3e} Ha from "
+            f"{e_reference:.10f} Ha (tolerance {verify_tol:.1e} Ha)")
+    return H_real, True, max_imag
+
+
+def taper(H, n_qubits: int, num_electrons: int, e_casci: float,
+          mapping: str) -> TaperResult:
+    """Z2-taper an untapered qubit Hamiltonian as ``apply_tapering`` does.
+
+    Steps: ``qchem.symmetry_generators``; ``qchem.paulix_ops``;
+    :func:`find_optimal_sector`; ``qchem.taper`` and ``qchem.taper_hf``; the
+    constant correction ``e_casci - e_sector_ground`` when it exceeds
+    :data:`~qencode_nb.rules.TAPER_CONSTANT_THRESHOLD_HA` (any mapping); for ``bravyi_kitaev`` :func:`strip_imaginary` checked
+    against the sector ground energy.
+
+    Args:
+        H: untapered operator from
+            :func:`~qencode_nb.problem.of_bridge.build_of_bridge` (Ha).
+        n_qubits: its qubit count.
+        num_electrons: active electrons (``problem.active_space.num_electrons``).
+        e_casci: CASCI ground energy (Ha).
+        mapping: ``jordan_wigner``, ``parity`` or ``bravyi_kitaev``.
+
+    Returns:
+        :class:`TaperResult`.
+
+    Raises:
+        EntryError: unknown mapping.
+        HamiltonianMismatch: no sector, or a failed imaginary-strip check.
+    """
+    from pennylane import qchem
+
+    check_mapping(mapping)
+    generators = qchem.symmetry_generators(H)
+    paulixops = qchem.paulix_ops(generators, n_qubits)
+    sectors, e_sector = find_optimal_sector(H, generators, paulixops, num_electrons)
+    H_tapered = qchem.taper(H, generators, paulixops, sectors)
+    hf_tapered = qchem.taper_hf(generators, paulixops, sectors,
+                                num_electrons=num_electrons, num_wires=n_qubits)
+    n_tapered = len(H_tapered.wires)
+
+    shift = e_casci - e_sector
+    correction = shift if abs(shift) > TAPER_CONSTANT_THRESHOLD_HA else None
+
+    stripped, max_imag = False, 0.0
+    if mapping == "bravyi_kitaev":
+        H_tapered, stripped, max_imag = strip_imaginary(H_tapered, e_sector)
+
+    return TaperResult(
+        H_tapered=H_tapered,
+        hf_tapered=hf_tapered,
+        generators=generators,
+        paulixops=paulixops,
+        z2_sectors=[int(s) for s in sectors],
+        n_qubits_full=n_qubits,
+        n_qubits_tapered=n_tapered,
+        e_sector_ground_ha=e_sector,
+        bk_constant_correction_ha=correction,
+        bk_imaginary_stripped=stripped,
+        bk_max_imaginary_abs_ha=max_imag if stripped else None,
+        max_imaginary_abs_ha=max_imag,
+    )

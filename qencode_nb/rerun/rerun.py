@@ -1,0 +1,231 @@
+"""The re-run: the recorded optimiser with the recorded budgets, as a :class:`Rerun`.
+
+HEA and UCCSD run :func:`qencode_nb.rerun.vqe.run_vqe` on the recorded
+backend; ADAPT runs :mod:`qencode_nb.rerun.adapt` on its recorded engine, or on
+the sector engine when the problem was built for it.  ``run_config.max_iterations``
+is never capped; restarts, seed, early stop (against the CASCI energy, on the
+energy *before* the tapering constant correction) follow the generator.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from qencode_nb.errors import EntryError
+from qencode_nb.rerun.backends import qnode_energy
+from qencode_nb.rules import ADAM_DEFAULT_LR, EARLY_STOP_HA
+
+
+@dataclass
+class Rerun:
+    """One re-run.  Energies in Ha.
+
+    Attributes:
+        energy: best energy, tapering constant included.
+        raw_energy: best energy before the constant correction.
+        constant_ha: the tapering constant correction.
+        params: the best parameters (radians), shape (num_params,).
+        nfev: energy evaluations as the optimiser counts them.
+        restarts_run: restarts that ran (1 for ADAPT).
+        stopped_early: the early stop fired.
+        config: what the optimiser received (tier 1 reads it).
+        published: the entry's published counterparts (nfev, restarts, ...).
+        findings: quirks of the generator's procedure this run reproduced.
+        details: optimiser-specific values: restart energies and nfev (VQE),
+            selected operators, gradients, ties and wall time (ADAPT).
+        engine_fallback: why the requested sector engine did not run.
+    """
+
+    energy: float
+    raw_energy: float
+    constant_ha: float
+    params: object
+    nfev: int
+    restarts_run: int
+    stopped_early: bool
+    config: dict
+    published: dict
+    findings: list
+    details: dict = field(default_factory=dict)
+    engine_fallback: str | None = None
+
+    def to_record(self) -> dict:
+        """The ``rerun`` record (keys as audits have always written them)."""
+        out = {"energy": self.energy, "raw_energy": self.raw_energy,
+               "constant_ha": self.constant_ha, "params": self.params, "nfev": self.nfev,
+               "restarts_run": self.restarts_run, "stopped_early": self.stopped_early}
+        extra = dict(self.details)
+        build = extra.pop("sector_build_seconds", None)
+        out.update(extra)
+        out.update({"config": self.config, "published": self.published,
+                    "findings": self.findings})
+        if build is not None:
+            out["sector_build_seconds"] = build
+        if self.engine_fallback is not None:
+            out["engine_fallback"] = self.engine_fallback
+        return out
+
+
+def rerun(entry, problem, optimizer: str | None = None) -> Rerun:
+    """Re-run the recorded optimiser with the recorded budgets.
+
+    On the sector engine when the problem was built with ``engine="sector"``
+    and the entry maps (the configuration's ``backend`` is then "sector", so
+    tier 1 lists the deviation); otherwise on the recorded backend, with
+    ``engine_fallback`` giving the reason when the sector engine was asked for.
+
+    Args:
+        entry: the :class:`~qencode_nb.entry.model.Entry`.
+        problem: the :class:`~qencode_nb.problem.problem.Problem`.
+        optimizer: a study's override (e.g. "l-bfgs-b" or "Adam(lr=0.1)";
+            vocabulary as ``run_config.optimizer``) replacing the recorded
+            optimiser of a hea or uccsd entry; the configuration records what
+            ran, so tier 1 reports the deviation.
+
+    Raises:
+        EntryError: an override for an ADAPT entry, or ADAPT as an override.
+    """
+    out = _dispatch(entry, problem, optimizer)
+    if problem.engine_requested == "sector" and problem.sector_problem is None:
+        out.engine_fallback = problem.sector_reason
+    return out
+
+
+def _dispatch(entry, problem, optimizer: str | None) -> Rerun:
+    from qencode_nb.rerun.vqe import run_vqe
+
+    opt = entry.optimizer
+    if optimizer is not None:
+        from qencode_nb.entry import vocabulary
+
+        opt = vocabulary.optimizer(optimizer, "optimizer")
+        if problem.pool is not None or opt.name == "adapt":
+            raise EntryError(f"{optimizer!r} is not accepted for an ADAPT entry or as an "
+                             "override; accepted: COBYLA, L-BFGS-B, Adam(lr=<float>) on "
+                             "a hea or uccsd entry", field="optimizer")
+    if problem.pool is not None and problem.sector_problem is not None:
+        return _rerun_adapt_sector(entry, problem)
+    if problem.pool is not None:
+        return _rerun_adapt(entry, problem)
+    energy = qnode_energy(problem.hamiltonian, problem.circuit, problem.wires, entry.backend)
+    res = run_vqe(energy, problem.num_params, optimizer=opt.name,
+                  max_iterations=entry.max_iterations, restarts=entry.restarts_requested,
+                  seed=entry.seed, e_target=problem.e_target, early_stop=entry.early_stop,
+                  learning_rate=opt.learning_rate or ADAM_DEFAULT_LR)
+    findings = _constant_finding(
+        problem, f"; early stop cannot fire: {res.restarts_run} of "
+                 f"{entry.restarts_requested} restarts ran")
+    return Rerun(
+        **_outcome(problem, res.best_energy, res.best_params, res.nfev, res.restarts_run,
+                   res.stopped_early),
+        details={"energy_calls": energy.calls, "restart_energies": res.restart_energies,
+                 "restart_nfev": res.restart_nfev},
+        config={"optimizer": res.optimizer, "max_iterations": res.max_iterations,
+                   "restarts_requested": res.restarts_requested, "seed": res.seed,
+                   "early_stop": entry.early_stop,
+                   "backend": energy.backend, "early_stop_target_ha": problem.e_target,
+                "early_stop_threshold_ha": EARLY_STOP_HA, "num_params": problem.num_params,
+                "hamiltonian": problem.hamiltonian_origin},
+        published={"nfev": entry.published_nfev, "restarts_run": entry.published_restarts_run,
+                   "early_stopped": entry.published_early_stopped},
+        findings=findings,
+    )
+
+
+def _outcome(problem, raw_energy: float, params, nfev: int, restarts_run: int,
+             stopped_early: bool) -> dict:
+    """The fields of a :class:`Rerun` every optimiser shares (energies in Ha)."""
+    return {"energy": raw_energy + problem.constant_ha, "raw_energy": raw_energy,
+            "constant_ha": problem.constant_ha, "params": params, "nfev": nfev,
+            "restarts_run": restarts_run, "stopped_early": stopped_early}
+
+
+def _constant_finding(problem, consequence: str = "") -> list[str]:
+    """The generator's early-stop quirk, when the entry has a constant correction."""
+    if not abs(problem.constant_ha) > 0:
+        return []
+    return ["the generator's early-stop check compares the energy before the tapering "
+            f"constant correction ({problem.constant_ha:+.6f} Ha) with the CASCI energy"
+            + consequence]
+
+
+def _rerun_adapt(entry, problem) -> dict:
+    """ADAPT-VQE re-run with the recorded threshold, operator cap, inner
+    optimiser, engine and ``max_iterations`` (see :func:`qencode_nb.rerun.adapt.run_adapt`)."""
+    from qencode_nb.rerun import adapt
+
+    meta = entry.adapt
+    res = adapt.run_adapt(problem.hamiltonian, problem.pool, entry.hf_tapered_state,
+                          problem.wires, gradient_threshold=meta["gradient_threshold"],
+                          max_operators=meta["max_operators"],
+                          max_iterations=entry.max_iterations, seed=entry.seed,
+                          e_target=problem.e_target, early_stop=entry.early_stop,
+                          inner=entry.optimizer.inner or "cobyla", engine=problem.adapt_engine,
+                          backend=entry.backend)
+    return _adapt_record(entry, problem, res, entry.backend)
+
+
+def _rerun_adapt_sector(entry, problem) -> dict:
+    """The ADAPT re-run of :func:`_rerun_adapt` on the sector engine
+    (:func:`qencode_nb.rerun.adapt.run_adapt_sector`): same pool order, rules and
+    budgets; the backend is "sector"."""
+    from qencode_nb.rerun import adapt
+
+    meta = entry.adapt
+    sp = problem.sector_problem
+    res = adapt.run_adapt_sector(sp.sector, sp.generators,
+                                 gradient_threshold=meta["gradient_threshold"],
+                                 max_operators=meta["max_operators"],
+                                 max_iterations=entry.max_iterations, seed=entry.seed,
+                                 e_target=problem.e_target, early_stop=entry.early_stop,
+                                 inner=entry.optimizer.inner or "cobyla")
+    out = _adapt_record(entry, problem, res, "sector")
+    out.findings.append(
+        f"re-run on the sector engine ({sp.sector.dim} determinants, H·ψ by "
+        f"{sp.sector.hop_method}) instead of the recorded {problem.adapt_engine} engine on "
+        f"{entry.backend}: same procedure, different arithmetic (agrees to rounding)")
+    out.details["sector_build_seconds"] = sp.seconds
+    if problem.sector_replay_reason:
+        out.findings.append("the sector re-run used the rebuilt active-space Hamiltonian, "
+                               "which is not the stored one: " + problem.sector_replay_reason
+                               + "; energies are gauge-invariant, the ADAPT path may differ")
+    return out
+
+
+def _adapt_record(entry, problem, res, backend: str) -> Rerun:
+    """The :class:`Rerun` of an ADAPT run (:class:`qencode_nb.rerun.adapt.AdaptResult`)."""
+    meta = entry.adapt
+    recorded = meta.get("selected_operator_indices")
+    findings = ["the generator's ADAPT draws no random numbers: the recorded seed has no "
+                f"effect (run_config.seed={entry.seed}, multistart_requested="
+                f"{entry.restarts_requested} unused)"]
+    findings += _constant_finding(problem)
+    if res.tied_iterations:
+        findings.append("operator selection tied at outer iteration(s) "
+                        f"{res.tied_iterations}; the lowest pool index won, a choice "
+                        "last-digit differences can flip")
+    if res.engine in ("statevector", "sector") and res.inner == "l-bfgs-b":
+        findings.append(f"the {res.engine} engine's nfev counts optimiser steps x (1 + "
+                        "n_params), not energy evaluations; not comparable with COBYLA nfev")
+    return Rerun(
+        **_outcome(problem, res.best_energy, res.params, res.nfev, 1, res.stopped_early),
+        details={"selected_operator_indices": res.selected_indices,
+                 "selection_matches": (None if recorded is None
+                                       else res.selected_indices == recorded),
+                 "converged": res.converged, "n_iterations": res.n_iterations,
+                 "max_gradients": res.max_gradients, "tied_iterations": res.tied_iterations,
+                 "optimizer_label": res.optimizer_label, "wall_s": res.wall_s},
+        config={"optimizer": "adapt", "inner": res.inner, "engine": res.engine,
+                   "gradient_threshold": res.gradient_threshold,
+                   "max_operators": res.max_operators, "max_iterations": res.max_iterations,
+                   "seed": res.seed, "early_stop": entry.early_stop,
+                   "pool": res.n_pool, "backend": backend,
+                "early_stop_target_ha": problem.e_target,
+                "early_stop_threshold_ha": EARLY_STOP_HA,
+                "hamiltonian": ("rebuilt sector (PySCF CASCI integrals)"
+                                if res.engine == "sector" else problem.hamiltonian_origin)},
+        published={"nfev": entry.published_nfev, "early_stopped": entry.published_early_stopped,
+                   "selected_operator_indices": recorded, "converged": meta.get("converged"),
+                   "n_iterations": meta.get("n_iterations")},
+        findings=findings,
+    )

@@ -1,0 +1,159 @@
+"""The BLAS studies: one entry re-run per BLAS thread count, or per OpenBLAS CPU kernel.
+
+:func:`threads_study` varies the BLAS thread count (what threadpoolctl
+measured is recorded, not what was asked for); :func:`kernels_study` varies
+the OpenBLAS CPU kernel (``OPENBLAS_CORETYPE``, read by OpenBLAS when it
+loads, so only a fresh process can change it) at one thread.  Each run is
+``notebooks/audit.ipynb`` in its own process and Jupyter kernel, pinned at
+launch (:func:`qencode_nb.studies.runner.run_jobs`), so a study compares
+whole re-runs, never runs sharing one process.  Each returns a table with one
+row per run (energies in Ha, also as ``float.hex()`` so bit differences are
+visible; errors in mHa; wall time in s) and writes it as ``threads.csv`` /
+``kernels.csv`` beside the executed notebooks, with its figure.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from qencode_nb.errors import ParameterError
+from qencode_nb.studies.runner import check_repeats, entry_stem, run_jobs, write_table
+
+#: Columns of :func:`threads_study`'s table (energy in Ha, error in mHa, seconds wall).
+#: ``threshold_mha`` is the entry's certification threshold (for the figure).
+THREADS_COLUMNS = ("threads", "repeat", "measured_threads", "engine", "energy", "energy_hex",
+                   "error_mha", "nfev", "seconds", "status", "failure", "notebook",
+                   "threshold_mha")
+
+#: Columns of :func:`kernels_study`'s table: ``coretype`` is the requested
+#: ``OPENBLAS_CORETYPE``, ``kernel`` the OpenBLAS CPU kernels (architectures)
+#: threadpoolctl reports for the loaded OpenBLAS copies (a build maps a coretype to
+#: the nearest kernel it has); the column keeps its name (kernels.csv is read outside).
+KERNELS_COLUMNS = ("coretype", "kernel", "repeat", "measured_threads", "engine", "energy",
+                   "energy_hex", "error_mha", "nfev", "seconds", "status", "failure",
+                   "notebook", "threshold_mha")
+
+
+def threads_study(entry, threads=(1, 2), repeats: int = 3, out_dir="runs/threads", *,
+                  mode: str = "rerun", db=None, workers: int = 1, progress: bool = True,
+                  coretype: str | None = None, timeout: float | None = None,
+                  plot: bool = True, engine: str | None = None):
+    """Re-run one entry ``repeats`` times at each BLAS thread count.
+
+    Every run is audit.ipynb in its own process and kernel with the parameters
+    ``{"entry", "blas_threads": t, "mode"}`` (plus ``db``, ``blas_coretype``),
+    named ``<entry-stem>__t{t}__r{repeat}`` in ``out_dir``.  Every run is
+    executed afresh (a study measures; nothing is resumed).
+
+    Args:
+        entry: entry file (QEncode JSON or params YAML) or bundled name.
+        threads: requested BLAS thread counts (ints >= 1), e.g. ``(1, 2, 4)``.
+        repeats: runs per thread count (int >= 1).
+        out_dir: folder for the executed notebooks, ``threads.csv`` and the
+            figure ``threads.png`` / ``threads.svg``.
+        mode: audit mode; "rerun" (default) or "full" re-run the optimiser.
+        db: folder of QEncode JSON files completing a bundled entry.
+        workers: runs executed at the same time (each its own process).
+        progress: show a tqdm progress bar (outside the kernels).
+        coretype: optional ``OPENBLAS_CORETYPE`` for every run.
+        timeout: per-run wall-clock limit in seconds (None: none).
+        plot: write the figure (:func:`qencode_nb.studies.plots.distribution_plot`).
+        engine: audit.ipynb ``engine``: None (the recorded backend) or
+            "sector" (the fast sector engine where the entry maps; the
+            ``engine`` column says what ran).
+
+    Returns:
+        DataFrame with :data:`THREADS_COLUMNS`, one row per run ordered by
+        threads then repeat: ``measured_threads`` is the ``blas_threads``
+        record (what threadpoolctl measured), ``energy`` the ``rerun_energy``
+        record (Ha) and ``energy_hex`` its ``float.hex()``, ``error_mha``
+        |E - E_exact| in mHa, ``nfev`` the re-run's energy evaluations,
+        ``seconds`` wall time; a failed run has ``status`` "failed" and the
+        reason in ``failure``.
+
+    Raises:
+        PinError: a thread count that is not an int >= 1, or an unknown or
+            unrunnable coretype (lists the accepted ones).
+        ParameterError: ``repeats`` < 1, no thread count, ``mode``
+            "replay" (no re-run energy to compare), ``timeout`` <= 0.
+        EntryError: an entry that does not exist or is a folder, an unknown mode.
+    """
+    import pandas as pd
+
+    from qencode_nb.notebook.pins import check_coretype, check_thread_count
+
+    threads = [check_thread_count(t) for t in ([threads] if isinstance(threads, int)
+                                               else list(threads))]
+    if not threads:
+        raise ParameterError("threads is empty; accepted: one or more integers >= 1")
+    repeats = check_repeats(repeats)
+    extra = {"blas_coretype": check_coretype(coretype)} if coretype else {}
+    stem = entry_stem(entry)
+    jobs = [(t, r, f"{stem}__t{t}__r{r}", {"blas_threads": t, **extra})
+            for t in dict.fromkeys(threads) for r in range(repeats)]
+    rows = run_jobs(entry, jobs, out_dir, mode=mode, db=db, workers=workers,
+                      progress=progress, timeout=timeout, desc="threads study", engine=engine)
+    table = pd.DataFrame([{"threads": t, "repeat": r, **row}
+                          for (t, r, _, _), row in zip(jobs, rows)],
+                         columns=list(THREADS_COLUMNS))
+    write_table(table, "threads", Path(out_dir), plot)
+    return table
+
+
+def kernels_study(entry, coretypes=None, repeats: int = 1, out_dir="runs/kernels", *,
+                  mode: str = "rerun", db=None, workers: int = 1, progress: bool = True,
+                  timeout: float | None = None, plot: bool = True, engine: str | None = None):
+    """Re-run one entry at 1 BLAS thread under each OpenBLAS kernel.
+
+    Each run is audit.ipynb in its own process and kernel with
+    ``{"entry", "blas_threads": 1, "blas_coretype": c, "mode"}``, named
+    ``<entry-stem>__{c}__r{repeat}``; OpenBLAS reads ``OPENBLAS_CORETYPE``
+    when it loads, so only a fresh process can change the kernel.
+
+    Args:
+        entry: entry file or bundled name.
+        coretypes: ``OPENBLAS_CORETYPE`` names (case-insensitive); default
+            every kernel this CPU can run
+            (:func:`qencode_nb.notebook.pins.runnable_coretypes`).
+        repeats: runs per coretype (int >= 1).
+        out_dir: folder for the notebooks, ``kernels.csv`` and
+            ``kernels.png`` / ``kernels.svg``.
+        mode, db, workers, progress, timeout, plot, engine: as :func:`threads_study`.
+
+    Returns:
+        DataFrame with :data:`KERNELS_COLUMNS`, one row per run ordered by
+        coretype (as given) then repeat; ``kernel`` is what threadpoolctl
+        reports for the loaded OpenBLAS copies.
+
+    Raises:
+        PinError: an unknown coretype (lists the accepted names) or one this
+            CPU cannot run (lists the ones it can); no runnable coretype.
+        ParameterError: ``repeats`` < 1, ``mode`` "replay", ``timeout`` <= 0.
+        EntryError: an entry that does not exist or is a folder, an unknown mode.
+    """
+    import pandas as pd
+
+    from qencode_nb.errors import PinError
+    from qencode_nb.notebook.pins import check_coretype, runnable_coretypes
+
+    if coretypes is None:
+        coretypes = runnable_coretypes()
+        if not coretypes:
+            raise PinError("this CPU can run no known OpenBLAS coretype; pass coretypes")
+    elif isinstance(coretypes, str):
+        coretypes = [coretypes]
+    coretypes = list(dict.fromkeys(check_coretype(c) for c in coretypes))
+    if not coretypes:
+        raise ParameterError("coretypes is empty; accepted: one or more OpenBLAS coretypes")
+    repeats = check_repeats(repeats)
+    stem = entry_stem(entry)
+    jobs = [(c, r, f"{stem}__{c}__r{r}", {"blas_threads": 1, "blas_coretype": c})
+            for c in coretypes for r in range(repeats)]
+    rows = run_jobs(entry, jobs, out_dir, mode=mode, db=db, workers=workers,
+                      progress=progress, timeout=timeout, desc="kernels study", engine=engine)
+    table = pd.DataFrame([{"coretype": c, "repeat": r, **row}
+                          for (c, r, _, _), row in zip(jobs, rows)],
+                         columns=list(KERNELS_COLUMNS))
+    write_table(table, "kernels", Path(out_dir), plot)
+    return table
+

@@ -1,0 +1,136 @@
+"""The optimiser study: one hea or uccsd entry re-run with each optimiser in turn.
+
+:func:`optimizers_study` replaces only the recorded optimiser (audit.ipynb's
+``optimizer`` override: COBYLA, L-BFGS-B, Adam) at a fixed BLAS thread count;
+the recorded iteration cap, restarts, seed, early stop and backend stay, and
+tier 1 of each run reports the deviation.  Each run is ``notebooks/audit.ipynb``
+in its own process and kernel (:func:`qencode_nb.studies.runner.run_jobs`).
+The table puts error (mHa), nfev (QEncode's count) and wall time (s) side by
+side and is written as ``optimizers.csv`` with its figure.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from qencode_nb.errors import EntryError, ParameterError
+from qencode_nb.studies.runner import check_repeats, entry_stem, run_jobs, write_table
+
+#: Columns of :func:`optimizers_study`'s table: ``optimizer`` as requested
+#: (e.g. "Adam(lr=0.05)"); ``nfev`` is QEncode's count for that optimiser.
+OPTIMIZERS_COLUMNS = ("optimizer", "repeat", "measured_threads", "engine", "energy", "energy_hex",
+                      "error_mha", "nfev", "seconds", "status", "failure", "notebook",
+                      "threshold_mha")
+
+#: The optimisers an optimiser study compares by default (audit.ipynb's
+#: ``optimizer`` vocabulary; Adam's learning rate as QEncode writes it).
+DEFAULT_OPTIMIZERS = ("COBYLA", "L-BFGS-B", "Adam(lr=0.05)")
+
+def optimizer_slug(name: str) -> str:
+    """File-name form of an optimiser string: "Adam(lr=0.05)" -> "adam-lr-0.05"."""
+    import re
+
+    return re.sub(r"[^a-z0-9.]+", "-", name.lower()).strip("-")
+
+
+def check_optimizers(optimizers) -> list[tuple[str, object]]:
+    """``[(as given, parsed Optimizer)]``, first spelling kept for repeats of one optimiser.
+
+    Raises:
+        ParameterError: empty, or an ADAPT optimiser (no override exists for it).
+        EntryError: a name outside the vocabulary (lists the accepted ones).
+    """
+    from qencode_nb.entry import vocabulary
+
+    names = [optimizers] if isinstance(optimizers, str) else list(optimizers or ())
+    if not names:
+        raise ParameterError("optimizers is empty; accepted: one or more of "
+                             + ", ".join(DEFAULT_OPTIMIZERS))
+    chosen = {}
+    for name in names:
+        parsed = vocabulary.optimizer(name, "optimizer")
+        if parsed.name == "adapt":
+            raise ParameterError(f"optimizer {name!r} is not accepted; accepted: COBYLA, "
+                                 "L-BFGS-B, Adam(lr=<float>)")
+        chosen.setdefault(parsed, str(name))
+    return [(name, parsed) for parsed, name in chosen.items()]
+
+
+def optimizers_study(entry, optimizers=DEFAULT_OPTIMIZERS, repeats: int = 1,
+                     out_dir="runs/optimizers", *, mode: str = "rerun", db=None,
+                     blas_threads: int = 1, workers: int = 1, progress: bool = True,
+                     coretype: str | None = None, timeout: float | None = None,
+                     plot: bool = True):
+    """Re-run one hea or uccsd entry with each optimiser, at a fixed BLAS thread count.
+
+    Each run is audit.ipynb in its own process and kernel with
+    ``{"entry", "blas_threads", "mode", "optimizer": o}`` (plus ``db``,
+    ``blas_coretype``), named ``<entry-stem>__<optimiser slug>__r{repeat}``
+    (slug: "cobyla", "l-bfgs-b", "adam-lr-0.05").  The override replaces
+    only the optimiser: the recorded iteration cap, restarts, seed, early
+    stop and backend stay, and tier 1 of each run reports the deviation.
+    At a fixed thread count the runs are deterministic: repeats of one
+    optimiser give the same energy bit for bit.
+
+    Args:
+        entry: entry file or bundled name (not an ADAPT entry).
+        optimizers: audit.ipynb ``optimizer`` values (case-insensitive):
+            "COBYLA", "L-BFGS-B", "Adam(lr=<float>)" (Adam without a rate
+            uses 0.05); repeats of one optimiser are run once.
+        repeats: runs per optimiser (int >= 1).
+        out_dir: folder for the notebooks, ``optimizers.csv`` and the figure
+            ``optimizers.png`` / ``optimizers.svg``
+            (:func:`qencode_nb.studies.plots.optimizer_plot`).
+        blas_threads: BLAS threads of every run (int >= 1; default 1).
+        mode, db, workers, progress, coretype, timeout, plot: as
+            :func:`qencode_nb.studies.blas.threads_study`.
+
+    Returns:
+        DataFrame with :data:`OPTIMIZERS_COLUMNS`, one row per run ordered by
+        optimiser (as given) then repeat: ``energy`` (Ha) and ``energy_hex``,
+        ``error_mha`` |E - E_exact| in mHa, ``nfev`` the ``rerun.nfev``
+        record (QEncode's count: COBYLA energy evaluations, L-BFGS-B steps x
+        (1 + 2 x parameters), Adam steps), ``seconds`` the run's wall time
+        (kernel start, Hamiltonian and re-run).  A run whose
+        ``rerun.config.optimizer`` record is not the one asked for is marked
+        failed.
+
+    Raises:
+        ParameterError: no optimiser or an ADAPT one, ``repeats`` < 1,
+            ``mode`` "replay", ``timeout`` <= 0.
+        EntryError: an unknown optimiser name (lists the accepted ones), an
+            ADAPT entry (it refuses an override), an entry that does not
+            exist or is a folder.
+        PinError: ``blas_threads`` not an int >= 1, an unknown or unrunnable
+            coretype.
+    """
+    import pandas as pd
+
+    from qencode_nb.entry import load
+    from qencode_nb.notebook.pins import check_coretype, check_thread_count
+
+    chosen = check_optimizers(optimizers)
+    repeats = check_repeats(repeats)
+    extra = {"blas_threads": check_thread_count(blas_threads)}
+    if coretype:
+        extra["blas_coretype"] = check_coretype(coretype)
+    if not Path(str(entry)).is_dir() and load(entry, db).ansatz == "adapt":
+        raise EntryError(f"{entry!r} is an ADAPT entry, which refuses an optimiser "
+                         "override; accepted: a hea or uccsd entry", field="entry")
+    stem = entry_stem(entry)
+    jobs = [(name, r, f"{stem}__{optimizer_slug(name)}__r{r}", {**extra, "optimizer": name})
+            for name, _ in chosen for r in range(repeats)]
+    rows = run_jobs(entry, jobs, out_dir, mode=mode, db=db, workers=workers,
+                      progress=progress, timeout=timeout, desc="optimizers study")
+    wanted = {name: parsed.name for name, parsed in chosen}
+    for (name, _, _, _), row in zip(jobs, rows):
+        used = row["optimizer_used"]
+        if row["status"] == "done" and used != wanted[name]:
+            row["status"] = "failed"
+            row["failure"] = f"the re-run used optimizer {used!r}, not {wanted[name]!r}"
+    table = pd.DataFrame([{"optimizer": name, "repeat": r, **row}
+                          for (name, r, _, _), row in zip(jobs, rows)],
+                         columns=list(OPTIMIZERS_COLUMNS))
+    write_table(table, "optimizers", Path(out_dir), plot)
+    return table
+

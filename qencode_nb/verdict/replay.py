@@ -1,0 +1,117 @@
+"""Replay: the energy of the stored optimal parameters on the problem's
+Hamiltonian against the published energy (DESIGN.md, "replay")."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from qencode_nb.errors import EntryError
+from qencode_nb.rules import REPLAY_TOL_HA
+from qencode_nb.verdict.compare import compare
+
+
+@dataclass
+class Replay:
+    """The replay of one entry.  Energies in Ha.
+
+    Attributes:
+        status: "pass" (|ΔE| <= :data:`qencode_nb.rules.REPLAY_TOL_HA`),
+            "fail", or "n/a" with ``reason``.
+        energy: replayed energy, tapering constant included (None when n/a).
+        published: the published energy.
+        comparison: :func:`qencode_nb.verdict.compare.compare` of the two.
+        engine: the engine the replay ran on.
+        engine_fallback: why the requested sector engine did not replay.
+        hamiltonian: "stored" or "rebuilt (of_bridge)".
+        reason: why there is no replay (n/a only).
+    """
+
+    status: str
+    energy: float | None
+    published: float
+    comparison: dict | None = None
+    engine: str | None = None
+    engine_fallback: str | None = None
+    hamiltonian: str | None = None
+    reason: str | None = None
+
+    @classmethod
+    def not_run(cls, entry, reason: str) -> "Replay":
+        """An n/a replay (no stored parameters, or ``mode=rerun``)."""
+        return cls(status="n/a", energy=None, published=entry.published_energy, reason=reason)
+
+    def to_record(self) -> dict:
+        """The ``replay`` record (keys as audits have always written them)."""
+        if self.comparison is None:
+            return {"status": self.status, "energy": None, "published": self.published,
+                    "delta_ha": None, "reason": self.reason}
+        out = dict(self.comparison)
+        out["engine"] = self.engine
+        if self.engine_fallback:
+            out["engine_fallback"] = self.engine_fallback
+        out.update({"status": self.status, "tolerance_ha": REPLAY_TOL_HA,
+                    "hamiltonian": self.hamiltonian})
+        return out
+
+
+def replay(entry, problem) -> Replay:
+    """Energy of the stored optimal parameters on the problem's Hamiltonian.
+
+    HEA and UCCSD run their circuit on the recorded backend; ADAPT rebuilds
+    the recorded selection on its recorded engine, or on the sector engine
+    when the problem was built for it and the stored angles may be replayed
+    there (:meth:`qencode_nb.problem.problem.Problem.replay_engine`).
+
+    Args:
+        entry: the :class:`~qencode_nb.entry.model.Entry`.
+        problem: the :class:`~qencode_nb.problem.problem.Problem`.
+
+    Raises:
+        EntryError: the number of stored parameters does not match the
+            ansatz, or the recorded pool size differs from the rebuilt pool.
+    """
+    if entry.optimal_params is None:
+        return Replay.not_run(entry, f"{entry.source.name} stores no optimal parameters; "
+                                     "pass db=FOLDER of QEncode JSON files to replay them")
+    import numpy as np
+
+    if len(entry.optimal_params) != problem.num_params:
+        raise EntryError(f"{len(entry.optimal_params)} stored parameters but the "
+                         f"{entry.ansatz} ansatz has {problem.num_params}",
+                         field="results.vqe.optimal_params", path=entry.source)
+    engine, fallback = problem.replay_engine(entry.backend)
+    if problem.pool is not None:
+        n_pool = entry.adapt.get("n_operators_pool")
+        if n_pool is not None and n_pool != len(problem.pool):
+            raise EntryError(f"records a pool of {n_pool} operators; the rebuilt pool has "
+                             f"{len(problem.pool)}",
+                             field="encoding.adapt_metadata.n_operators_pool", path=entry.source)
+        if engine == "sector":
+            energy = _sector_energy(entry, problem)
+        else:   # the recorded engine (the pool is then the tapered one)
+            from qencode_nb.rerun import adapt
+
+            energy = adapt.replay_energy(problem.hamiltonian, problem.pool,
+                                         entry.hf_tapered_state,
+                                         entry.adapt["selected_operator_indices"],
+                                         entry.optimal_params, problem.wires,
+                                         engine=problem.adapt_engine, backend=entry.backend)
+    else:
+        from qencode_nb.rerun.backends import qnode_energy
+
+        energy_fn = qnode_energy(problem.hamiltonian, problem.circuit, problem.wires,
+                                 entry.backend)
+        energy = energy_fn(np.array(entry.optimal_params, dtype=float))
+    comparison = compare(energy + problem.constant_ha, entry.published_energy)
+    return Replay(status="pass" if comparison["abs_delta_ha"] <= REPLAY_TOL_HA else "fail",
+                  energy=comparison["energy"], published=entry.published_energy,
+                  comparison=comparison, engine=engine, engine_fallback=fallback,
+                  hamiltonian=problem.hamiltonian_origin)
+
+
+def _sector_energy(entry, problem) -> float:
+    """Stored ADAPT angles on the sector engine (Ha, before the constant correction)."""
+    from qencode_nb.rerun.ci_space_map import replay_energy
+
+    return replay_energy(problem.sector_problem, entry.adapt["selected_operator_indices"],
+                         entry.optimal_params)

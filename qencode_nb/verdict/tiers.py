@@ -1,0 +1,206 @@
+"""Tiers 2 and 3, the margin and the verdict (DESIGN.md, "What reproducible means here").
+
+- error = |E - E_ref| with E_ref the exact ground energy of the qubit
+  Hamiltonian (QEncode schema 4.0.0, results.quality.gap_reference
+  "exact_qubit_hamiltonian"); certified when error < threshold
+  (results.quality.gap_threshold, 0.01 Ha in QEncode v4).
+- margin = (threshold - error) / threshold; a certified entry with margin
+  below :data:`qencode_nb.rules.FRAGILE_MARGIN` is fragile.
+- bit-identical: the re-run energy equals the published one to the last bit
+  (compared as floats and as ``float.hex``); claimed only on the reference
+  environment, ``n/a`` with the reasons elsewhere.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from qencode_nb.rules import FRAGILE_MARGIN, GAP_CONSISTENCY_REL, VARIATIONAL_TOL_HA
+from qencode_nb.verdict.compare import compare
+from qencode_nb.verdict.records import VERDICT_RECORDS
+
+#: Why tiers 2 and 3 read n/a without a re-run.
+NO_RERUN = "no re-run (mode=replay)"
+
+
+@dataclass
+class Verdict:
+    """The verdict of one audit: every field is an audit record of that name
+    (:data:`qencode_nb.verdict.records.VERDICT_RECORDS`) except ``summary``,
+    recorded as ``verdict``.  Errors and thresholds in mHa, energies in Ha.
+
+    ``bit_identical`` is the measured fact (re-run energy equal to the
+    published one to the last bit, whatever tier 3 says); ``difference`` is
+    :func:`qencode_nb.verdict.compare.compare`; ``movement_mha`` is signed
+    (regenerated - published error).
+    """
+
+    threshold_mha: float
+    published_error_mha: float
+    published_certified: bool
+    margin_published: float
+    reference_energy: float
+    consistency: dict
+    alerts: list
+    error_mha: float | None
+    movement_mha: float | None
+    margin_regenerated: float | None
+    certified: bool | None
+    fragile: bool | None
+    certification_change: str | None
+    bit_identical: bool | None
+    difference: dict | None
+    tiers: dict
+    summary: str
+
+    def to_record(self) -> dict:
+        """``{record name: value}`` for :data:`VERDICT_RECORDS` plus ``verdict``."""
+        out = {name: getattr(self, name) for name in VERDICT_RECORDS}
+        out["verdict"] = self.summary
+        return out
+
+
+def margin(error: float, threshold: float) -> float:
+    """(threshold - error) / threshold; both in Ha (DESIGN.md)."""
+    return (threshold - error) / threshold
+
+
+def consistency(entry, rerun_energy: float | None) -> dict:
+    """Internal consistency of the published numbers and of the re-run (Ha).
+
+    - ``published_gap_recomputed`` = |E_published - E_exact| must equal the
+      stated ``abs_vqe_exact_gap`` (relative :data:`qencode_nb.rules.GAP_CONSISTENCY_REL`);
+    - the published and re-run energies must not lie more than
+      :data:`qencode_nb.rules.VARIATIONAL_TOL_HA` below the exact ground energy.
+
+    Returns ``{"status": "pass"|"fail", "reasons": [...], ...}``.
+    """
+    exact = entry.exact_ground_energy
+    gap = abs(entry.published_energy - exact)
+    reasons = []
+    if abs(gap - entry.published_error) > GAP_CONSISTENCY_REL * max(gap, 1e-12) + 1e-15:
+        reasons.append(f"stated published error {entry.published_error:.9e} Ha but "
+                       f"|E_published - E_exact| = {gap:.9e} Ha")
+    for label, energy in (("published", entry.published_energy), ("re-run", rerun_energy)):
+        if energy is not None and energy < exact - VARIATIONAL_TOL_HA:
+            reasons.append(f"{label} energy {energy:.12f} Ha lies {exact - energy:.3e} Ha "
+                           "below the exact ground energy (variational bound broken)")
+    return {"status": "fail" if reasons else "pass", "reasons": reasons,
+            "published_gap_recomputed": gap, "published_gap_stated": entry.published_error}
+
+
+def verdict(entry, *, rerun, provenance: dict, blas_threads: int,
+            blas_coretype: str | None = None, integrity=None, replay=None,
+            procedure=None) -> Verdict:
+    """The three tiers, margins and the one-line summary (DESIGN.md, "three tiers").
+
+    Args:
+        entry: the :class:`~qencode_nb.entry.model.Entry`.
+        rerun: the :class:`~qencode_nb.rerun.rerun.Rerun`, or None (no
+            re-run: tiers 2 and 3 read n/a, "no re-run (mode=replay)").
+        provenance: :func:`qencode_nb.notebook.provenance.collect` output.
+        blas_threads: the BLAS thread count threadpoolctl measured.
+        blas_coretype: the OPENBLAS_CORETYPE in force, if any.
+        integrity: the :class:`~qencode_nb.verdict.integrity.Integrity`;
+            a failure is named in the summary line.
+        replay: the :class:`~qencode_nb.verdict.replay.Replay`; a failure is
+            named in the summary line.
+        procedure: the :class:`~qencode_nb.verdict.procedure.Procedure`
+            (tier 1); None: tier 1 n/a.
+
+    Returns:
+        a :class:`Verdict`; certified when the regenerated error is below the
+        entry's threshold (QEncode schema 4.0.0, results.quality.gap_threshold),
+        fragile when certified with margin below
+        :data:`qencode_nb.rules.FRAGILE_MARGIN`.
+    """
+    rerun_energy = None if rerun is None else rerun.energy
+    integrity = None if integrity is None else integrity.to_record()
+    replay = None if replay is None else replay.to_record()
+    procedure = None if procedure is None else procedure.to_record()
+    thr = entry.threshold
+    pub_err = entry.published_error
+    cons = consistency(entry, rerun_energy)
+    alerts = []
+    if integrity and integrity.get("status") == "fail":
+        alerts.append("INTEGRITY FAIL")
+    if replay and replay.get("status") == "fail":
+        alerts.append(f"REPLAY FAIL ({replay.get('abs_delta_ha', float('nan')):.3e} Ha)")
+    if cons["status"] == "fail":
+        alerts.append("INCONSISTENT: " + "; ".join(cons["reasons"]))
+    alert_text = "".join(f"; {a}" for a in alerts)
+    out = {"threshold_mha": thr * 1e3, "published_error_mha": pub_err * 1e3,
+           "published_certified": entry.published_certified,
+           "margin_published": margin(pub_err, thr), "reference_energy": entry.exact_ground_energy,
+           "consistency": cons, "alerts": alerts}
+    tiers = {"procedure": (procedure or {}).get("tier") or
+             {"status": "n/a", "reasons": ["tier 1 was not evaluated"]},
+             "certification": {"status": "n/a", "reasons": [NO_RERUN]},
+             "bit_identical": {"status": "n/a", "reasons": [NO_RERUN]}}
+    if rerun_energy is None:
+        out.update({"error_mha": None, "movement_mha": None, "margin_regenerated": None,
+                    "certified": None, "fragile": None, "certification_change": None,
+                    "bit_identical": None, "difference": None, "tiers": tiers,
+                    "summary": f"{entry.entry_id}: no re-run; published error "
+                               f"{pub_err * 1e3:.6f} mHa; tiers: {tier_line(tiers)}"
+                               f"{alert_text}"})
+        return Verdict(**out)
+    err = abs(rerun_energy - entry.exact_ground_energy)
+    cert = err < thr
+    m = margin(err, thr)
+    change = None
+    if cert != entry.published_certified:
+        change = "gained certification" if cert else "lost certification"
+    tiers["certification"] = {
+        "status": "pass" if cert else "fail",
+        "reasons": [f"regenerated error {err * 1e3:.6f} mHa "
+                    f"{'<' if cert else '>='} threshold {thr * 1e3:.3f} mHa"]}
+    diff = compare(rerun_energy, entry.published_energy)
+    reasons = []
+    drift = [f"{k} {v['have'] or 'not installed'} (want {v['want']})"
+             for k, v in provenance["versions"].items() if not v["match"]]
+    if not provenance["versions"]:
+        reasons.append("the entry records no package pins (provenance.tool_versions), so "
+                       "no environment can be called its reference")
+    if drift:
+        reasons.append("not the reference environment: " + ", ".join(drift))
+    if blas_threads != 1:
+        reasons.append(f"{blas_threads} BLAS threads measured (reference: 1)")
+    for row in (procedure or {}).get("fields") or []:
+        if row.get("field") == "backend" and row.get("status") == "differs":
+            reasons.append(f"re-run on {row['used']}, not the recorded {row['declared']}: "
+                           "other arithmetic, bit identity is not expected")
+    kernels = sorted({str(p.get("architecture")) for p in provenance["blas"]["pools"]
+                      if p.get("library") == "openblas"})
+    kernel_note = ("BLAS kernel not recorded by the entry; this run used "
+                   + (", ".join(kernels) or "no OpenBLAS")
+                   + (f" (OPENBLAS_CORETYPE={blas_coretype})" if blas_coretype else ""))
+    measured = (f"measured: re-run {diff['energy_hex']} vs published {diff['published_hex']}, "
+                f"ΔE {diff['delta_ha']:+.3e} Ha, {diff['ulps']} ulps")
+    if reasons:
+        tiers["bit_identical"] = {"status": "n/a", "reasons": reasons + [kernel_note, measured]}
+    else:
+        tiers["bit_identical"] = {"status": "pass" if diff["identical"] else "fail",
+                                  "reasons": [kernel_note, measured]}
+    label = "certified" if cert else "NOT certified"
+    fragile = cert and m < FRAGILE_MARGIN
+    bits = ("bit-identical to the published energy" if diff["identical"]
+            else f"differs from the published energy by {diff['delta_ha']:+.3e} Ha "
+                 f"({diff['ulps']} ulps)")
+    bits += f" (tier 3 {tiers['bit_identical']['status']})"
+    out.update({
+        "error_mha": err * 1e3, "movement_mha": (err - pub_err) * 1e3, "margin_regenerated": m,
+        "certified": cert, "fragile": fragile, "certification_change": change,
+        "bit_identical": diff["identical"], "difference": diff, "tiers": tiers,
+        "summary": (f"{entry.entry_id}: {label}, error {err * 1e3:.6f} mHa (published "
+                    f"{pub_err * 1e3:.6f}), margin {m:.1%}{' FRAGILE' if fragile else ''}"
+                    f"{'; ' + change if change else ''}; {bits}; tiers: "
+                    + tier_line(tiers) + alert_text),
+    })
+    return Verdict(**out)
+
+
+def tier_line(tiers: dict) -> str:
+    """``procedure fail, certification pass, bit-identical n/a`` from a tiers dict."""
+    return ", ".join(f"{name.replace('_', '-')} {tiers[name]['status']}"
+                     for name in ("procedure", "certification", "bit_identical"))

@@ -1,0 +1,191 @@
+"""The static picture of the package (issue 13): rooms along the pipeline, small
+modules, no import cycle, no private name used across modules, a numpy-free import.
+
+Read with :mod:`ast` only (nothing of ``qencode_nb`` is imported here, except in the
+subprocess of the last test).  Imports inside functions count like module-level
+ones: a cycle through a function-level import is still a cycle in the design.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+
+PACKAGE = ROOT / "qencode_nb"
+MAX_LINES = 450
+MIN_SUBPACKAGES = 4
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES: dict[str, Path] = {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+SUBPACKAGES = sorted(_module_name(p.parent / "__init__.py")
+                     for p in PACKAGE.glob("*/__init__.py"))
+
+
+def _imports(name: str, path: Path):
+    """Every ``qencode_nb`` import of a module, at any depth.
+
+    Yields ``(lineno, target_module, imported_name_or_None, alias)``: the module the
+    statement loads (a submodule when the imported name is one), the name taken from
+    it (None for a whole module) and the local name it is bound to.
+    """
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name in MODULES:
+                    yield node.lineno, a.name, None, a.asname
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                parts = parts[:len(parts) - node.level + 1]
+                base = ".".join(parts + ([base] if base else []))
+            if base != "qencode_nb" and not base.startswith("qencode_nb."):
+                continue
+            for a in node.names:
+                sub = f"{base}.{a.name}"
+                if sub in MODULES:
+                    yield node.lineno, sub, None, a.asname or a.name
+                else:
+                    yield node.lineno, base, a.name, a.asname or a.name
+
+
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def _graph() -> dict[str, set[str]]:
+    graph = {m: set() for m in MODULES}
+    for m, path in MODULES.items():
+        for _, target, _, _ in _imports(m, path):
+            if target != m and target in MODULES:
+                graph[m].add(target)
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan, iterative)."""
+    index, low, on_stack, stack, out = {}, {}, set(), [], []
+    counter = 0
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            v, children = work[-1]
+            for w in children:
+                if w not in index:
+                    index[w] = low[w] = counter
+                    counter += 1
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, iter(sorted(graph[w]))))
+                    break
+                if w in on_stack:
+                    low[v] = min(low[v], index[w])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[v])
+                if low[v] == index[v]:
+                    comp = []
+                    while True:
+                        w = stack.pop()
+                        on_stack.discard(w)
+                        comp.append(w)
+                        if w == v:
+                            break
+                    if len(comp) > 1:
+                        out.append(sorted(comp))
+    return out
+
+
+def _cycle_path(graph, comp: list[str]) -> str:
+    """One concrete cycle inside a strongly connected component, for the message."""
+    members = set(comp)
+    start = comp[0]
+    path, seen = [start], {start}
+    while True:
+        nxt = sorted(w for w in graph[path[-1]] if w in members)
+        back = [w for w in nxt if w == start]
+        if back and len(path) > 1:
+            return " -> ".join(path + [start])
+        fresh = [w for w in nxt if w not in seen]
+        if not fresh:   # close on the first member already on the path
+            w = nxt[0]
+            return " -> ".join(path[path.index(w):] + [w])
+        path.append(fresh[0])
+        seen.add(fresh[0])
+
+
+def test_the_checks_see_the_package():
+    assert "qencode_nb" in MODULES and len(MODULES) >= 10, sorted(MODULES)
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_at_least_four_subpackages():
+    assert len(SUBPACKAGES) >= MIN_SUBPACKAGES, SUBPACKAGES
+
+
+def test_every_room_says_what_it_holds():
+    missing = [m for m in ["qencode_nb", *SUBPACKAGES]
+               if not ast.get_docstring(ast.parse(MODULES[m].read_text()))]
+    assert not missing, f"package __init__ without a module docstring: {missing}"
+
+
+def test_no_module_over_450_lines():
+    sizes = {m: len(p.read_text().splitlines()) for m, p in MODULES.items()}
+    big = sorted(((n, m) for m, n in sizes.items() if n > MAX_LINES), reverse=True)
+    assert not big, "modules over 450 lines: " + ", ".join(f"{m} ({n})" for n, m in big)
+
+
+def test_no_import_cycle_function_level_imports_included():
+    graph = _graph()
+    cycles = _cycles(graph)
+    assert not cycles, "import cycles: " + "; ".join(_cycle_path(graph, c) for c in cycles)
+
+
+def test_no_private_name_is_used_across_modules():
+    """Neither ``from qencode_nb.x import _y`` nor ``x._y`` on an imported module."""
+    found = []
+    for m, path in MODULES.items():
+        aliases = {}
+        for line, target, name, alias in _imports(m, path):
+            if name is None:
+                aliases[alias or target.split(".")[0]] = target
+            elif target != m and _is_private(name):
+                found.append(f"{m}:{line} imports {name} from {target}")
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (isinstance(node, ast.Attribute) and _is_private(node.attr)
+                    and isinstance(node.value, ast.Name) and node.value.id in aliases
+                    and aliases[node.value.id] != m):
+                found.append(f"{m}:{node.lineno} uses {aliases[node.value.id]}.{node.attr}")
+    assert not found, "private names used across modules: " + "; ".join(found)
+
+
+@pytest.mark.parametrize("name", ["qencode_nb", *SUBPACKAGES])
+def test_importing_the_package_or_a_room_loads_no_numpy(name):
+    """The pin protocol needs a numpy-free import path: the pin cell imports
+    qencode_nb before numpy may load (in a fresh interpreter)."""
+    code = (f"import sys, {name}\n"
+            "print(sorted({m.split('.')[0] for m in sys.modules} & {'numpy', 'scipy'}))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=ROOT)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "[]", f"import {name} loads {out.stdout.strip()}"
