@@ -146,7 +146,7 @@ def _check_replay(prob: Problem, **kwargs):
     assert engine == prob.meta.get("engine", "qnode")
     start = time.perf_counter()
     e = replay_energy(prob.H, prob.pool, prob.hf, prob.meta["selected_operator_indices"],
-                      prob.vqe["optimal_params"], prob.wires, engine=engine, **kwargs)
+                      prob.vqe["optimal_params"], prob.wires, adapt_engine=engine, **kwargs)
     seconds = time.perf_counter() - start
     e_replay = e + prob.correction
     delta = e_replay - prob.vqe["best_energy_hartree"]
@@ -183,7 +183,7 @@ def _rerun(prob: Problem, H):
                      max_iterations=prob.entry["run_config"]["max_iterations"],
                      seed=prob.entry["run_config"]["seed"],
                      e_target=prob.e_casci_stored, early_stop=True,
-                     inner=inner, engine=engine)
+                     inner=inner, adapt_engine=engine)
 
 
 def _check_rerun(prob: Problem, *, bit_identical: bool = True):
@@ -231,7 +231,8 @@ def test_rerun_from_rebuilt_hamiltonian(problem, key):
                        gradient_threshold=prob.meta["gradient_threshold"],
                        max_operators=prob.meta["max_operators"],
                        max_iterations=prob.entry["run_config"]["max_iterations"],
-                       seed=42, e_target=prob.e_casci, inner="cobyla", engine="qnode")
+                       seed=42, e_target=prob.e_casci, inner="cobyla",
+                       adapt_engine="qnode")
     delta = result.best_energy + prob.correction - prob.vqe["best_energy_hartree"]
     print(f"{key}: re-run on rebuilt H: dE = {delta:.3e} Ha, nfev {result.nfev}")
     assert result.selected_indices == prob.meta["selected_operator_indices"]
@@ -310,7 +311,8 @@ def test_bad_arguments_are_refused(problem):
 
     prob = problem("H4")
     with pytest.raises(ValueError, match="engine 'gpu'.*qnode, statevector"):
-        replay_energy(prob.H, prob.pool, prob.hf, [0], [0.1], prob.wires, engine="gpu")
+        replay_energy(prob.H, prob.pool, prob.hf, [0], [0.1], prob.wires,
+                      adapt_engine="gpu")
     with pytest.raises(ValueError, match="outside the pool of 64"):
         replay_energy(prob.H, prob.pool, prob.hf, [64], [0.1], prob.wires)
     with pytest.raises(ValueError, match="1 selected operators but 2 parameters"):
@@ -321,7 +323,7 @@ def test_bad_arguments_are_refused(problem):
         run_adapt(prob.H, prob.pool, prob.hf, prob.wires, inner="l-bfgs-b", **kwargs)
     with pytest.raises(ValueError, match="inner optimiser 'adam'"):
         run_adapt(prob.H, prob.pool, prob.hf, prob.wires, inner="adam",
-                  engine="statevector", **kwargs)
+                  adapt_engine="statevector", **kwargs)
     with pytest.raises(ValueError, match="pool is empty"):
         run_adapt(prob.H, [], prob.hf, prob.wires, **kwargs)
 
@@ -391,7 +393,10 @@ def test_modules_do_not_import_numpy_on_import():
     import subprocess
     import sys
 
-    code = ("import sys, qencode_nb.rerun.adapt, qencode_nb.rerun.statevector, qencode_nb.rerun.ansatz; "
+    code = ("import sys, qencode_nb.rerun.adapt, qencode_nb.rerun.adapt_loop, "
+            "qencode_nb.rerun.adapt_backends, qencode_nb.rerun.statevector, "
+            "qencode_nb.rerun.ansatz, qencode_nb.rerun.ci_space, "
+            "qencode_nb.rerun.ci_space_generators, qencode_nb.rerun.ci_space_map; "
             "print('numpy' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                          text=True, check=True).stdout.strip()

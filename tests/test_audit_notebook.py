@@ -15,11 +15,13 @@ from qencode_nb import read_records
 from qencode_nb.notebook import pins as threads
 from qencode_nb.errors import ParameterError, RunFailed
 from qencode_nb.notebook.runner import run_notebook
+from qencode_nb.verdict.records import AUDIT_RECORDS
 
-#: The record names tools read (issue 2).
+#: The record names tools read (issue 2): a subset of the one list.
 RECORD_NAMES = {"entry_id", "blas_threads", "replay", "rerun_energy", "error_mha",
                 "published_error_mha", "margin_regenerated", "certified", "bit_identical", "verdict",
                 "provenance", "done"}
+assert RECORD_NAMES <= set(AUDIT_RECORDS)
 
 #: LiH PAR/HEA regenerated errors measured with QEncode's own generator on this kind
 #: of machine (DESIGN.md): 5.181379 mHa (the entry, Cooperlake kernel) and 8.993703 mHa
@@ -43,7 +45,8 @@ def _pins_one_thread(monkeypatch, n="1"):
 def test_lih_bundled_entry_end_to_end(tmp_path):
     """The README's main job: papermill audit.ipynb -p entry lih (stock engine)."""
     out, r = _papermill(tmp_path, "lih", entry="lih")
-    assert RECORD_NAMES <= set(r), RECORD_NAMES - set(r)
+    # a successful audit writes exactly the records of the one list, no more, no fewer
+    assert set(r) == set(AUDIT_RECORDS), set(r) ^ set(AUDIT_RECORDS)
     assert r["done"] is True and r["blas_threads"] == 1
     assert r["entry_id"] == "LiH_ccpvdz_PAR_HEA_v4_tapered__sha256_e94da71e7eb3b98e"
     assert r["replay"]["status"] == "n/a" and "db=" in r["replay"]["reason"]

@@ -65,6 +65,7 @@ def stack(tmp_path_factory):
 
 
 @pytest.mark.network
+@pytest.mark.slow
 def test_stack_is_a_kernel_with_its_own_versions(stack):
     assert stack["status"] == "ready" and stack["kernelspec"] == KERNELSPEC
     assert stack["freeze"]["scipy"] == OTHER_SCIPY
@@ -72,7 +73,8 @@ def test_stack_is_a_kernel_with_its_own_versions(stack):
     assert json.loads((Path(stack["path"]) / "stack.json").read_text())["status"] == "ready"
     assert (Path(stack["path"]) / "create.log").is_file()
     # Jupyter finds the kernel, and its Python is the stack's.
-    spec = json.loads((Path(stacks.available_kernelspecs()[KERNELSPEC]) / "kernel.json").read_text())
+    spec = json.loads((Path(stacks.available_kernelspecs()[KERNELSPEC]) / "kernel.json")
+                      .read_text())
     assert spec["argv"][0] == str(Path(stack["path"]) / "bin" / "python")
     out = subprocess.run([spec["argv"][0], "-c", "import scipy, qencode_nb; "
                           "print(scipy.__version__, qencode_nb.__file__)"],
@@ -219,6 +221,7 @@ def test_environments_parameter_file_names_notebook_parameters():
 
 
 @pytest.mark.network
+@pytest.mark.slow
 def test_cli_study_environments_refuses_unknown_kernel(stack, tmp_path):
     proc = subprocess.run([str(QENCODE_NB), "study", "environments", "lih", "--kernelspecs",
                            "python3", "no-such-kernel", "--out", str(tmp_path)],
@@ -257,6 +260,7 @@ def test_stack_bad_input_is_refused_with_what_is_accepted(tmp_path):
 
 
 @pytest.mark.network
+@pytest.mark.slow
 def test_failed_stack_keeps_its_log_and_registers_no_kernel(tmp_path, monkeypatch):
     """A requirement pip cannot satisfy: StackError naming it, the folder keeps
     create.log and stack.json (status failed, the reason), no kernelspec."""
@@ -275,6 +279,7 @@ def test_failed_stack_keeps_its_log_and_registers_no_kernel(tmp_path, monkeypatc
 
 
 @pytest.mark.network
+@pytest.mark.slow
 def test_remove_stack_deletes_folder_and_kernelspec(stack):
     """Last in this file: the module's stack is removed with its kernelspec."""
     spec = Path(stacks.available_kernelspecs()[KERNELSPEC])

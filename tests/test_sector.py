@@ -67,6 +67,7 @@ def test_excitation_generators_act_as_on_the_qubits(h4):
     from pennylane import qchem
 
     from qencode_nb.rerun import ci_space as S
+    from qencode_nb.rerun import ci_space_generators as CG
     from qencode_nb.rerun.statevector import pauli_csr
 
     chem, H, nq = h4
@@ -78,7 +79,7 @@ def test_excitation_generators_act_as_on_the_qubits(h4):
             [(qml.SingleExcitation, w) for w in singles]:
         G = qml.generator(gate(0.0, wires=list(wires)), format="observable")
         full = (2j * pauli_csr(G, list(range(nq)))) @ psi
-        mine = sec.sign.reshape(-1) * (S.generator_matrix_reference(sec, G) @ c.reshape(-1))
+        mine = sec.sign.reshape(-1) * (CG.generator_matrix_reference(sec, G) @ c.reshape(-1))
         assert abs(full[idx] - mine).max() < 1e-14, (gate.__name__, wires)
         assert abs(np.delete(full, idx)).max() < 1e-14, "left the sector"
 
@@ -173,14 +174,15 @@ def test_fast_generators_equal_the_reference_exactly(h4):
     import numpy as np
 
     from qencode_nb.rerun import ci_space as S
+    from qencode_nb.rerun import ci_space_generators as CG
 
     chem, _, _ = h4
     sec = S.from_chemistry(chem)
     gens = _h4_generators()
     assert len(gens) == 26
     for G in gens:
-        fast = S.generator(sec, G)
-        ref = S.generator_matrix_reference(sec, G).toarray()
+        fast = CG.generator(sec, G)
+        ref = CG.generator_matrix_reference(sec, G).toarray()
         assert np.array_equal(fast.matrix(sec.dim).toarray(), ref)
         P = np.zeros(sec.dim)
         P[fast.src] = 1.0
@@ -191,12 +193,13 @@ def test_a_non_excitation_is_refused(h4):
     import pennylane as qml
 
     from qencode_nb.rerun import ci_space as S
+    from qencode_nb.rerun import ci_space_generators as CG
 
     sec = S.from_chemistry(h4[0])
-    with pytest.raises(S.NotAnExcitation, match="flip different wire sets"):
-        S.generator(sec, qml.X(0) @ qml.Y(2) + 0.5 * qml.X(1) @ qml.Y(3))
-    with pytest.raises(S.NotAnExcitation, match="no support"):
-        S.generator(sec, 0.5 * qml.X(0) @ qml.Y(1))   # alpha 0 <-> beta 0: changes S_z
+    with pytest.raises(CG.NotAnExcitation, match="flip different wire sets"):
+        CG.generator(sec, qml.X(0) @ qml.Y(2) + 0.5 * qml.X(1) @ qml.Y(3))
+    with pytest.raises(CG.NotAnExcitation, match="no support"):
+        CG.generator(sec, 0.5 * qml.X(0) @ qml.Y(1))   # alpha 0 <-> beta 0: changes S_z
 
 
 def test_csr_and_contract_2e_agree(h4):
@@ -223,10 +226,11 @@ def test_adjoint_gradient_equals_central_differences(h4):
     import numpy as np
 
     from qencode_nb.rerun import ci_space as S
+    from qencode_nb.rerun import ci_space_generators as CG
 
     chem, _, _ = h4
     sec = S.from_chemistry(chem)
-    gens = S.generators(sec, _h4_generators())
+    gens = CG.generators(sec, _h4_generators())
     rng = np.random.default_rng(4)
     selected = [0, 5, 20, 3, 0, 25, 11, 7]
     params = rng.uniform(-0.5, 0.5, size=len(selected))
@@ -289,9 +293,9 @@ def test_tapered_angles_map_to_sector_angles(h8):
 
     assert sector_map.ANGLE_FACTOR == {"statevector": 1.0, "qnode": 2.0}
     circuit = adapt.replay_energy(H, pool, e.hf_tapered_state, selected, theta, wires,
-                                  engine="statevector")
-    c = S.build_state(sp.sector, sp.generators, selected, theta)
-    assert abs(circuit - sp.sector.energy(c.reshape(sp.sector.shape))) < 1e-10
+                                  adapt_engine="statevector")
+    c = S.build_state(sp.ci_space, sp.generators, selected, theta)
+    assert abs(circuit - sp.ci_space.energy(c.reshape(sp.ci_space.shape))) < 1e-10
 
 
 def test_the_qnode_convention_rotates_by_twice_the_angle():
@@ -334,7 +338,7 @@ from qencode_nb import entry as entries
 from qencode_nb.rerun import ci_space_map as sector_map
 e = entries.load(sys.argv[1])
 sp = sector_map.build(e, audit.rebuild(e))
-res = adapt.run_adapt_sector(sp.sector, sp.generators,
+res = adapt.run_adapt_sector(sp.ci_space, sp.generators,
                              gradient_threshold=e.adapt["gradient_threshold"],
                              max_operators=e.adapt["max_operators"],
                              max_iterations=e.max_iterations, e_target=e.casci_energy,
@@ -377,11 +381,12 @@ def test_compiled_rotations_equal_the_numpy_closed_form_bit_for_bit(h4):
     import numpy as np
 
     from qencode_nb.rerun import ci_space as S
+    from qencode_nb.rerun import ci_space_generators as CG
     from qencode_nb.rerun.ci_space_kernels import adjoint_step
 
     sec = S.from_chemistry(h4[0])
     rng = np.random.default_rng(7)
-    for g in S.generators(sec, _h4_generators()):
+    for g in CG.generators(sec, _h4_generators()):
         c = rng.normal(size=sec.dim)
         lam = rng.normal(size=sec.dim)
         theta = float(rng.uniform(-1, 1))

@@ -68,15 +68,6 @@ class ChemSummary:
     #: (:func:`qencode_nb.problem.chemistry.active_space_integrals`).
     integrals: dict | None = None
 
-    @property
-    def uses_casscf_orbitals(self) -> bool:
-        return self.orbital_optimization == "casscf"
-
-    @property
-    def active_electrons_split(self) -> tuple[int, int]:
-        n_alpha = self.num_electrons // 2
-        return n_alpha, self.num_electrons - n_alpha
-
 
 CHEM_FIELDS = ("orbital_optimization", "num_electrons", "num_spatial_orbitals", "e_hf",
                 "e_casci", "e_casci_first_excited", "e_casscf", "e_mp2", "e_ccsd",
@@ -157,6 +148,8 @@ def build_payload(chem, tap, e_tapered, e_qubit, method, seconds) -> dict:
         ``{"chem", "exact", "taper", "integrals", "build_seconds"}``; operators
         as ``{"terms": [[pauli_string, re, im], ...], "wire_order", "equal"}``.
     """
+    from qencode_nb.problem.chemistry import active_space_integrals
+
     n_tap = tap.n_qubits_tapered
     full = list(range(tap.n_qubits_full))
     sentence_wires = list(tap.H_tapered.pauli_rep.wires)
@@ -180,16 +173,9 @@ def build_payload(chem, tap, e_tapered, e_qubit, method, seconds) -> dict:
             "bk_max_imaginary_abs_ha": _opt_float(tap.bk_max_imaginary_abs_ha),
             "max_imaginary_abs_ha": float(tap.max_imaginary_abs_ha),
         },
-        "integrals": chem_integrals(chem),
+        "integrals": active_space_integrals(chem),
         "build_seconds": seconds,
     }
-
-
-def chem_integrals(chem) -> dict:
-    """:func:`qencode_nb.problem.chemistry.active_space_integrals` of a fresh build."""
-    from qencode_nb.problem.chemistry import active_space_integrals
-
-    return active_space_integrals(chem)
 
 
 def _require(mapping, name, types, where):

@@ -70,11 +70,6 @@ class ChemistryResult:
         """True when the active space is built on CASSCF orbitals."""
         return self.orbital_optimization == "casscf"
 
-    @property
-    def active_electrons_split(self) -> tuple[int, int]:
-        """``(n_alpha, n_beta)`` exactly as the generator splits them."""
-        return active_electron_split(self.num_electrons)
-
 
 def active_electron_split(num_electrons: int) -> tuple[int, int]:
     """``(ne // 2, ne - ne // 2)``: the generator's alpha/beta split.

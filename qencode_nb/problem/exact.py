@@ -14,10 +14,6 @@ from __future__ import annotations
 
 from qencode_nb.rules import EXACT_DENSE_MAX_QUBITS, QML_MATRIX_MAX_QUBITS
 
-METHODS = ("dense", "dense (via sparse)", "sparse")
-"""The method names :func:`exact_ground_energy` reports (``with_method=True``)."""
-
-
 def exact_ground_energy(H, wires=None, *, dense_max_qubits: int | None = None,
                         with_method: bool = False):
     """Lowest eigenvalue (Ha) of a qubit Hamiltonian.
@@ -41,7 +37,8 @@ def exact_ground_energy(H, wires=None, *, dense_max_qubits: int | None = None,
             :data:`qencode_nb.rules.EXACT_DENSE_MAX_QUBITS` (the generator's
             ``e_exact_qubit`` switch).  The of_bridge check passes
             :data:`qencode_nb.rules.VERIFY_DENSE_MAX_QUBITS`, the sector search 13.
-        with_method: also return the path taken, one of :data:`METHODS`.
+        with_method: also return the path taken: ``"dense"``,
+            ``"dense (via sparse)"`` or ``"sparse"``.
 
     Returns:
         ``float`` (Ha), or ``(float, method)`` when ``with_method``.

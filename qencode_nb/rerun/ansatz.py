@@ -7,6 +7,8 @@ inside a PennyLane QNode.
 
 from __future__ import annotations
 
+from qencode_nb.rules import B_CUBED_TOL, TAPER_OPERATION_MAX_QUBITS
+
 
 def hea_num_params(num_qubits: int, reps: int) -> int:
     """Parameter count of QEncode's HEA: ``num_qubits * (reps + 1)``."""
@@ -53,11 +55,6 @@ def hea_circuit(hf_state, reps: int):
 # Tapered UCCSD (generator: _get_tapered_uccsd_ops, _apply_tapered_op,
 # build_uccsd_circuit; qencode-benchmark commit e1f44cd)
 # ---------------------------------------------------------------------------
-
-TAPER_OPERATION_MAX_QUBITS = 12
-"""Largest untapered qubit count for which the generator tapers operations
-with ``qchem.taper_operation`` (it builds dense ``2^N x 2^N`` matrices)."""
-
 
 def tapered_uccsd_ops(num_electrons: int, n_qubits_full: int, generators,
                       paulixops, sectors) -> list:
@@ -149,10 +146,6 @@ def tapered_pool_excitations(num_electrons: int, n_qubits_full: int, generators,
     return _tapered_generator_pool(uccsd_excitations(num_electrons, n_qubits_full),
                                    n_qubits_full, generators, paulixops, sectors,
                                    with_excitations=True)
-
-
-B_CUBED_TOL = 1e-8
-"""Tolerance of the generator's ``max|B^3 + B|`` validity check (> 12 qubits)."""
 
 
 def _tapered_generator_pool(excitations, n_qubits_full, generators, paulixops,

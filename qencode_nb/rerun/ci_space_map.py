@@ -1,5 +1,5 @@
 """Which entries the sector engine can run, and the mapping of their tapered
-circuit parameters to sector generators (issue 6).
+circuit parameters to generators in its CI space (issue 6).
 
 The mapping, written down once (conventions of :mod:`qencode_nb.rerun.ci_space`):
 
@@ -8,9 +8,10 @@ The mapping, written down once (conventions of :mod:`qencode_nb.rerun.ci_space`)
   pool entry ``k`` is ``qml.exp(G_tap, 0j)`` with ``G_tap`` the Z2-tapered
   generator of ``DoubleExcitation``/``SingleExcitation(0.0, wires)``.  Its
   untapered generator ``G = qml.generator(gate(0.0, wires), "observable")``
-  maps to :func:`qencode_nb.rerun.ci_space.generator`, ``B = 2iG`` on the sector.
+  maps to :func:`qencode_nb.rerun.ci_space_generators.generator`, ``B = 2iG`` on
+  the CI space.
 - Angles: the statevector engine applies ``exp((theta/2) B_tap)``; tapering a
-  jordan_wigner problem is an exact change of basis on the symmetry sector,
+  jordan_wigner problem is an exact change of basis on the Z2 symmetry sector,
   so the sector engine applies ``exp((theta/2) B)`` with the same ``theta``
   (:data:`ANGLE_FACTOR` ``["statevector"] = 1``).  The QNode engine (and the
   UCCSD circuit) queue ``qml.exp(G_tap, 1j * theta)`` twice
@@ -21,7 +22,7 @@ The mapping, written down once (conventions of :mod:`qencode_nb.rerun.ci_space`)
   with its own angle: those rotations do not conserve particle number, so
   no entry of that kind maps (the reason is recorded and the recorded
   backend runs instead).
-- The sector Hamiltonian is the rebuilt CASCI active space; a replay of the
+- The CI-space Hamiltonian is the rebuilt CASCI active space; a replay of the
   stored angles is valid only if the rebuilt qubit Hamiltonian equals the
   stored one (orbital signs fix the meaning of an angle).
 
@@ -33,15 +34,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from qencode_nb.errors import QencodeNbError
-
-ENGINE = "sector"
+from qencode_nb.rules import SECTOR_REPLAY_MAX_DCOEFF_HA, TAPER_OPERATION_MAX_QUBITS
 
 ANGLE_FACTOR = {"statevector": 1.0, "qnode": 2.0}
-"""Sector angle = factor x stored angle, per circuit convention (module docstring)."""
-
-REPLAY_MAX_DCOEFF_HA = 1e-8
-"""Largest |Δ coefficient| (Ha) between the stored and the rebuilt tapered
-Hamiltonian for which the stored angles are replayed on the rebuilt sector."""
+"""CI-space angle = factor x stored angle, per circuit convention (module docstring)."""
 
 POOL_CACHE_FORMAT = 1
 
@@ -59,15 +55,15 @@ class SectorProblem:
     """An entry on the sector engine.
 
     Attributes:
-        sector: :class:`qencode_nb.rerun.ci_space.Sector` of the rebuilt active space.
-        generators: the pool as :class:`qencode_nb.rerun.ci_space.Generator`, in pool
+        ci_space: :class:`qencode_nb.rerun.ci_space.CISpace` of the rebuilt active space.
+        generators: the pool as :class:`qencode_nb.rerun.ci_space_generators.Generator`, in pool
             order (ADAPT) or circuit order (UCCSD).
         excitations: ``[(gate name, wires)]`` behind each generator.
-        angle_factor: sector angle per stored angle (:data:`ANGLE_FACTOR`).
+        angle_factor: CI-space angle per stored angle (:data:`ANGLE_FACTOR`).
         seconds: wall-clock seconds to build (pool and generators).
     """
 
-    sector: object
+    ci_space: object
     generators: list
     excitations: list
     angle_factor: float
@@ -81,8 +77,6 @@ def unmappable_reason(entry, n_qubits_full: int) -> str | None:
         entry: :class:`qencode_nb.entry.model.Entry`.
         n_qubits_full: untapered qubit count (``encoding.tapering.original_num_qubits``).
     """
-    from qencode_nb.rerun.ansatz import TAPER_OPERATION_MAX_QUBITS
-
     if entry.ansatz == "hea":
         return ("hea (RY layers and CNOT ladders) does not conserve particle number: no "
                 "(N_alpha, N_beta) sector holds its states")
@@ -110,7 +104,7 @@ def unmappable_reason(entry, n_qubits_full: int) -> str | None:
 def _pool_indices(entry, rebuilt, excitations) -> list[int]:
     """Indices into ``excitations`` that the generator's > 12-qubit pool keeps,
     through a small JSON file next to the rebuild cache (the tapering test
-    of each excitation costs ~1 min at H10)."""
+    of each excitation is slow at H10: see benchmarks/engines.py)."""
     import json
 
     from qencode_nb.problem import cache
@@ -138,7 +132,7 @@ def _pool_indices(entry, rebuilt, excitations) -> list[int]:
 
 
 def build(entry, rebuilt, *, circuit: str = "statevector") -> SectorProblem:
-    """The sector problem of an entry: sector, pool generators, angle factor.
+    """The sector-engine problem of an entry: CI space, pool generators, angle factor.
 
     Args:
         entry: :class:`qencode_nb.entry.model.Entry`.
@@ -155,6 +149,7 @@ def build(entry, rebuilt, *, circuit: str = "statevector") -> SectorProblem:
 
     from qencode_nb.rerun import ci_space as S
     from qencode_nb.rerun.ansatz import uccsd_excitations
+    from qencode_nb.rerun.ci_space_generators import generators
 
     chem, tap = rebuilt
     reason = unmappable_reason(entry, tap.n_qubits_full)
@@ -166,16 +161,16 @@ def build(entry, rebuilt, *, circuit: str = "statevector") -> SectorProblem:
     kept = _pool_indices(entry, rebuilt, excitations)
     chosen = [excitations[i] for i in kept]
     with qml.QueuingManager.stop_recording():
-        gens = S.generators(sec, [qml.generator(g(0.0, wires=list(w)), format="observable")
+        gens = generators(sec, [qml.generator(g(0.0, wires=list(w)), format="observable")
                                   for g, w in chosen])
-    return SectorProblem(sector=sec, generators=gens,
+    return SectorProblem(ci_space=sec, generators=gens,
                          excitations=[(g.__name__, list(w)) for g, w in chosen],
                          angle_factor=ANGLE_FACTOR[circuit],
                          seconds=time.perf_counter() - start)
 
 
 def replay_reason(hamiltonian: dict | None) -> str | None:
-    """Why the stored angles cannot be replayed on the rebuilt sector, or ``None``.
+    """Why the stored angles cannot be replayed on the rebuilt CI space, or ``None``.
 
     Args:
         hamiltonian: the audit's Hamiltonian check (``terms_match``,
@@ -186,9 +181,9 @@ def replay_reason(hamiltonian: dict | None) -> str | None:
     if hamiltonian.get("terms_match") is None:   # no stored Hamiltonian to compare with
         return None
     d = hamiltonian.get("max_abs_dcoeff")
-    if not hamiltonian["terms_match"] or d is None or d > REPLAY_MAX_DCOEFF_HA:
+    if not hamiltonian["terms_match"] or d is None or d > SECTOR_REPLAY_MAX_DCOEFF_HA:
         return ("the rebuilt Hamiltonian differs from the stored one (max |Δ coefficient| "
-                f"{d if d is not None else 'n/a'} Ha > {REPLAY_MAX_DCOEFF_HA:g}): the stored "
+                f"{d if d is not None else 'n/a'} Ha > {SECTOR_REPLAY_MAX_DCOEFF_HA:g}): the stored "
                 "angles belong to the stored orbitals (try blas_coretype='Cooperlake')")
     return None
 
@@ -200,12 +195,12 @@ def replay_energy(problem: SectorProblem, selected_indices, params) -> float:
 
     Raises:
         ValueError: a selected index outside the pool, or not as many angles
-            as selected operators (:func:`qencode_nb.rerun.adapt.check_selection`).
+            as selected operators (:func:`qencode_nb.rerun.adapt_loop.check_selection`).
     """
     from qencode_nb.rerun import ci_space as S
-    from qencode_nb.rerun.adapt import check_selection
+    from qencode_nb.rerun.adapt_loop import check_selection
 
     selected = check_selection(problem.generators, selected_indices, params)
     angles = [problem.angle_factor * float(x) for x in params]
-    c = S.build_state(problem.sector, problem.generators, selected, angles)
-    return problem.sector.energy(c.reshape(problem.sector.shape))
+    c = S.build_state(problem.ci_space, problem.generators, selected, angles)
+    return problem.ci_space.energy(c.reshape(problem.ci_space.shape))

@@ -149,7 +149,7 @@ def _constant_finding(problem, consequence: str = "") -> list[str]:
             + consequence]
 
 
-def _rerun_adapt(entry, problem) -> dict:
+def _rerun_adapt(entry, problem) -> Rerun:
     """ADAPT-VQE re-run with the recorded threshold, operator cap, inner
     optimiser, engine and ``max_iterations`` (see :func:`qencode_nb.rerun.adapt.run_adapt`)."""
     from qencode_nb.rerun import adapt
@@ -160,12 +160,13 @@ def _rerun_adapt(entry, problem) -> dict:
                           max_operators=meta["max_operators"],
                           max_iterations=entry.max_iterations, seed=entry.seed,
                           e_target=problem.e_target, early_stop=entry.early_stop,
-                          inner=entry.optimizer.inner or "cobyla", engine=problem.adapt_engine,
+                          inner=entry.optimizer.inner or "cobyla",
+                          adapt_engine=problem.adapt_engine,
                           backend=entry.backend)
     return _adapt_record(entry, problem, res, entry.backend)
 
 
-def _rerun_adapt_sector(entry, problem) -> dict:
+def _rerun_adapt_sector(entry, problem) -> Rerun:
     """The ADAPT re-run of :func:`_rerun_adapt` on the sector engine
     (:func:`qencode_nb.rerun.adapt.run_adapt_sector`): same pool order, rules and
     budgets; the backend is "sector"."""
@@ -173,7 +174,7 @@ def _rerun_adapt_sector(entry, problem) -> dict:
 
     meta = entry.adapt
     sp = problem.sector_problem
-    res = adapt.run_adapt_sector(sp.sector, sp.generators,
+    res = adapt.run_adapt_sector(sp.ci_space, sp.generators,
                                  gradient_threshold=meta["gradient_threshold"],
                                  max_operators=meta["max_operators"],
                                  max_iterations=entry.max_iterations, seed=entry.seed,
@@ -181,8 +182,8 @@ def _rerun_adapt_sector(entry, problem) -> dict:
                                  inner=entry.optimizer.inner or "cobyla")
     out = _adapt_record(entry, problem, res, "sector")
     out.findings.append(
-        f"re-run on the sector engine ({sp.sector.dim} determinants, H·ψ by "
-        f"{sp.sector.hop_method}) instead of the recorded {problem.adapt_engine} engine on "
+        f"re-run on the sector engine ({sp.ci_space.dim} determinants, H·ψ by "
+        f"{sp.ci_space.hop_method}) instead of the recorded {problem.adapt_engine} engine on "
         f"{entry.backend}: same procedure, different arithmetic (agrees to rounding)")
     out.details["sector_build_seconds"] = sp.seconds
     if problem.sector_replay_reason:
@@ -204,8 +205,8 @@ def _adapt_record(entry, problem, res, backend: str) -> Rerun:
         findings.append("operator selection tied at outer iteration(s) "
                         f"{res.tied_iterations}; the lowest pool index won, a choice "
                         "last-digit differences can flip")
-    if res.engine in ("statevector", "sector") and res.inner == "l-bfgs-b":
-        findings.append(f"the {res.engine} engine's nfev counts optimiser steps x (1 + "
+    if res.adapt_engine in ("statevector", "sector") and res.inner == "l-bfgs-b":
+        findings.append(f"the {res.adapt_engine} engine's nfev counts optimiser steps x (1 + "
                         "n_params), not energy evaluations; not comparable with COBYLA nfev")
     return Rerun(
         **_outcome(problem, res.best_energy, res.params, res.nfev, 1, res.stopped_early),
@@ -215,7 +216,7 @@ def _adapt_record(entry, problem, res, backend: str) -> Rerun:
                  "converged": res.converged, "n_iterations": res.n_iterations,
                  "max_gradients": res.max_gradients, "tied_iterations": res.tied_iterations,
                  "optimizer_label": res.optimizer_label, "wall_s": res.wall_s},
-        config={"optimizer": "adapt", "inner": res.inner, "engine": res.engine,
+        config={"optimizer": "adapt", "inner": res.inner, "engine": res.adapt_engine,
                    "gradient_threshold": res.gradient_threshold,
                    "max_operators": res.max_operators, "max_iterations": res.max_iterations,
                    "seed": res.seed, "early_stop": entry.early_stop,
@@ -223,7 +224,7 @@ def _adapt_record(entry, problem, res, backend: str) -> Rerun:
                 "early_stop_target_ha": problem.e_target,
                 "early_stop_threshold_ha": EARLY_STOP_HA,
                 "hamiltonian": ("rebuilt sector (PySCF CASCI integrals)"
-                                if res.engine == "sector" else problem.hamiltonian_origin)},
+                                if res.adapt_engine == "sector" else problem.hamiltonian_origin)},
         published={"nfev": entry.published_nfev, "early_stopped": entry.published_early_stopped,
                    "selected_operator_indices": recorded, "converged": meta.get("converged"),
                    "n_iterations": meta.get("n_iterations")},

@@ -21,10 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-#: Early-stop threshold (Ha), hard-coded in the generator's run_vqe.
-EARLY_STOP_HA = 0.01
-#: COBYLA's initial trust-region radius in the generator's run_vqe (radians).
-COBYLA_RHOBEG = 0.5
+from qencode_nb.rules import COBYLA_RHOBEG, EARLY_STOP_HA, LBFGSB_FTOL, LBFGSB_GTOL
 
 
 @dataclass
@@ -117,7 +114,8 @@ def _lbfgsb(energy, x0, max_iterations, e_target, learning_rate):
         return e, g
 
     res = minimize(f_and_grad, x0, jac=True, method="L-BFGS-B",
-                   options={"maxiter": max_iterations, "ftol": 1e-12, "gtol": 1e-8})
+                   options={"maxiter": max_iterations, "ftol": LBFGSB_FTOL,
+                            "gtol": LBFGSB_GTOL})
     # QEncode counts circuit evaluations: 1 forward + 2 per parameter per step.
     return res.fun, res.x, int(res.nfev) * (1 + 2 * len(x0)), False
 

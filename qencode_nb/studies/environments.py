@@ -203,9 +203,10 @@ def environment_differences(table, versions):
     Returns:
         DataFrame with :data:`DIFFERENCE_COLUMNS`, one row per kernel after
         the first: ``packages_differing`` as "scipy 1.13.1 -> 1.16.3; ..."
-        (baseline -> kernel; installed on both sides), ``packages_one_side``
-        those installed on one side only ("jupyterlab 4.6.6 -> -"), ``delta_energy_ha`` = E(kernel) - E(baseline)
-        in Ha with ``ulps`` between them, ``delta_error_mha`` likewise in mHa,
+        (baseline -> kernelspec; installed on both sides), ``packages_one_side``
+        those installed on one side only ("jupyterlab 4.6.6 -> -"),
+        ``delta_energy_ha`` = E(kernelspec) - E(baseline) in Ha with ``ulps``
+        between them, ``delta_error_mha`` likewise in mHa,
         ``identical`` True when the energies are equal bit for bit.  The
         energy of a kernel is its first completed run; NaN/None when either
         side has none.

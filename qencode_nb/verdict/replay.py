@@ -95,7 +95,8 @@ def replay(entry, problem) -> Replay:
                                          entry.hf_tapered_state,
                                          entry.adapt["selected_operator_indices"],
                                          entry.optimal_params, problem.wires,
-                                         engine=problem.adapt_engine, backend=entry.backend)
+                                         adapt_engine=problem.adapt_engine,
+                                         backend=entry.backend)
     else:
         from qencode_nb.rerun.backends import qnode_energy
 
