@@ -83,7 +83,7 @@ OF_BRIDGE_VERIFY_TOL_HA = 1e-4
 exceed 1e-4 Ha."""
 
 DROP_INTEGRAL_HA = 1e-12
-"""Integrals (Ha) at or below this magnitude are not added (of_bridge)."""
+"""Integrals (Ha) of magnitude below this are not added (of_bridge)."""
 
 DROP_QUBIT_TERM_HA = 1e-12
 """Qubit terms whose real coefficient is below this (Ha) are dropped (of_bridge)."""
@@ -92,6 +92,17 @@ TAPER_CONSTANT_THRESHOLD_HA = 0.1
 """A Z2-sector ground energy further than this from CASCI triggers the
 constant correction of ``apply_tapering`` (every mapping, not only BK);
 QEncode records it as ``encoding.tapering.bk_constant_correction_ha``."""
+
+STRIP_IMAGINARY_REL = 1e-6
+"""``strip_imaginary_from_hamiltonian``: a tapered operator is rebuilt from the
+real parts of its coefficients when some |Im c| exceeds this times max |c|."""
+
+STRIP_DROP_REAL_HA = 1e-14
+"""``strip_imaginary_from_hamiltonian``: terms with |Re c| at or below this (Ha) are dropped."""
+
+STRIP_VERIFY_TOL_HA = 1e-3
+"""``strip_imaginary_from_hamiltonian``: the stripped operator's ground energy
+must stay within this (Ha) of the reference."""
 
 # ---------------------------------------------------------------------------
 # Qubit cut-offs (the generator's, then ours)
@@ -107,6 +118,10 @@ generator's call, bit for bit); from 13 to :data:`EXACT_DENSE_MAX_QUBITS` it is
 EXACT_DENSE_MAX_QUBITS = 14
 """Dense diagonalisation up to this many qubits, sparse ``eigsh`` above (the
 generator's ``e_exact_qubit`` switch)."""
+
+Z2_SECTOR_DENSE_MAX_QUBITS = 13
+"""The generator's Z2-sector search (``_find_optimal_sector``) diagonalises
+densely up to 13 tapered qubits, sparse above."""
 
 VERIFY_DENSE_MAX_QUBITS = 10
 """Above this many qubits the generator's of_bridge check uses the sparse

@@ -20,11 +20,13 @@ from typing import Any
 
 from qencode_nb.problem.exact import exact_ground_energy
 from qencode_nb.problem.of_bridge import HamiltonianMismatch, check_mapping
-from qencode_nb.rules import TAPER_CONSTANT_THRESHOLD_HA
-
-SECTOR_DENSE_MAX_QUBITS = 13
-"""The generator's sector search diagonalises densely up to 13 tapered qubits,
-sparse above (``_find_optimal_sector``)."""
+from qencode_nb.rules import (
+    Z2_SECTOR_DENSE_MAX_QUBITS,
+    STRIP_DROP_REAL_HA,
+    STRIP_IMAGINARY_REL,
+    STRIP_VERIFY_TOL_HA,
+    TAPER_CONSTANT_THRESHOLD_HA,
+)
 
 
 @dataclass
@@ -42,7 +44,7 @@ class TaperResult:
             (``encoding.tapering.sectors``; not the (N_alpha, N_beta) space).
         n_qubits_full, n_qubits_tapered: qubit counts before and after.
         e_sector_ground_ha: ground energy of the tapered operator before any
-            correction or strip (dense up to :data:`SECTOR_DENSE_MAX_QUBITS`
+            correction or strip (dense up to :data:`Z2_SECTOR_DENSE_MAX_QUBITS`
             qubits, sparse above).
         bk_constant_correction_ha: ``e_casci - e_sector_ground_ha`` when its
             magnitude exceeds :data:`~qencode_nb.rules.TAPER_CONSTANT_THRESHOLD_HA`
@@ -77,7 +79,7 @@ def _sector_ground_energy(H_tapered):
     """Ground energy of a tapered operator, ``None`` when it has no wire."""
     if len(H_tapered.wires) == 0:
         return None
-    return exact_ground_energy(H_tapered, dense_max_qubits=SECTOR_DENSE_MAX_QUBITS)
+    return exact_ground_energy(H_tapered, dense_max_qubits=Z2_SECTOR_DENSE_MAX_QUBITS)
 
 
 def find_optimal_sector(H, generators, paulixops, num_electrons: int):
@@ -117,13 +119,13 @@ def find_optimal_sector(H, generators, paulixops, num_electrons: int):
     return best
 
 
-def strip_imaginary(H, e_reference: float, *, threshold_rel: float = 1e-6,
-                    verify_tol: float = 1e-3):
+def strip_imaginary(H, e_reference: float, *, threshold_rel: float = STRIP_IMAGINARY_REL,
+                    verify_tol: float = STRIP_VERIFY_TOL_HA):
     """Drop imaginary parts of a tapered operator's coefficients (BK only).
 
     Reproduces ``strip_imaginary_from_hamiltonian``: if some |Im c| exceeds
     ``threshold_rel * max |c|``, the operator is rebuilt from its real parts
-    (terms with |Re c| <= 1e-14 dropped) through ``PauliSentence.operation()``
+    (terms with |Re c| <= :data:`~qencode_nb.rules.STRIP_DROP_REAL_HA` dropped) through ``PauliSentence.operation()``
     and its ground energy must stay within ``verify_tol`` (Ha) of
     ``e_reference``; otherwise ``H`` is returned unchanged.
 
@@ -147,7 +149,7 @@ def strip_imaginary(H, e_reference: float, *, threshold_rel: float = 1e-6,
         real = float(np.real(coeff))
         max_imag = max(max_imag, imag)
         stripped = stripped or imag > limit
-        if abs(real) > 1e-14:
+        if abs(real) > STRIP_DROP_REAL_HA:
             kept.append((word, real))
     if not stripped:
         return H, False, max_imag

@@ -173,7 +173,8 @@ def jw_sign(strings_a, strings_b, norb: int):
     return np.where(crossings % 2, -1.0, 1.0)
 
 
-def from_integrals(h1, h2, ecore: float, norb: int, nelec, hop_method: str | None = None) -> CISpace:
+def from_integrals(h1, h2, ecore: float, norb: int, nelec,
+                   hop_method: str | None = None) -> CISpace:
     """A :class:`CISpace` from active-space integrals.
 
     Args:

@@ -183,8 +183,8 @@ def replay_reason(hamiltonian: dict | None) -> str | None:
     d = hamiltonian.get("max_abs_dcoeff")
     if not hamiltonian["terms_match"] or d is None or d > SECTOR_REPLAY_MAX_DCOEFF_HA:
         return ("the rebuilt Hamiltonian differs from the stored one (max |Δ coefficient| "
-                f"{d if d is not None else 'n/a'} Ha > {SECTOR_REPLAY_MAX_DCOEFF_HA:g}): the stored "
-                "angles belong to the stored orbitals (try blas_coretype='Cooperlake')")
+                f"{d if d is not None else 'n/a'} Ha > {SECTOR_REPLAY_MAX_DCOEFF_HA:g}): the "
+                "stored angles belong to the stored orbitals (try blas_coretype='Cooperlake')")
     return None
 
 

@@ -121,9 +121,9 @@ def _dispatch(entry, problem, optimizer: str | None) -> Rerun:
         details={"energy_calls": energy.calls, "restart_energies": res.restart_energies,
                  "restart_nfev": res.restart_nfev},
         config={"optimizer": res.optimizer, "max_iterations": res.max_iterations,
-                   "restarts_requested": res.restarts_requested, "seed": res.seed,
-                   "early_stop": entry.early_stop,
-                   "backend": energy.backend, "early_stop_target_ha": problem.e_target,
+                "restarts_requested": res.restarts_requested, "seed": res.seed,
+                "early_stop": entry.early_stop,
+                "backend": energy.backend, "early_stop_target_ha": problem.e_target,
                 "early_stop_threshold_ha": EARLY_STOP_HA, "num_params": problem.num_params,
                 "hamiltonian": problem.hamiltonian_origin},
         published={"nfev": entry.published_nfev, "restarts_run": entry.published_restarts_run,
@@ -188,8 +188,8 @@ def _rerun_adapt_sector(entry, problem) -> Rerun:
     out.details["sector_build_seconds"] = sp.seconds
     if problem.sector_replay_reason:
         out.findings.append("the sector re-run used the rebuilt active-space Hamiltonian, "
-                               "which is not the stored one: " + problem.sector_replay_reason
-                               + "; energies are gauge-invariant, the ADAPT path may differ")
+                            "which is not the stored one: " + problem.sector_replay_reason
+                            + "; energies are gauge-invariant, the ADAPT path may differ")
     return out
 
 
@@ -217,10 +217,10 @@ def _adapt_record(entry, problem, res, backend: str) -> Rerun:
                  "max_gradients": res.max_gradients, "tied_iterations": res.tied_iterations,
                  "optimizer_label": res.optimizer_label, "wall_s": res.wall_s},
         config={"optimizer": "adapt", "inner": res.inner, "engine": res.adapt_engine,
-                   "gradient_threshold": res.gradient_threshold,
-                   "max_operators": res.max_operators, "max_iterations": res.max_iterations,
-                   "seed": res.seed, "early_stop": entry.early_stop,
-                   "pool": res.n_pool, "backend": backend,
+                "gradient_threshold": res.gradient_threshold,
+                "max_operators": res.max_operators, "max_iterations": res.max_iterations,
+                "seed": res.seed, "early_stop": entry.early_stop,
+                "pool": res.n_pool, "backend": backend,
                 "early_stop_target_ha": problem.e_target,
                 "early_stop_threshold_ha": EARLY_STOP_HA,
                 "hamiltonian": ("rebuilt sector (PySCF CASCI integrals)"
