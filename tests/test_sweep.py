@@ -159,6 +159,7 @@ def test_suite_notebook_runs_a_sweep_and_records_the_tiers(tmp_path):
 
 
 @pytest.mark.notebook
+@pytest.mark.slow
 def test_ci_subset_full_sweep_reproduces_the_published_verdicts(tmp_path):
     """The CI subset of the shared database, re-run in full mode, two workers.
 
