@@ -31,10 +31,10 @@ COBYLA_RHOBEG = 0.5
 """COBYLA's initial trust-region radius (radians), ``options={"rhobeg": 0.5}``."""
 
 LBFGSB_FTOL = 1e-12
-"""L-BFGS-B ``ftol`` of the generator's statevector ADAPT inner loop."""
+"""L-BFGS-B ``ftol`` of the generator's run_vqe and ADAPT inner loops."""
 
 LBFGSB_GTOL = 1e-8
-"""L-BFGS-B ``gtol`` of the generator's statevector ADAPT inner loop."""
+"""L-BFGS-B ``gtol`` of the generator's run_vqe and ADAPT inner loops."""
 
 ADAM_DEFAULT_LR = 0.05
 """Adam step size when an optimiser string gives none (``"Adam"`` without

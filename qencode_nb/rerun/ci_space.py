@@ -102,7 +102,7 @@ class CISpace:
             from pyscf.fci import direct_spin1
 
             if self.h1 is None:
-                raise ValueError("this Sector has no h1/h2 integrals; build it with "
+                raise ValueError("this CISpace has no h1/h2 integrals; build it with "
                                  "from_integrals to use the CSR matrix")
             if self.dim > CSR_BUILD_MAX_DIM:
                 raise ValueError(f"sector dimension {self.dim} > CSR_BUILD_MAX_DIM="
