@@ -1,0 +1,78 @@
+"""Behaviour check: two sweep folders compared record by record, and their summary.csv.
+
+Usage: .venv/bin/python benchmarks/compare_sweeps.py BEFORE_DIR AFTER_DIR
+
+Run the same ``qencode-nb sweep`` with two versions of the code (e.g.
+``PYTHONPATH=<snapshot of the old tree> qencode-nb sweep ... --out BEFORE_DIR``)
+and compare: every record of every executed audit notebook, deep, floats
+exactly (``float.hex``), and every ``summary.csv`` cell as text.  Skipped: the
+``provenance`` record (git state, paths of the checkout), timings and cache
+identities (the rebuild cache key hashes the code).  Exit status 1 on any
+difference.
+"""
+import math, sys
+from pathlib import Path
+
+import pandas as pd
+from qencode_nb import read_records
+
+SKIP_RECORDS = {"provenance"}
+SKIP_KEYS = {"wall_s", "seconds", "cache_key", "cache_hit", "cache_status", "cache_path",
+             "sector_build_seconds", "build_seconds", "elapsed_s", "time_s", "rebuild_seconds"}
+SKIP_COLUMNS = {"notebook", "seconds", "cache_hit"}
+
+def diff(a, b, path, out):
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in sorted(set(a) | set(b), key=str):
+            if k in SKIP_KEYS or "seconds" in str(k):
+                continue
+            if k not in a or k not in b:
+                out.append(f"{path}.{k}: only in {'after' if k not in a else 'before'}")
+                continue
+            diff(a[k], b[k], f"{path}.{k}", out)
+    elif isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            out.append(f"{path}: length {len(a)} != {len(b)}"); return
+        for i, (x, y) in enumerate(zip(a, b)):
+            diff(x, y, f"{path}[{i}]", out)
+    elif isinstance(a, float) and isinstance(b, float):
+        if not (a == b or (math.isnan(a) and math.isnan(b))) or a.hex() != b.hex():
+            out.append(f"{path}: {a!r} != {b!r}")
+    elif a != b or type(a) is not type(b):
+        out.append(f"{path}: {a!r} != {b!r}")
+
+def main(before, after):
+    before, after = Path(before), Path(after)
+    names = sorted(p.name for p in before.glob("*.ipynb"))
+    assert names == sorted(p.name for p in after.glob("*.ipynb")), "different notebook sets"
+    total = 0
+    for name in names:
+        ra, rb = read_records(before / name), read_records(after / name)
+        out = []
+        for k in sorted(set(ra) | set(rb)):
+            if k in SKIP_RECORDS:
+                continue
+            if k not in ra or k not in rb:
+                out.append(f"record {k}: only in {'after' if k not in ra else 'before'}")
+                continue
+            diff(ra[k], rb[k], k, out)
+        total += len(out)
+        print(f"{name}: {len(ra)} records, {'identical' if not out else f'{len(out)} differences'}")
+        for line in out[:15]:
+            print("   ", line)
+    sa = pd.read_csv(before / "summary.csv", keep_default_na=False, dtype=str)
+    sb = pd.read_csv(after / "summary.csv", keep_default_na=False, dtype=str)
+    cols = [c for c in sa.columns if c not in SKIP_COLUMNS]
+    assert list(sa.columns) == list(sb.columns), "summary columns differ"
+    sa = sa.sort_values("entry_id").reset_index(drop=True)[cols]
+    sb = sb.sort_values("entry_id").reset_index(drop=True)[cols]
+    neq = (sa != sb)
+    ndiff = int(neq.to_numpy().sum())
+    print(f"summary.csv: {len(sa)} rows x {len(cols)} columns compared as text, {ndiff} cells differ")
+    for i, c in zip(*neq.to_numpy().nonzero()):
+        print("   ", sa.loc[i, "entry_id"], cols[c], repr(sa.iloc[i, c]), "!=", repr(sb.iloc[i, c]))
+    print(f"TOTAL record differences: {total}; summary cells differing: {ndiff}")
+    return 0 if total == 0 and ndiff == 0 else 1
+
+if __name__ == "__main__":
+    sys.exit(main(*sys.argv[1:3]))
