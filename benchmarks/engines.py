@@ -127,13 +127,14 @@ def _sector_problem(system, e):
     """(SectorProblem-like object, chemistry) for the system."""
     import pennylane as qml
 
-    from qencode_nb.problem import problem as audit
+    from qencode_nb.problem.check import rebuild
+    from qencode_nb.rerun.problem import build_problem
     from qencode_nb.rerun import ci_space as S
     from qencode_nb.rerun import ci_space_generators as G
     from qencode_nb.rerun import ci_space_map as sector_map
     from qencode_nb.rerun.ansatz import uccsd_excitations
 
-    rebuilt = audit.rebuild(e)
+    rebuilt = rebuild(e)
     if system != "H6":
         return sector_map.build(e, rebuilt)
     sec = S.from_summary(rebuilt[0])
@@ -255,8 +256,9 @@ if engine == "sector":
         max_operators=e.adapt["max_operators"], max_iterations=e.max_iterations,
         e_target=e.casci_energy, inner="l-bfgs-b")
 else:
-    from qencode_nb.problem import problem as audit
-    p = audit.build_problem(e, audit.rebuild(e))
+    from qencode_nb.problem.check import rebuild
+    from qencode_nb.rerun.problem import build_problem
+    p = build_problem(e, rebuild(e))
     build = time.perf_counter() - t0
     res = adapt.run_adapt(p.hamiltonian, p.pool, e.hf_tapered_state, p.wires,
         gradient_threshold=e.adapt["gradient_threshold"], max_operators=e.adapt["max_operators"],

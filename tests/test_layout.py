@@ -189,3 +189,24 @@ def test_importing_the_package_or_a_room_loads_no_numpy(name):
                          cwd=ROOT)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "[]", f"import {name} loads {out.stdout.strip()}"
+
+
+#: The pipeline order of docs/layout.md: a module imports only from its own room
+#: or from rooms before it.  Top-level modules count as rooms of their own.
+ROOM_ORDER = ("qencode_nb.rules", "qencode_nb.paths", "qencode_nb.errors",
+              "qencode_nb.notebook", "qencode_nb.entry", "qencode_nb.problem",
+              "qencode_nb.rerun", "qencode_nb.verdict", "qencode_nb.studies",
+              "qencode_nb.cli", "qencode_nb")
+
+
+def _room(module: str) -> str:
+    parts = module.split(".")
+    return ".".join(parts[:2]) if len(parts) > 1 else module
+
+
+def test_rooms_import_only_from_rooms_before_them():
+    rank = {room: i for i, room in enumerate(ROOM_ORDER)}
+    assert {_room(m) for m in MODULES} <= set(rank), {_room(m) for m in MODULES} - set(rank)
+    forward = sorted(f"{m} -> {t}" for m, targets in _graph().items() for t in targets
+                     if rank[_room(t)] > rank[_room(m)])
+    assert not forward, forward

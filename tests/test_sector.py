@@ -253,11 +253,12 @@ def test_adjoint_gradient_equals_central_differences(h4):
 
 @pytest.fixture(scope="module")
 def h8():
-    from qencode_nb.problem import problem as audit
+    from qencode_nb.problem.check import rebuild
+    from qencode_nb.rerun.problem import build_problem
     from qencode_nb import entry as entries
 
     e = entries.load(next(SHARED_DB.glob("H8_ccpvdz_JW_ADAPT_*.json")))
-    rebuilt = audit.rebuild(e)
+    rebuilt = rebuild(e)
     return e, rebuilt
 
 
@@ -333,11 +334,12 @@ import json, sys
 from qencode_nb.notebook.pins import pin
 PIN = pin(1)
 from qencode_nb.rerun import adapt
-from qencode_nb.problem import problem as audit
+from qencode_nb.problem.check import rebuild
+from qencode_nb.rerun.problem import build_problem
 from qencode_nb import entry as entries
 from qencode_nb.rerun import ci_space_map as sector_map
 e = entries.load(sys.argv[1])
-sp = sector_map.build(e, audit.rebuild(e))
+sp = sector_map.build(e, rebuild(e))
 res = adapt.run_adapt_sector(sp.ci_space, sp.generators,
                              gradient_threshold=e.adapt["gradient_threshold"],
                              max_operators=e.adapt["max_operators"],
@@ -414,13 +416,14 @@ def _particle_number_variance(path):
     from pennylane import qchem
 
     from qencode_nb.rerun import ansatz
-    from qencode_nb.problem import problem as audit
+    from qencode_nb.problem.check import rebuild
+    from qencode_nb.rerun.problem import build_problem
     from qencode_nb import entry as entries
 
     e = entries.load(path)
-    rebuilt = audit.rebuild(e)
+    rebuilt = rebuild(e)
     tap = rebuilt[1]
-    p = audit.build_problem(e, rebuilt)
+    p = build_problem(e, rebuilt)
     N = qchem.taper(qchem.particle_number(tap.n_qubits_full), tap.generators, tap.paulixops,
                     tap.z2_sectors)
     dev = qml.device("default.qubit", wires=p.wires)
@@ -476,17 +479,18 @@ def test_a_rebuilt_hamiltonian_that_differs_replays_on_the_recorded_engine(h8):
     the replay runs the statevector engine on the stored Hamiltonian with the
     tapered pool (still the published energy within 1e-10 Ha) and says why; an
     out-of-range operator index is refused naming the pool size."""
-    from qencode_nb.problem import problem as audit
+    from qencode_nb.problem.check import rebuild
+    from qencode_nb.rerun.problem import build_problem
     from qencode_nb.verdict.replay import replay
 
     e, rebuilt = h8
     bad = {"terms_match": True, "max_abs_dcoeff": 1e-3}
-    p = audit.build_problem(e, rebuilt, "sector", bad)
+    p = build_problem(e, rebuilt, "sector", bad)
     assert p.sector_problem is not None and "max |Δ coefficient| 0.001" in p.sector_replay_reason
     r = replay(e, p).to_record()
     assert r["engine"] == "statevector" and "stored orbitals" in r["engine_fallback"]
     assert r["status"] == "pass" and abs(r["delta_ha"]) < 1e-10
-    good = audit.build_problem(e, rebuilt, "sector", {"terms_match": True,
+    good = build_problem(e, rebuilt, "sector", {"terms_match": True,
                                                       "max_abs_dcoeff": 0.0})
     assert replay(e, good).engine == "sector"
     from qencode_nb import entry as entries

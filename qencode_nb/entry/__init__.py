@@ -6,6 +6,7 @@
 - :mod:`~qencode_nb.entry.schema`: the structure of both file kinds;
 - :mod:`~qencode_nb.entry.vocabulary`: the one table of aliases (mapping, ansatz, ...);
 - :mod:`~qencode_nb.entry.fields`: the tier-1 field table;
+- :mod:`~qencode_nb.entry.pauli_strings`: QEncode's Pauli-string format (stored Hamiltonians);
 - :mod:`~qencode_nb.entry.hashing`: QEncode's SHA-256 rule.
 """
 

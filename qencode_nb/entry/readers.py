@@ -116,7 +116,7 @@ def from_qencode(raw: dict, path: Path) -> Entry:
             adapt=adapt, pauli_terms=ham["pauli_terms"],
             optimal_params=res["vqe"]["optimal_params"], raw=raw, undeclared=undeclared,
         )
-        from qencode_nb.problem.pauli import validate_pauli_terms
+        from qencode_nb.entry.pauli_strings import validate_pauli_terms
 
         validate_pauli_terms(ham["pauli_terms"], ham["num_qubits"])
         if ham["num_pauli_terms"] != len(ham["pauli_terms"]):

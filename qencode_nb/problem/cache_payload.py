@@ -82,7 +82,7 @@ def _terms_of(operator) -> list:
     """``[[pauli_string, re, im], ...]`` in ``pauli_rep`` order (im kept exactly)."""
     import numpy as np
 
-    from qencode_nb.problem.pauli import format_pauli_word
+    from qencode_nb.entry.pauli_strings import format_pauli_word
 
     return [[format_pauli_word(dict(word)), float(np.real(c)), float(np.imag(c))]
             for word, c in operator.pauli_rep.items()]
@@ -92,7 +92,7 @@ def _sentence_of(terms):
     import numpy as np
     from pennylane.pauli import PauliSentence, PauliWord
 
-    from qencode_nb.problem.pauli import parse_pauli_string
+    from qencode_nb.entry.pauli_strings import parse_pauli_string
 
     complex_ = any(t[2] != 0.0 for t in terms)
     sentence = PauliSentence()

@@ -20,7 +20,8 @@ imported inside the functions.
 from __future__ import annotations
 
 from qencode_nb.problem.exact import exact_ground_energy
-from qencode_nb.problem.pauli import format_pauli_word, from_pauli_terms, parse_pauli_string
+from qencode_nb.entry.pauli_strings import format_pauli_word, parse_pauli_string
+from qencode_nb.problem.pauli import from_pauli_terms
 from qencode_nb.rules import COEFF_MATCH_HA, FINGERPRINT_THRESHOLD_HA, WEYL_REUSE_HA
 
 MAX_LISTED = 20

@@ -136,7 +136,7 @@ def build(entry, rebuilt, *, circuit: str = "statevector") -> SectorProblem:
 
     Args:
         entry: :class:`qencode_nb.entry.model.Entry`.
-        rebuilt: ``(ChemSummary, TaperResult)`` of :func:`qencode_nb.problem.problem.rebuild`
+        rebuilt: ``(ChemSummary, TaperResult)`` of :func:`qencode_nb.problem.check.rebuild`
             (the summary must carry ``integrals``).
         circuit: the stored angles' convention, a key of :data:`ANGLE_FACTOR`.
 

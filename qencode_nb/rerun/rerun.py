@@ -76,7 +76,7 @@ def rerun(entry, problem, optimizer: str | None = None) -> Rerun:
 
     Args:
         entry: the :class:`~qencode_nb.entry.model.Entry`.
-        problem: the :class:`~qencode_nb.problem.problem.Problem`.
+        problem: the :class:`~qencode_nb.rerun.problem.Problem`.
         optimizer: a study's override (e.g. "l-bfgs-b" or "Adam(lr=0.1)";
             vocabulary as ``run_config.optimizer``) replacing the recorded
             optimiser of a hea or uccsd entry; the configuration records what

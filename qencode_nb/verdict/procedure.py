@@ -59,7 +59,7 @@ def used(rebuilt, hamiltonian, problem, rerun) -> dict:
     Args:
         rebuilt: ``(ChemSummary, TaperResult)`` of the rebuild.
         hamiltonian: the Hamiltonian check record (dict) or None.
-        problem: the :class:`~qencode_nb.problem.problem.Problem`.
+        problem: the :class:`~qencode_nb.rerun.problem.Problem`.
         rerun: the :class:`~qencode_nb.rerun.rerun.Rerun`, or None (no re-run).
 
     Returns:

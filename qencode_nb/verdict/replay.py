@@ -60,11 +60,11 @@ def replay(entry, problem) -> Replay:
     HEA and UCCSD run their circuit on the recorded backend; ADAPT rebuilds
     the recorded selection on its recorded engine, or on the sector engine
     when the problem was built for it and the stored angles may be replayed
-    there (:meth:`qencode_nb.problem.problem.Problem.replay_engine`).
+    there (:meth:`qencode_nb.rerun.problem.Problem.replay_engine`).
 
     Args:
         entry: the :class:`~qencode_nb.entry.model.Entry`.
-        problem: the :class:`~qencode_nb.problem.problem.Problem`.
+        problem: the :class:`~qencode_nb.rerun.problem.Problem`.
 
     Raises:
         EntryError: the number of stored parameters does not match the

@@ -1,0 +1,73 @@
+"""The problem stage of an audit: rebuild the entry's qubit problem through the
+disk cache, then check it against what the entry stores.
+
+:func:`rebuild` runs PySCF -> OpenFermion -> mapping -> Z2 tapering as the
+generator does (light above :data:`qencode_nb.rules.LIGHT_REBUILD_ABOVE_QUBITS`
+untapered qubits); :func:`hamiltonian_check` compares terms, exact ground
+energies and the fingerprint, and adds the chemistry checks.
+"""
+
+from __future__ import annotations
+
+from qencode_nb.rules import LIGHT_REBUILD_ABOVE_QUBITS
+
+
+def rebuild(entry):
+    """Rebuild the entry's problem from its declared procedure, through the disk cache.
+
+    PySCF (RHF, CASSCF orbitals when declared, CASCI) -> OpenFermion ->
+    qubit mapping -> Z2 tapering, as the generator does (of_bridge path).
+    Above :data:`qencode_nb.rules.LIGHT_REBUILD_ABOVE_QUBITS` untapered qubits
+    (H10, 20) the rebuild is light: no diagonalisation in the qubit space,
+    the CASCI energy as the exact one.
+
+    Returns:
+        ``(ChemSummary, TaperResult)`` (:func:`qencode_nb.problem.cache.cached_rebuild`).
+
+    Raises:
+        CapabilityMissing: a ``hamiltonian_source`` that cannot be rebuilt, or
+            a large non-jordan_wigner problem.
+    """
+    from qencode_nb.problem.cache import cached_rebuild_entry
+
+    full_qubits = 2 * entry.active_space[1]
+    return cached_rebuild_entry(entry, light=full_qubits > LIGHT_REBUILD_ABOVE_QUBITS)
+
+
+def hamiltonian_check(entry, rebuilt) -> dict:
+    """Audit stage "hamiltonian": the rebuilt Hamiltonian against the entry.
+
+    With a stored Hamiltonian: :func:`qencode_nb.problem.hamcheck.compare_hamiltonian`
+    (term sets, largest |Δ coefficient|, exact ground energies stored vs
+    rebuilt, fingerprint |E_exact - E_CASCI| and the inferred
+    ``hamiltonian_source``).  Without one (a params/ entry without ``db``) the
+    rebuilt ground energy is compared with the published exact ground energy
+    and the fingerprint is taken from the rebuild.  Both add the chemistry
+    checks: rebuilt HF and CASCI energies minus the published ones (Ha).
+    """
+    from qencode_nb.problem import hamcheck
+    from qencode_nb.problem.pauli import to_pauli_terms
+
+    chem, tap = rebuilt
+    if entry.has_stored_hamiltonian:
+        out = hamcheck.check_entry(entry, rebuilt=rebuilt)
+    else:
+        ground = chem.e_exact_qubit_ha
+        fingerprint = abs(ground - entry.casci_energy)
+        inferred = hamcheck.infer_source(fingerprint)
+        out = {"n_terms": len(to_pauli_terms(tap.H_tapered)), "n_terms_stored": None,
+               "terms_match": None, "max_abs_dcoeff": None, "ground_energy": ground,
+               "ground_energy_stored": entry.exact_ground_energy,
+               "ground_energy_diff": ground - entry.exact_ground_energy,
+               "fingerprint_ha": fingerprint, "hamiltonian_source_inferred": inferred,
+               "hamiltonian_source_recorded": entry.hamiltonian_source,
+               "source_matches": (None if entry.hamiltonian_source is None
+                                  else entry.hamiltonian_source == inferred),
+               "note": "no stored Hamiltonian (pass db=FOLDER to compare terms)"}
+    out.update({"e_hf_rebuilt": chem.e_hf, "e_hf_diff": chem.e_hf - entry.hf_energy,
+                "e_casci_rebuilt": chem.e_casci,
+                "e_casci_diff": chem.e_casci - entry.casci_energy,
+                "sectors_rebuilt": [int(x) for x in tap.z2_sectors],
+                "sectors_match": [int(x) for x in tap.z2_sectors] == entry.tapering_sectors,
+                "cache_hit": chem.cache_hit, "cache_key": chem.cache_key})
+    return out
