@@ -5,6 +5,14 @@ Usage::
     python benchmarks/engines.py                  # H6, H8, H10 (about 15 min)
     python benchmarks/engines.py --systems H6 H8  # a subset
     python benchmarks/engines.py --json out.json --eval-timeout 300
+    python benchmarks/engines.py --part kinds     # fast engine per entry kind (minutes)
+    python benchmarks/engines.py --part reruns    # the six long re-runs, fast engine
+    python benchmarks/engines.py --part reruns --recorded --recorded-timeout 12000
+
+Parts "evals" and "adapt" (the default) are parts 1 and 2 below; parts "kinds"
+and "reruns" (the compiled statevector engine, :mod:`qencode_nb.rerun.fast_engine`,
+against PennyLane per entry kind, and the six long full re-runs) are described
+in ``benchmarks/engines_kinds.py``.
 
 Part 1, energy + gradient of one ansatz state, per system (the problems of the
 shared H6/H8/H10 ADAPT entries: cc-pVDZ, CASSCF active space, 1.0 Angstrom):
@@ -59,6 +67,9 @@ import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import engines_kinds as K  # noqa: E402  (imports no numpy)
+
 # Measured numbers moved here from the docstrings of qencode_nb.rerun
 # (shared 2-core machine, 1 BLAS thread; compare ratios, not absolutes):
 #
@@ -73,6 +84,7 @@ from pathlib import Path  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 DB = ROOT.parent / "shared" / "qencode-v4" / "db"
 SYSTEMS = ("H6", "H8", "H10")
+PARTS = ("evals", "adapt", "kinds", "reruns")
 H6_OPS = 28
 CSR_MAX_QUBITS = 16
 
@@ -286,23 +298,28 @@ def peak_mib() -> float:
     return float("nan")
 
 
+def adapt_run(system, engine, timeout, coretype=None) -> dict:
+    """One ADAPT run of part 2 in its own process (``engine`` "sector" or
+    "statevector"); a row with ``reason`` when it failed or timed out."""
+    try:
+        proc = subprocess.run([sys.executable, "-c", _ADAPT, system, engine,
+                               str(Path(__file__).parent), coretype or ""],
+                              capture_output=True, text=True, timeout=timeout)
+        if proc.returncode:
+            return {"system": system, "engine": engine,
+                    "reason": (proc.stderr.strip().splitlines() or ["failed"])[-1]}
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+    except subprocess.TimeoutExpired:
+        return {"system": system, "engine": engine, "reason": f"exceeded {timeout} s"}
+
+
 def part2(systems, timeout, coretype=None):
     cases = [(s, "sector") for s in systems]
     if "H8" in systems:
         cases.append(("H8", "statevector"))
     rows = []
     for system, engine in cases:
-        try:
-            proc = subprocess.run([sys.executable, "-c", _ADAPT, system, engine,
-                                   str(Path(__file__).parent), coretype or ""],
-                                  capture_output=True, text=True, timeout=timeout)
-            if proc.returncode:
-                row = {"system": system, "engine": engine,
-                       "reason": proc.stderr.strip().splitlines()[-1]}
-            else:
-                row = json.loads(proc.stdout.strip().splitlines()[-1])
-        except subprocess.TimeoutExpired:
-            row = {"system": system, "engine": engine, "reason": f"exceeded {timeout} s"}
+        row = adapt_run(system, engine, timeout, coretype)
         rows.append(row)
         print(json.dumps(row), flush=True)
     return rows
@@ -319,10 +336,37 @@ def main(argv=None):
     ap.add_argument("--coretype", default=None,
                     help="OPENBLAS_CORETYPE of the ADAPT runs, e.g. Cooperlake (under it "
                          "PySCF's H10 CASSCF orbitals are the generator's)")
+    ap.add_argument("--part", nargs="+", default=None, choices=PARTS,
+                    help="parts to run (default: evals adapt, the two parts above); "
+                         "'kinds' and 'reruns' are in benchmarks/engines_kinds.py")
+    ap.add_argument("--kinds", nargs="+", default=None, choices=[k for k, _ in K.KINDS],
+                    metavar="KIND", help="part kinds: a subset of " + ", ".join(
+                        repr(k) for k, _ in K.KINDS))
+    ap.add_argument("--budget", type=float, default=2.0,
+                    help="part kinds/reruns: seconds of repeats per timing (default 2; "
+                         "at least 3 repeats, 1 above 20 s per call)")
+    ap.add_argument("--reruns", action="store_true",
+                    help="also run part reruns (opt-in: minutes on the fast engine)")
+    ap.add_argument("--entries", nargs="+", default=None, choices=[k for k, _ in K.LONG],
+                    metavar="LABEL", help="part reruns: a subset of " + ", ".join(
+                        repr(k) for k, _ in K.LONG))
+    ap.add_argument("--recorded", action="store_true",
+                    help="part reruns: also run each full re-run on the recorded backend "
+                         "(hours; own process each, --recorded-timeout)")
+    ap.add_argument("--recorded-timeout", type=float, default=3600,
+                    help="seconds allowed per recorded-backend re-run (default 3600)")
     ap.add_argument("--json", default=None, help="write all rows to this file")
     args = ap.parse_args(argv)
+    parts = set(args.part or [p for p in ("evals", "adapt") if p != args.skip])
+    if args.reruns:
+        parts.add("reruns")
     out = {}
-    if args.skip != "evals":
+    if "kinds" in parts:
+        out["kinds"] = K.part_kinds(args.kinds, args.eval_timeout, args.budget)
+        K.print_kinds(out["kinds"])
+        out["numba_first_calls"] = K.numba_first_calls()
+        K.print_first_calls(out["numba_first_calls"])
+    if "evals" in parts:
         out["evals"] = part1(args.systems, args.eval_timeout)
         print("\nenergy + gradient, seconds per evaluation (ratio = backend / sector):")
         print(f"{'system':6} {'ops':>4} {'sector':>10} " + " ".join(
@@ -341,7 +385,7 @@ def main(argv=None):
                           f"{r[n]['energy'] - r['sector']['energy']:+.2e} Ha")
                 elif r[n].get("reason"):
                     print(f"    {n}: {r[n]['reason']}")
-    if args.skip != "adapt":
+    if "adapt" in parts:
         out["adapt"] = part2(args.systems, args.adapt_timeout, args.coretype)
         print("\nADAPT-VQE to < 10 mHa at 1 thread (own process each):")
         for r in out["adapt"]:
@@ -359,6 +403,11 @@ def main(argv=None):
         if ("H8", "sector") in by and ("H8", "statevector") in by:
             print(f"H8 ADAPT statevector / sector: "
                   f"{by['H8', 'statevector']['adapt_s'] / by['H8', 'sector']['adapt_s']:.1f}x")
+    if "reruns" in parts:
+        out["reruns"] = K.part_reruns(args.entries, args.eval_timeout, args.budget,
+                                      args.adapt_timeout, args.coretype, args.recorded,
+                                      args.recorded_timeout)
+        K.print_reruns(out["reruns"])
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=1))
 

@@ -1,13 +1,13 @@
 """The ``qencode-nb`` command.
 
 ``qencode-nb sweep DIR_OR_NAMES... [--mode M] [--workers N] [--scheduler ADDR]
-[--subset ci] [--timeout S] [--engine sector] [--out RUNS_DIR]`` audits many entries
+[--subset ci] [--timeout S] [--engine sector|fast] [--out RUNS_DIR]`` audits many entries
 (:mod:`qencode_nb.studies.sweep`), one process and kernel each, and writes
 ``RUNS_DIR/summary.csv`` and ``RUNS_DIR/margins.{png,svg}``; exit status 1
 when any audit failed (each failure is listed), 2 on bad arguments.
 
 ``qencode-nb audit ENTRY [--threads N] [--coretype K] [--mode M] [--db DIR]
-[--engine sector] [--out OUT.ipynb] [--json]`` runs ``notebooks/audit.ipynb`` through the
+[--engine sector|fast] [--out OUT.ipynb] [--json]`` runs ``notebooks/audit.ipynb`` through the
 pinned papermill engine (:mod:`qencode_nb.notebook.runner`) and prints the verdict, or
 with ``--json`` every record as one JSON object.  The executed notebook is
 ``OUT.ipynb``, by default ``runs/audit/<entry stem>.ipynb`` under the working
@@ -43,9 +43,24 @@ FILE_OR_SPECS... [--overlay]]``, ``stack list`` and ``stack remove NAME`` manage
 those stacks (:mod:`qencode_nb.studies.stacks`); exit status 1 when pip or ipykernel
 failed (the log is kept), 2 on bad arguments.
 
+``qencode-nb robustness DIR_OR_NAMES... [--threads 1 2] [--coretypes Haswell SkylakeX]
+[--kernelspecs python3 qencode-nb-latest] [--engine E] [--mode M] [--subset ci] [--db DIR]
+[--workers N] [--scheduler ADDR] [--timeout S] [--out DIR]`` re-runs every entry under
+every perturbation (the Cartesian product of the axes given; each axis defaults to its
+baseline: 1 thread, no coretype, ``python3``), one process and kernel per run, resumable
+(:func:`qencode_nb.studies.robustness.robustness`).  It writes ``robustness.csv`` (one
+row per run), ``robustness_summary.csv`` (per entry: certified fraction, error range in
+mHa, ``fragile`` from the published margin beside ``fragile_measured`` and
+``lost_certification_in``) and ``robustness.{png,svg}`` in --out (default
+``runs/robustness``), and prints the summary; exit status 1 when a run failed, 2 on
+bad arguments (refused before any run).
+
 ``--engine sector`` (audit, sweep, study threads/kernels/environments) runs the entries
 that map (:func:`qencode_nb.rerun.ci_space_map.unmappable_reason`) on the sector
 engine; the others run their recorded backend and the reason is recorded.
+``--engine fast`` runs every entry on the sector engine where it maps, else on the
+compiled statevector engine (:mod:`qencode_nb.rerun.fast_engine`: HEA, tapered UCCSD,
+the Pauli-word ADAPT pools), else on its recorded backend with the reason.
 """
 
 from __future__ import annotations
@@ -63,9 +78,11 @@ from qencode_nb.errors import QencodeNbError
 #: folder of its own, so that a sweep folder's ``summary.csv`` never picks it up).
 AUDIT_OUT_DIR = Path("runs") / "audit"
 
-ENGINE_HELP = ("sector: run the ADAPT entries that map (qencode_nb.rerun.ci_space_map) on the fast "
-               "sector engine (tier 1 then fails on the backend deviation); default: the "
-               "recorded backend")
+ENGINE_HELP = ("sector: run the ADAPT entries that map (qencode_nb.rerun.ci_space_map) on the "
+               "sector engine; fast: every entry on the fastest engine computing the same "
+               "energies (the sector engine where the entry maps, else the compiled "
+               "statevector engine, qencode_nb.rerun.fast_engine); tier 1 then fails on the "
+               "backend deviation; default: the recorded backend")
 
 
 def _audit(args) -> int:
@@ -172,6 +189,31 @@ def _study(args) -> int:
     return _print_failures(result.failures())
 
 
+def _robustness(args) -> int:
+    import pandas as pd
+
+    from qencode_nb.studies.robustness import robustness
+
+    try:
+        result = robustness(args.targets, args.out, threads=args.threads,
+                            coretypes=args.coretypes, kernelspecs=args.kernelspecs,
+                            engine=args.engine, mode=args.mode, db=args.db, subset=args.subset,
+                            workers=args.workers, scheduler=args.scheduler,
+                            timeout=args.timeout)
+    except QencodeNbError as exc:
+        print(f"qencode-nb: {exc}", file=sys.stderr)
+        return 2
+    from qencode_nb.studies.plots import short_name
+
+    shown = result.summary.drop(columns=["gained_certification_in"])
+    shown = shown.assign(entry=[short_name(e) for e in shown["entry"]])
+    with pd.option_context("display.width", 250, "display.max_columns", 20,
+                           "display.max_colwidth", 60):
+        print(shown.to_string(index=False, float_format=lambda v: f"{v:.6g}"))
+    print(result.report())
+    return _print_failures(result.failures())
+
+
 def build_parser() -> argparse.ArgumentParser:
     from qencode_nb.studies.optimizers import DEFAULT_OPTIMIZERS
 
@@ -255,6 +297,30 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--out", default=None,
                        help="folder for notebooks, CSV and figure (default runs/KIND)")
         p.set_defaults(func=_study)
+
+    rb = sub.add_parser("robustness", help="re-run every entry under every perturbation "
+                        "(threads x coretypes x kernelspecs); writes robustness.csv")
+    rb.add_argument("targets", nargs="+",
+                    help="folders of QEncode JSON files, entry files, or bundled names")
+    rb.add_argument("--threads", type=int, nargs="+", default=None,
+                    help="BLAS thread counts (default 1)")
+    rb.add_argument("--coretypes", nargs="+", default=None,
+                    help="OpenBLAS coretypes; 'default' for none set (default: none set)")
+    rb.add_argument("--kernelspecs", nargs="+", default=None,
+                    help="Jupyter kernelspecs (default python3; see `qencode-nb stack`)")
+    rb.add_argument("--engine", default=None, help=ENGINE_HELP)
+    rb.add_argument("--mode", default="full", help="full (default) or rerun")
+    rb.add_argument("--subset", default=None, help="run a named subset of the targets: ci")
+    rb.add_argument("--db", default=None, help="folder completing bundled entries")
+    rb.add_argument("--workers", type=int, default=1, help="parallel runs (default 1)")
+    rb.add_argument("--scheduler", default=None,
+                    help="Dask distributed scheduler address, e.g. tcp://127.0.0.1:8786 "
+                         "(default: a local process pool)")
+    rb.add_argument("--timeout", type=float, default=None,
+                    help="per-run wall-clock timeout in seconds (default: none)")
+    rb.add_argument("--out", default="runs/robustness",
+                    help="folder for notebooks, CSVs and figure (default runs/robustness)")
+    rb.set_defaults(func=_robustness)
 
     sk = sub.add_parser("stack", help="package stacks as Jupyter kernels for `study "
                         "environments`")

@@ -14,8 +14,11 @@ MODES = ("full", "replay", "rerun")
 
 #: Engines an audit may request instead of the recorded backend (notebook
 #: parameter ``engine``; ``None`` runs the recorded one).  "sector": the
-#: sector engine, in the fixed (N_alpha, N_beta) determinant space.
-ENGINE_CHOICES = ("sector",)
+#: sector engine, in the fixed (N_alpha, N_beta) determinant space, where the
+#: entry maps.  "fast": per entry the fastest engine computing the same
+#: energies: the sector engine where the entry maps, else the compiled
+#: statevector engine (:mod:`qencode_nb.rerun.fast_engine`).
+ENGINE_CHOICES = ("sector", "fast")
 
 
 def check_mode(mode) -> str:

@@ -191,3 +191,44 @@ def run_adapt_sector(ci_space, gens, *, gradient_threshold: float, max_operators
                         max_iterations, seed, e_target)
     return run_loop(CISpaceBackend(ci_space, gens), result, early_stop=early_stop,
                     callback=callback, start=start)
+
+
+def run_adapt_fast(fast_problem, *, gradient_threshold: float, max_operators: int,
+                   max_iterations: int, seed=None, e_target: float | None,
+                   early_stop: bool = True, inner: str = "cobyla",
+                   callback: Callable[[dict], None] | None = None) -> AdaptResult:
+    """The recorded ADAPT engine's procedure (QNode: ``run_vqe_adapt``,
+    commutator screening, COBYLA inner; statevector: ``run_vqe_adapt_statevector``)
+    on the compiled statevector engine
+    (:class:`qencode_nb.rerun.adapt_backends.FastBackend`): same loop, pool
+    order, rules and budgets as :func:`run_adapt` with that ``adapt_engine``;
+    energies agree with the recorded engine's to rounding, not bit for bit.
+
+    Args:
+        fast_problem: :class:`qencode_nb.rerun.fast_problem.FastProblem` of an
+            ADAPT entry (its ``words`` are the pool).
+        gradient_threshold, max_operators, max_iterations, seed, e_target,
+        early_stop, inner, callback: as :func:`run_adapt`.
+
+    Returns:
+        :class:`AdaptResult` with ``adapt_engine`` the procedure reproduced
+        (``fast_problem.convention``).
+
+    Raises:
+        ValueError: empty pool, or an inner optimiser other than COBYLA for the
+            QNode procedure (its only one).
+        AdaptEmpty: no operator was selected.
+    """
+    import time
+
+    inner = check_inner(inner)
+    procedure = fast_problem.convention
+    if procedure == "qnode" and inner != "cobyla":
+        raise ValueError("the generator's QNode ADAPT engine (run_vqe_adapt) runs "
+                         "COBYLA only; L-BFGS-B exists on the statevector engine")
+    backend = fast_problem.adapt_backend()
+    check_pool(backend.n_pool)
+    start = time.perf_counter()
+    result = new_result(procedure, inner, backend.n_pool, gradient_threshold, max_operators,
+                        max_iterations, seed, e_target)
+    return run_loop(backend, result, early_stop=early_stop, callback=callback, start=start)

@@ -1,4 +1,4 @@
-"""The three ADAPT engines as backends of :func:`qencode_nb.rerun.adapt_loop.run_loop`.
+"""The ADAPT engines as backends of :func:`qencode_nb.rerun.adapt_loop.run_loop`.
 
 Each implements :class:`qencode_nb.rerun.adapt_loop.AdaptBackend`
 (``pool_gradient``, ``energy``, ``energy_and_grad``), with the generator's
@@ -20,6 +20,9 @@ bit:
   (:mod:`qencode_nb.rerun.ci_space`): real vectors and PySCF's H·ψ instead of
   ``2**n`` CSR matrices, so energies agree with the statevector engine's to
   rounding, not bit for bit.
+- :class:`FastBackend` (the compiled statevector engine, ours): the QNode or
+  statevector engine's procedure on :mod:`qencode_nb.rerun.fast_engine`
+  (stored Hamiltonian, numba kernels); energies agree to rounding.
 
 Energies in Ha (uncorrected), angles in radians, gradients in Ha/rad.
 Numpy, scipy and PennyLane are imported inside the methods.
@@ -180,3 +183,70 @@ class CISpaceBackend:
 
         space, gens = self.ci_space, self.gens
         return lambda p: S.energy_and_grad(space, gens, selected, p)
+
+
+class FastBackend:
+    """A generator ADAPT engine's arithmetic on the compiled statevector engine
+    (:mod:`qencode_nb.rerun.fast_engine`).
+
+    Screening: the QNode engine's ``-4 Im <H psi| G_k psi>`` (the generator's
+    commutator rule, ``_COMM_FACTOR`` 2.0) or the statevector engine's
+    ``Re <H psi| B_k psi> = -2 Im <H psi| G_k psi>`` (``B = 2iG``), by
+    ``convention``; energies of the selection's circuit (:func:`qencode_nb.rerun.fast_engine.word_circuit`,
+    angles by the same convention) and the exact adjoint gradient.
+
+    Args:
+        hamiltonian: :class:`qencode_nb.rerun.fast_engine.Hamiltonian` (Ha).
+        words: the pool, :func:`qencode_nb.rerun.fast_engine.pool_words`.
+        hf_state: tapered HF bits, shape ``(n,)``.
+        convention: "qnode" or "statevector" (the recorded ADAPT engine).
+    """
+
+    #: Screening factor on ``Im <H psi|G psi>`` per convention (module docstring).
+    SCREENING = {"qnode": -4.0, "statevector": -2.0}
+
+    def __init__(self, hamiltonian, words: list, hf_state, convention: str = "qnode"):
+        from qencode_nb.rerun.fast_engine import Circuit, generator_words
+
+
+        self.convention = convention
+        self.factor = self.SCREENING[convention]
+        self.hamiltonian = hamiltonian
+        self.words = list(words)
+        self.hf_state = [int(v) for v in hf_state]
+        self.n_pool = len(self.words)
+        self._generators = [Circuit.from_gates(hamiltonian.n, self.hf_state,
+                                               [("gen", generator_words(d, hamiltonian.n),
+                                                 1.0, 0)], 1)
+                            for d in self.words]
+
+    def _energy(self, selected):
+        from qencode_nb.rerun.fast_engine import Energy, word_circuit
+
+        return Energy(word_circuit(self.hf_state, self.words, selected, self.convention),
+                      self.hamiltonian)
+
+    def pool_gradient(self, selected, params):
+        import numpy as np
+
+        from qencode_nb.rerun import fast_kernels as k
+        from qencode_nb.rerun.fast_engine import word_circuit
+
+        psi = word_circuit(self.hf_state, self.words, selected,
+                           self.convention).state(list(params))
+        hpsi = self.hamiltonian.matvec(psi)
+        out = np.empty_like(psi)
+        gens, factor = self._generators, self.factor
+
+        def gradient(i):
+            g = gens[i]
+            k.words_apply(g.wx, g.wz, g.wc, 0, g.wx.shape[0], psi, out)
+            return factor * float(k.vdot(hpsi, out).imag)
+
+        return gradient
+
+    def energy(self, selected):
+        return self._energy(selected)
+
+    def energy_and_grad(self, selected):
+        return self._energy(selected).energy_and_grad

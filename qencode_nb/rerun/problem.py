@@ -33,11 +33,17 @@ class Problem:
         reps: HEA repetitions built (None otherwise).
         z2_sectors: the Z2 tapering sectors (+-1 each) the tapered operators
             were built in (not the (N_alpha, N_beta) determinant space).
-        engine_requested: None (the recorded backend) or "sector".
+        engine_requested: None (the recorded backend), "sector" or "fast".
         sector_problem: :class:`qencode_nb.rerun.ci_space_map.SectorProblem`
             when the sector engine runs, else None.
         sector_reason: why the sector engine does not run (it was asked for).
         sector_replay_reason: why the stored angles are not replayed on it.
+        fast_problem: :class:`qencode_nb.rerun.fast_problem.FastProblem` when
+            the compiled statevector engine runs (``engine="fast"``), else
+            None; ``hamiltonian`` and ``circuit`` are then not built (None:
+            no PennyLane object is needed).
+        fast_reason: why the compiled statevector engine does not run (it was
+            asked for and the sector engine does not run either).
     """
 
     hamiltonian: object
@@ -56,27 +62,60 @@ class Problem:
     sector_problem: object = None
     sector_reason: str | None = None
     sector_replay_reason: str | None = None
+    fast_problem: object = None
+    fast_reason: str | None = None
+
+    @property
+    def is_adapt(self) -> bool:
+        """The ansatz is grown operator by operator (ADAPT-VQE)."""
+        return self.ansatz == "adapt"
+
+    @property
+    def fallback_reason(self) -> str | None:
+        """Why the requested engine does not run (None when it runs, or when
+        none was requested): the sector engine's reason, and for "fast" the
+        compiled statevector engine's too."""
+        if self.engine_requested is None or self.sector_problem is not None \
+                or self.fast_problem is not None:
+            return None
+        if self.engine_requested == "fast":
+            return "; ".join(r for r in (self.sector_reason, self.fast_reason) if r) or None
+        return self.sector_reason
 
     def engine_used(self, backend: str) -> str:
         """The engine the re-run uses: "sector" when the sector engine's problem
         was built, else the recorded ADAPT engine or the recorded ``backend``."""
-        return "sector" if self.sector_problem is not None else (self.adapt_engine or backend)
+        if self.sector_problem is not None:
+            return "sector"
+        if self.fast_problem is not None:
+            from qencode_nb.rerun.fast_engine import NAME
+
+            return NAME
+        return self.adapt_engine or backend
 
     def replay_engine(self, backend: str) -> tuple[str, str | None]:
         """``(engine, fallback reason)`` of the replay: the sector engine unless
-        it was not built or the stored angles may not be replayed on it."""
+        it was not built or the stored angles may not be replayed on it; the
+        compiled statevector engine when it was built."""
+        if self.fast_problem is not None:
+            from qencode_nb.rerun.fast_engine import NAME
+
+            return NAME, None
         fallback = None
-        if self.engine_requested == "sector":
-            fallback = self.sector_reason or self.sector_replay_reason
+        if self.engine_requested in ("sector", "fast"):
+            fallback = self.fallback_reason or self.sector_replay_reason
         if self.sector_problem is not None and fallback is None:
             return "sector", None
         return self.adapt_engine or backend, fallback
 
     def engine_record(self, backend: str) -> dict:
-        """The ``engine`` record: requested, used, and why the sector engine
-        did not run (``reason``) or did not replay (``replay_reason``)."""
+        """The ``engine`` record: requested, used, and why the requested engine
+        did not run (``reason``) or the sector engine did not replay
+        (``replay_reason``)."""
         return {"requested": self.engine_requested, "used": self.engine_used(backend),
-                "reason": self.sector_reason, "replay_reason": self.sector_replay_reason}
+                "reason": (self.sector_reason if self.engine_requested == "sector"
+                           else self.fallback_reason),
+                "replay_reason": self.sector_replay_reason}
 
 
 def build_problem(entry, rebuilt, engine: str | None = None,
@@ -93,6 +132,11 @@ def build_problem(entry, rebuilt, engine: str | None = None,
     (the optimiser string, e.g. "ADAPT-VQE (L-BFGS-B inner, statevector
     engine)"; "qnode" when it names none).
 
+    ``engine="fast"`` builds the sector problem where the entry maps, else
+    the compiled statevector engine's (:func:`qencode_nb.rerun.fast_problem.build`;
+    HEA, tapered UCCSD and the Pauli-word ADAPT pools); then no PennyLane
+    object is built.  ``fast_reason`` says why neither runs.
+
     ``engine="sector"`` also builds the sector problem
     (:func:`qencode_nb.rerun.ci_space_map.build`) when the entry maps; otherwise
     ``sector_reason`` says why and the recorded backend runs.  ``hamiltonian``
@@ -102,23 +146,18 @@ def build_problem(entry, rebuilt, engine: str | None = None,
     is built and the replay runs on the recorded engine.
 
     Raises:
-        EntryError: an engine other than None or "sector".
+        EntryError: an engine other than None, "sector" or "fast".
     """
-    from qencode_nb.problem import pauli
     from qencode_nb.rerun import ansatz
 
     engine_requested = check_engine(engine)
 
     _, tapered = rebuilt
-    if entry.has_stored_hamiltonian:
-        H = pauli.from_pauli_terms(entry.pauli_terms, entry.tapered_num_qubits)
-        origin = "stored"
-    else:
-        H = tapered.H_tapered
-        origin = "rebuilt (of_bridge)"
+    origin = "stored" if entry.has_stored_hamiltonian else "rebuilt (of_bridge)"
     wires = list(range(entry.tapered_num_qubits))
     pool = adapt_engine = sector = sector_reason = replay_reason = None
-    if engine_requested == "sector":
+    fast = fast_reason = None
+    if engine_requested in ("sector", "fast"):
         from qencode_nb.rerun import ci_space_map as sector_map
 
         try:
@@ -126,6 +165,41 @@ def build_problem(entry, rebuilt, engine: str | None = None,
             replay_reason = sector_map.replay_reason(hamiltonian)
         except sector_map.NotMappable as exc:
             sector_reason = exc.reason
+    if engine_requested == "fast" and (sector is None or replay_reason is not None):
+        # The compiled statevector engine runs what the sector engine does not,
+        # and replays the stored angles where the sector engine may not.
+        from qencode_nb.rerun import fast_problem
+
+        try:
+            fast = fast_problem.build(entry, rebuilt)
+        except fast_problem.NotFast as exc:
+            fast_reason = exc.reason
+    common = dict(hamiltonian_origin=origin, wires=wires,
+                  constant_ha=entry.bk_constant_correction_ha or 0.0,
+                  e_target=entry.casci_energy, ansatz=entry.ansatz,
+                  reps=entry.reps if entry.ansatz == "hea" else None,
+                  z2_sectors=[int(x) for x in tapered.z2_sectors],
+                  engine_requested=engine_requested, sector_problem=sector,
+                  sector_reason=sector_reason, sector_replay_reason=replay_reason,
+                  fast_problem=fast, fast_reason=fast_reason)
+    if fast is not None:
+        # Nothing of PennyLane is built: the replay runs on the fast engine, the
+        # re-run on the sector engine where it maps, else on the fast engine.
+        if entry.ansatz == "hea":
+            n_params = ansatz.hea_num_params(len(wires), entry.reps)
+        elif entry.ansatz == "uccsd":
+            n_params = len(fast.words)
+        else:
+            adapt_engine = entry.optimizer.engine or "qnode"
+            n_params = len((entry.adapt or {}).get("selected_operator_indices") or [])
+        return Problem(hamiltonian=None, circuit=None, num_params=n_params,
+                       adapt_engine=adapt_engine, **common)
+    from qencode_nb.problem import pauli
+
+    if entry.has_stored_hamiltonian:
+        H = pauli.from_pauli_terms(entry.pauli_terms, entry.tapered_num_qubits)
+    else:
+        H = tapered.H_tapered
     if entry.ansatz == "hea":
         circuit = ansatz.hea_circuit(entry.hf_tapered_state, entry.reps)
         n_params = ansatz.hea_num_params(len(wires), entry.reps)
@@ -143,10 +217,5 @@ def build_problem(entry, rebuilt, engine: str | None = None,
             circuit, pool = None, ops
             adapt_engine = entry.optimizer.engine or "qnode"
             n_params = len((entry.adapt or {}).get("selected_operator_indices") or [])
-    return Problem(hamiltonian=H, hamiltonian_origin=origin, circuit=circuit, wires=wires,
-                      num_params=n_params, constant_ha=entry.bk_constant_correction_ha or 0.0,
-                      e_target=entry.casci_energy, pool=pool, adapt_engine=adapt_engine,
-                      ansatz=entry.ansatz, reps=entry.reps if entry.ansatz == "hea" else None,
-                      z2_sectors=[int(x) for x in tapered.z2_sectors],
-                      engine_requested=engine_requested, sector_problem=sector,
-                      sector_reason=sector_reason, sector_replay_reason=replay_reason)
+    return Problem(hamiltonian=H, circuit=circuit, num_params=n_params, pool=pool,
+                   adapt_engine=adapt_engine, **common)

@@ -70,9 +70,12 @@ def rerun(entry, problem, optimizer: str | None = None) -> Rerun:
     """Re-run the recorded optimiser with the recorded budgets.
 
     On the sector engine when the problem was built with ``engine="sector"``
-    and the entry maps (the configuration's ``backend`` is then "sector", so
-    tier 1 lists the deviation); otherwise on the recorded backend, with
-    ``engine_fallback`` giving the reason when the sector engine was asked for.
+    (or "fast") and the entry maps (the configuration's ``backend`` is then
+    "sector", so tier 1 lists the deviation); on the compiled statevector
+    engine when the problem was built for it (``engine="fast"``; ``backend``
+    :data:`qencode_nb.rerun.fast_engine.NAME`); otherwise on the recorded
+    backend, with ``engine_fallback`` giving the reason when another engine
+    was asked for.
 
     Args:
         entry: the :class:`~qencode_nb.entry.model.Entry`.
@@ -86,8 +89,8 @@ def rerun(entry, problem, optimizer: str | None = None) -> Rerun:
         EntryError: an override for an ADAPT entry, or ADAPT as an override.
     """
     out = _dispatch(entry, problem, optimizer)
-    if problem.engine_requested == "sector" and problem.sector_problem is None:
-        out.engine_fallback = problem.sector_reason
+    if problem.engine_requested is not None:
+        out.engine_fallback = problem.fallback_reason
     return out
 
 
@@ -99,15 +102,21 @@ def _dispatch(entry, problem, optimizer: str | None) -> Rerun:
         from qencode_nb.entry import vocabulary
 
         opt = vocabulary.optimizer(optimizer, "optimizer")
-        if problem.pool is not None or opt.name == "adapt":
+        if problem.is_adapt or opt.name == "adapt":
             raise EntryError(f"{optimizer!r} is not accepted for an ADAPT entry or as an "
                              "override; accepted: COBYLA, L-BFGS-B, Adam(lr=<float>) on "
                              "a hea or uccsd entry", field="optimizer")
-    if problem.pool is not None and problem.sector_problem is not None:
+    if problem.is_adapt and problem.sector_problem is not None:
         return _rerun_adapt_sector(entry, problem)
-    if problem.pool is not None:
+    if problem.is_adapt and problem.fast_problem is not None:
+        return _rerun_adapt_fast(entry, problem)
+    if problem.is_adapt:
         return _rerun_adapt(entry, problem)
-    energy = qnode_energy(problem.hamiltonian, problem.circuit, problem.wires, entry.backend)
+    if problem.fast_problem is not None:
+        energy = problem.fast_problem.energy()
+    else:
+        energy = qnode_energy(problem.hamiltonian, problem.circuit, problem.wires,
+                              entry.backend)
     res = run_vqe(energy, problem.num_params, optimizer=opt.name,
                   max_iterations=entry.max_iterations, restarts=entry.restarts_requested,
                   seed=entry.seed, e_target=problem.e_target, early_stop=entry.early_stop,
@@ -115,6 +124,8 @@ def _dispatch(entry, problem, optimizer: str | None) -> Rerun:
     findings = _constant_finding(
         problem, f"; early stop cannot fire: {res.restarts_run} of "
                  f"{entry.restarts_requested} restarts ran")
+    if problem.fast_problem is not None:
+        findings.append(_fast_finding(entry))
     return Rerun(
         **_outcome(problem, res.best_energy, res.best_params, res.nfev, res.restarts_run,
                    res.stopped_early),
@@ -190,6 +201,36 @@ def _rerun_adapt_sector(entry, problem) -> Rerun:
         out.findings.append("the sector re-run used the rebuilt active-space Hamiltonian, "
                             "which is not the stored one: " + problem.sector_replay_reason
                             + "; energies are gauge-invariant, the ADAPT path may differ")
+    return out
+
+
+def _fast_finding(entry) -> str:
+    from qencode_nb.rerun.fast_engine import NAME
+
+    return (f"re-run on the compiled statevector engine ({NAME}) instead of the recorded "
+            f"{entry.backend}: same procedure, budgets and seed, different arithmetic "
+            "(energies agree to rounding; a COBYLA trajectory may part from the recorded "
+            "one after many steps)")
+
+
+def _rerun_adapt_fast(entry, problem) -> Rerun:
+    """The ADAPT re-run of :func:`_rerun_adapt` (QNode engine's procedure) on the
+    compiled statevector engine (:func:`qencode_nb.rerun.adapt.run_adapt_fast`)."""
+    from qencode_nb.rerun import adapt
+    from qencode_nb.rerun.fast_engine import NAME
+
+    meta = entry.adapt
+    res = adapt.run_adapt_fast(problem.fast_problem,
+                               gradient_threshold=meta["gradient_threshold"],
+                               max_operators=meta["max_operators"],
+                               max_iterations=entry.max_iterations, seed=entry.seed,
+                               e_target=problem.e_target, early_stop=entry.early_stop,
+                               inner=entry.optimizer.inner or "cobyla")
+    out = _adapt_record(entry, problem, res, NAME)
+    out.findings.append(_fast_finding(entry))
+    if res.inner == "l-bfgs-b":
+        out.findings.append("the inner L-BFGS-B uses the compiled engine's exact adjoint "
+                            "gradient, as the statevector engine does")
     return out
 
 

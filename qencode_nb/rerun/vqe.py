@@ -48,7 +48,8 @@ def run_vqe(energy, num_params: int, *, optimizer: str = "cobyla", max_iteration
 
     Args:
         energy: callable ``params -> float`` (Ha); for l-bfgs-b and adam it
-            must be a PennyLane QNode-backed :class:`~qencode_nb.rerun.backends.Energy`.
+            must be a PennyLane QNode-backed :class:`~qencode_nb.rerun.backends.Energy`
+            or have an exact ``energy_and_grad`` (:class:`qencode_nb.rerun.fast_engine.Energy`).
         num_params: number of ansatz parameters.
         optimizer: "cobyla", "l-bfgs-b" or "adam".
         max_iterations: the entry's ``run_config.max_iterations`` (never capped).
@@ -99,11 +100,14 @@ def _cobyla(energy, x0, max_iterations, e_target, learning_rate):
     return res.fun, res.x, int(res.nfev), False
 
 
-def _lbfgsb(energy, x0, max_iterations, e_target, learning_rate):
+def _gradient_fn(energy):
+    """``f(p) -> (E, dE/dp)``: the energy's own exact gradient when it has one
+    (the compiled statevector engine's adjoint), else ``qml.grad`` of its QNode."""
+    if hasattr(energy, "energy_and_grad"):
+        return energy.energy_and_grad
     import numpy as np
     import pennylane as qml
     import pennylane.numpy as pnp
-    from scipy.optimize import minimize
 
     qnode = energy.qnode
 
@@ -112,6 +116,14 @@ def _lbfgsb(energy, x0, max_iterations, e_target, learning_rate):
         e = float(qnode(p_pnp))
         g = np.array(qml.grad(qnode)(p_pnp))
         return e, g
+
+    return f_and_grad
+
+
+def _lbfgsb(energy, x0, max_iterations, e_target, learning_rate):
+    from scipy.optimize import minimize
+
+    f_and_grad = _gradient_fn(energy)
 
     res = minimize(f_and_grad, x0, jac=True, method="L-BFGS-B",
                    options={"maxiter": max_iterations, "ftol": LBFGSB_FTOL,
@@ -125,14 +137,18 @@ def _adam(energy, x0, max_iterations, e_target, learning_rate):
     import pennylane as qml
     import pennylane.numpy as pnp
 
-    qnode = energy.qnode
     params = pnp.array(x0, requires_grad=True)
     opt = qml.AdamOptimizer(stepsize=learning_rate)
     steps, stopped = 0, False
+    if hasattr(energy, "energy_and_grad"):   # the fast engine: its adjoint gradient
+        cost = energy
+        kwargs = {"grad_fn": lambda p: energy.energy_and_grad(np.asarray(p, dtype=float))[1]}
+    else:
+        cost, kwargs = energy.qnode, {}
     for _ in range(max_iterations):
-        params, e_step = opt.step_and_cost(qnode, params)
+        params, e_step = opt.step_and_cost(cost, params, **kwargs)
         steps += 1
         if e_target is not None and abs(float(e_step) - e_target) < EARLY_STOP_HA:
             stopped = True
             break
-    return float(qnode(params)), np.array(params), steps, stopped
+    return float(cost(params)), np.array(params), steps, stopped

@@ -11,6 +11,10 @@
   :mod:`~qencode_nb.studies.optimizers`, :mod:`~qencode_nb.studies.environments`
   (Jupyter kernelspecs with other package stacks): the studies.
 - :mod:`~qencode_nb.studies.summaries`: per-group summary and the one-sentence finding.
+- :mod:`~qencode_nb.studies.robustness`: every entry of a database under every
+  perturbation (threads x coretypes x kernelspecs), resumable;
+  :mod:`~qencode_nb.studies.robustness_tables` (its rows and per-entry summary:
+  ``fragile_measured``) and :mod:`~qencode_nb.studies.robustness_plot` (its figure).
 - :mod:`~qencode_nb.studies.stacks`: package stacks registered as Jupyter kernelspecs.
 - :mod:`~qencode_nb.studies.collect`: executed notebooks -> DataFrames.
 - :mod:`~qencode_nb.studies.plots`: the figures.

@@ -28,7 +28,7 @@ AUDIT_COLUMNS = (
     "notebook", "entry_id", "status", "failure", "seconds", "mode", "blas_threads", "kernel",
     "tier_procedure", "tier_certification", "tier_bit_identical", "undeclared",
     "fields_differ", "integrity",
-    "replay_status", "replay_abs_delta_ha", "replay_identical",
+    "engine_used", "replay_engine", "replay_status", "replay_abs_delta_ha", "replay_identical",
     "terms_match", "n_terms", "n_terms_stored", "max_abs_dcoeff", "ground_energy_diff",
     "fingerprint_ha", "hamiltonian_source_inferred", "hamiltonian_source_recorded",
     "cache_hit", "rerun_energy", "rerun_nfev", "published_nfev", "rerun_restarts_run",
@@ -45,7 +45,7 @@ AUDIT_COLUMNS = (
 READ_RECORDS = ("entry_id", "mode", "blas_threads", "blas_coretype", "provenance",
                 "tiers", "fields", "integrity", "replay", "hamiltonian", "rerun",
                 "difference", "published_certified", "certified", "certification_change",
-                "done", ERROR_RECORD)
+                "engine", "done", ERROR_RECORD)
 
 #: The columns of :data:`AUDIT_COLUMNS` that are audit records copied as recorded
 #: (derived: the columns that name a record, less those :func:`audit_row` computes
@@ -111,6 +111,7 @@ def audit_row(path) -> dict:
         "fields_differ": ";".join(f["field"] for f in fields if f["status"] == "differs")
         or None,
         "integrity": _get(r, "integrity", "status"),
+        "engine_used": _get(r, "engine", "used"), "replay_engine": rep.get("engine"),
         "replay_status": rep.get("status"), "replay_abs_delta_ha": rep.get("abs_delta_ha"),
         "replay_identical": rep.get("identical"),
         "terms_match": h.get("terms_match"), "n_terms": h.get("n_terms"),

@@ -227,7 +227,9 @@ def run_dask(jobs, scheduler: str, submit_args):
         futures = [client.submit(run_one, *submit_args(job), pure=False,
                                  key=f"qencode-nb-audit-{run_name(job[0])}-{time.time_ns()}")
                    for job in jobs]
-        for fut in as_completed(futures):
+        # The client's own loop: as_completed otherwise needs a default client, which
+        # a caller outside a `with Client(...)` block (the CLI) does not have.
+        for fut in as_completed(futures, loop=client.loop):
             yield fut.result()
 
 

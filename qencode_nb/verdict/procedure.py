@@ -86,9 +86,9 @@ def used(rebuilt, hamiltonian, problem, rerun) -> dict:
         elif f.used_by == "hamiltonian":
             out[f.name] = _hamiltonian_source_used(inputs, hamiltonian, problem)
         elif cfg is not None:
-            if f.name.startswith("adapt.") and problem.pool is None:
+            if f.name.startswith("adapt.") and not problem.is_adapt:
                 continue
-            if f.name == "restarts_requested" and problem.pool is not None:
+            if f.name == "restarts_requested" and problem.is_adapt:
                 out[f.name] = {"value": None, "not_used": True,
                                "source": "the generator's ADAPT runs once: multistart is "
                                          "not used"}

@@ -60,7 +60,9 @@ def replay(entry, problem) -> Replay:
     HEA and UCCSD run their circuit on the recorded backend; ADAPT rebuilds
     the recorded selection on its recorded engine, or on the sector engine
     when the problem was built for it and the stored angles may be replayed
-    there (:meth:`qencode_nb.rerun.problem.Problem.replay_engine`).
+    there (:meth:`qencode_nb.rerun.problem.Problem.replay_engine`).  When the
+    problem was built for the compiled statevector engine (``engine="fast"``)
+    every kind replays there, on the same Hamiltonian.
 
     Args:
         entry: the :class:`~qencode_nb.entry.model.Entry`.
@@ -80,12 +82,10 @@ def replay(entry, problem) -> Replay:
                          f"{entry.ansatz} ansatz has {problem.num_params}",
                          field="results.vqe.optimal_params", path=entry.source)
     engine, fallback = problem.replay_engine(entry.backend)
-    if problem.pool is not None:
-        n_pool = entry.adapt.get("n_operators_pool")
-        if n_pool is not None and n_pool != len(problem.pool):
-            raise EntryError(f"records a pool of {n_pool} operators; the rebuilt pool has "
-                             f"{len(problem.pool)}",
-                             field="encoding.adapt_metadata.n_operators_pool", path=entry.source)
+    if problem.fast_problem is not None:
+        energy = _fast_energy(entry, problem)
+    elif problem.pool is not None:
+        _check_pool_size(entry, len(problem.pool))
         if engine == "sector":
             energy = _sector_energy(entry, problem)
         else:   # the recorded engine (the pool is then the tapered one)
@@ -108,6 +108,30 @@ def replay(entry, problem) -> Replay:
                   energy=comparison["energy"], published=entry.published_energy,
                   comparison=comparison, engine=engine, engine_fallback=fallback,
                   hamiltonian=problem.hamiltonian_origin)
+
+
+def _check_pool_size(entry, n_rebuilt: int) -> None:
+    n_pool = entry.adapt.get("n_operators_pool")
+    if n_pool is not None and n_pool != n_rebuilt:
+        raise EntryError(f"records a pool of {n_pool} operators; the rebuilt pool has "
+                         f"{n_rebuilt}",
+                         field="encoding.adapt_metadata.n_operators_pool", path=entry.source)
+
+
+def _fast_energy(entry, problem) -> float:
+    """Stored parameters on the compiled statevector engine (Ha, before the
+    constant correction); ADAPT: the recorded selection of the pool."""
+    import numpy as np
+
+    fast = problem.fast_problem
+    selected = None
+    if problem.is_adapt:
+        from qencode_nb.rerun.adapt_loop import check_selection
+
+        _check_pool_size(entry, len(fast.words))
+        selected = check_selection(fast.words, entry.adapt["selected_operator_indices"],
+                                   entry.optimal_params)
+    return fast.energy(selected)(np.array(entry.optimal_params, dtype=float))
 
 
 def _sector_energy(entry, problem) -> float:

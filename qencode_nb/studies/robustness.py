@@ -1,0 +1,315 @@
+"""The robustness study: every entry of a database re-run under every perturbation.
+
+A *perturbation* is one combination of BLAS thread count, OpenBLAS coretype
+(``OPENBLAS_CORETYPE``, or none) and Jupyter kernelspec (package stack); the
+perturbations of a study are the Cartesian product of the axes given, each
+axis by default just its baseline value (1 thread, no coretype, ``python3``).
+:func:`robustness` runs ``notebooks/audit.ipynb`` once per (entry,
+perturbation), each run its own process and pinned kernel, through the sweep's
+local pool or a Dask cluster (:func:`qencode_nb.studies.sweep.run_local`,
+:func:`~qencode_nb.studies.sweep.run_dask`), resumable like a sweep: a run whose
+notebook recorded ``done`` with the same inputs is not run again.  It writes
+``robustness.csv`` (:data:`ROBUSTNESS_COLUMNS`, one row per run),
+``robustness_summary.csv`` (:func:`summarise_robustness`, one row per entry) and
+the figure ``robustness.png`` / ``.svg``
+(:func:`qencode_nb.studies.robustness_plot.robustness_plot`).  Fragility is then
+*measured* (``fragile_measured``: the certification changed under a
+perturbation) beside the margin-based ``fragile`` inferred from the published
+margin (DESIGN.md: fragility is established by re-running, never by arithmetic).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from qencode_nb.errors import ParameterError
+from qencode_nb.rules import FRAGILE_MARGIN
+from qencode_nb.studies.robustness_tables import (ROBUSTNESS_COLUMNS, SUMMARY_COLUMNS,
+                                                  as_flag, robustness_row,
+                                                  summarise_robustness)
+
+__all__ = ["BASELINE", "NO_CORETYPE", "Perturbation", "ROBUSTNESS_COLUMNS",
+           "RobustnessResult", "SUMMARY_COLUMNS", "check_axes", "robustness",
+           "summarise_robustness"]
+
+#: The word for "no ``OPENBLAS_CORETYPE`` set" in labels, file names and the
+#: ``coretypes`` axis (case-insensitive; "none" is accepted too).
+NO_CORETYPE = "default"
+
+
+class Perturbation(NamedTuple):
+    """One point of the study's axes: BLAS threads, OpenBLAS coretype (None: not
+    set), Jupyter kernelspec."""
+
+    threads: int
+    coretype: str | None
+    kernelspec: str
+
+    @property
+    def label(self) -> str:
+        """``threads=2 coretype=Haswell kernelspec=python3`` (the summary's names)."""
+        return (f"threads={self.threads} coretype={self.coretype or NO_CORETYPE} "
+                f"kernelspec={self.kernelspec}")
+
+    @property
+    def slug(self) -> str:
+        """``t2__Haswell__python3``: the part of a run's file name after the entry stem."""
+        return f"t{self.threads}__{self.coretype or NO_CORETYPE}__{self.kernelspec}"
+
+
+#: The baseline perturbation (each axis's default): 1 thread, no coretype, ``python3``.
+BASELINE = Perturbation(1, None, "python3")
+
+
+def _items(value, default) -> list:
+    """``value`` as a list: None -> ``[default]``; a str -> split on commas and
+    spaces (as ``papermill -p`` passes a list); an int -> ``[value]``."""
+    if value is None:
+        return [default]
+    if isinstance(value, str):
+        return [v for v in re.split(r"[,\s]+", value.strip()) if v]
+    if isinstance(value, int):
+        return [value]
+    return list(value)
+
+
+def check_axes(threads=None, coretypes=None, kernelspecs=None) -> list[Perturbation]:
+    """Validate the three axes and return their Cartesian product, in order.
+
+    Args:
+        threads: BLAS thread counts (ints >= 1); None: ``[1]``.
+        coretypes: OpenBLAS coretypes (case-insensitive) this CPU can run, or
+            None / "default" / "none" for no ``OPENBLAS_CORETYPE``; None: ``[None]``.
+        kernelspecs: Jupyter kernelspec names Jupyter finds; None: ``["python3"]``.
+        A str is split on commas and spaces; repeats are dropped.
+
+    Raises:
+        PinError: a thread count that is not an int >= 1, an unknown coretype
+            (lists the accepted names) or one this CPU cannot run (lists the
+            ones it can) (:func:`qencode_nb.notebook.pins.check_thread_count`,
+            :func:`~qencode_nb.notebook.pins.check_coretype`).
+        ParameterError: an empty axis, a kernelspec Jupyter does not find
+            (lists the ones it finds).
+    """
+    from qencode_nb.notebook.pins import check_coretype, check_thread_count
+    from qencode_nb.studies.stacks import available_kernelspecs
+
+    t_axis = [check_thread_count(int(t) if isinstance(t, str) and t.isdigit() else t)
+              for t in _items(threads, BASELINE.threads)]
+    c_axis = [None if c is None or str(c).lower() in (NO_CORETYPE, "none")
+              else check_coretype(c) for c in _items(coretypes, None)]
+    k_axis = [str(k) for k in _items(kernelspecs, BASELINE.kernelspec)]
+    for name, axis in (("threads", t_axis), ("coretypes", c_axis), ("kernelspecs", k_axis)):
+        if not axis:
+            raise ParameterError(f"{name} is empty; accepted: one or more values, or None "
+                                 "for the baseline")
+    found = available_kernelspecs()
+    unknown = [k for k in dict.fromkeys(k_axis) if k not in found]
+    if unknown:
+        raise ParameterError(f"kernelspec(s) {', '.join(unknown)} not found; accepted: "
+                             + ", ".join(sorted(found))
+                             + " (create one with `qencode-nb stack create NAME`)")
+    axes = [list(dict.fromkeys(a)) for a in (t_axis, c_axis, k_axis)]
+    return [Perturbation(*p) for p in itertools.product(*axes)]
+
+
+@dataclass(frozen=True)
+class RobustnessResult:
+    """What a robustness study measured.
+
+    Attributes:
+        out_dir: the study folder (absolute): notebooks, CSVs, figure.
+        perturbations: the :class:`Perturbation` list, in run order.
+        table: :data:`ROBUSTNESS_COLUMNS`, one row per entry x perturbation
+            (errors in mHa, energy differences in Ha, wall time in s).
+        summary: :func:`summarise_robustness` of ``table``, one row per entry.
+        resumed: how many runs were read from an earlier study instead of run.
+    """
+
+    out_dir: Path
+    perturbations: list
+    table: Any
+    summary: Any
+    resumed: int = 0
+
+    @property
+    def table_csv(self) -> Path:
+        return self.out_dir / "robustness.csv"
+
+    @property
+    def summary_csv(self) -> Path:
+        return self.out_dir / "robustness_summary.csv"
+
+    @property
+    def figure(self) -> list[str]:
+        """The figure's PNG and SVG paths (absolute)."""
+        return [str(self.out_dir / f"robustness.{s}") for s in ("png", "svg")]
+
+    def failures(self) -> dict:
+        """``{run name: reason}`` of the failed runs, in table order."""
+        return {Path(n).stem: r for n, r, s in zip(self.table["notebook"], self.table["reason"],
+                                                    self.table["status"]) if s != "ok"}
+
+    def lost_certification(self) -> dict:
+        """``{entry: "label; label"}`` of the entries that lost certification in
+        at least one ok run (``lost_certification_in`` not empty)."""
+        s = self.summary
+        return {e: lost for e, lost in zip(s["entry"], s["lost_certification_in"])
+                if isinstance(lost, str) and lost}
+
+    def report(self) -> str:
+        """The closing lines: entries, runs, failed runs, and the entries that lost
+        certification in at least one perturbation, named with where."""
+        from qencode_nb.studies.plots import short_name
+
+        n_runs, failed = len(self.table), self.failures()
+        lost = self.lost_certification()
+        inferred = sum(as_flag(v) is True for v in self.summary["fragile"])
+        n, k = len(self.summary), len(self.perturbations)
+        lines = [f"robustness: {n} entr{'y' if n == 1 else 'ies'} x {k} perturbation"
+                 f"{'' if k == 1 else 's'} = {n_runs} runs ({n_runs - len(failed)} ok, "
+                 f"{len(failed)} failed, {self.resumed} resumed); margin-fragile (published "
+                 f"margin < {FRAGILE_MARGIN:.0%}): {inferred}",
+                 f"entries losing certification in at least one perturbation: {len(lost)}"
+                 + (": " + "; ".join(f"{short_name(e)} ({where})" for e, where in lost.items())
+                    if lost else "")]
+        lines.append(f"table: {self.table_csv}; summary: {self.summary_csv}; figure: "
+                     + ", ".join(self.figure))
+        return "\n".join(lines)
+
+    def to_record(self) -> dict:
+        """``{record name: value}`` as robustness.ipynb records them: ``perturbations``
+        (labels), ``table``, ``summary``, ``table_csv``, ``summary_csv``,
+        ``figure``, ``lost_certification``, ``failed``."""
+        return {"perturbations": [p.label for p in self.perturbations],
+                "table": self.table.to_dict("records"), "summary": self.summary.to_dict("records"),
+                "table_csv": str(self.table_csv), "summary_csv": str(self.summary_csv),
+                "figure": self.figure, "lost_certification": self.lost_certification(),
+                "failed": self.failures()}
+
+
+def robustness(targets, out_dir="runs/robustness", *, threads=None, coretypes=None,
+               kernelspecs=None, engine: str | None = None, mode: str = "full", db=None,
+               subset: str | None = None, workers: int = 1, scheduler: str | None = None,
+               timeout: float | None = None, progress: bool = True,
+               plot: bool = True) -> RobustnessResult:
+    """Re-run every target under every perturbation; tabulate, summarise, plot.
+
+    Each (entry, perturbation) is audit.ipynb in its own process and Jupyter
+    kernel (:func:`qencode_nb.studies.sweep.run_one`) with ``{"entry",
+    "blas_threads", "mode"}`` (plus ``blas_coretype``, ``engine``, ``db``),
+    kernelspec the perturbation's, named ``<entry stem>__<perturbation slug>``.
+    A run that recorded ``done`` with the same inputs is read back, not re-run;
+    a failed, killed or timed-out run is a row with status "failed" and its
+    reason, and the study goes on.
+
+    Args:
+        targets: folders of QEncode JSON files, entry files or bundled names
+            (:func:`qencode_nb.studies.sweep.resolve_targets`; one str is one target).
+        out_dir: folder for the notebooks, ``robustness.csv``,
+            ``robustness_summary.csv`` and ``robustness.png`` / ``.svg``.
+        threads, coretypes, kernelspecs: the axes (:func:`check_axes`).
+        engine: audit.ipynb ``engine`` (:func:`qencode_nb.notebook.parameters.check_engine`:
+            None, the recorded backend; "sector"; "fast"), passed through.
+        mode: "full" (default) or "rerun" (modes that re-run the optimiser).
+        db: folder of QEncode JSON files completing bundled entries.
+        subset: a named subset of the targets (:data:`qencode_nb.studies.sweep.SUBSETS`).
+        workers: local processes, each one run (own kernel) at a time; ignored
+            with ``scheduler``.
+        scheduler: a Dask distributed scheduler address (``tcp://host:port``).
+        timeout: per-run wall-clock limit in seconds (None: none).
+        progress: show a tqdm progress bar.
+        plot: write the figure.
+
+    Returns:
+        a :class:`RobustnessResult`.
+
+    Raises (all before any run, with the accepted values):
+        EntryError: an unknown engine or mode, a target that does not exist,
+            an unknown subset.
+        PinError: a thread count < 1, an unknown or unrunnable coretype.
+        ParameterError: a kernelspec Jupyter does not find, mode "replay",
+            ``timeout`` <= 0, ``workers`` < 1, an empty axis.
+    """
+    from tqdm.auto import tqdm
+
+    from qencode_nb.notebook.parameters import check_engine, check_mode
+    from qencode_nb.studies.runner import STUDY_MODES
+    from qencode_nb.studies.sweep import (inputs_of, is_complete, resolve_targets, run_dask,
+                                          run_local, run_name, select_subset)
+
+    engine = check_engine(engine)
+    check_mode(mode)
+    if mode not in STUDY_MODES:
+        raise ParameterError(f"mode {mode!r} does not re-run the optimiser (no certification "
+                             "to compare); accepted: " + ", ".join(STUDY_MODES))
+    if timeout is not None and not timeout > 0:
+        raise ParameterError(f"timeout {timeout!r} is not accepted; accepted: seconds > 0 "
+                             "or None")
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ParameterError(f"workers {workers!r} is not accepted; accepted: an integer >= 1")
+    perturbations = check_axes(threads, coretypes, kernelspecs)
+    if isinstance(targets, (str, Path)):
+        targets = [targets]
+    resolved = list(dict.fromkeys(select_subset(resolve_targets([str(t) for t in targets]),
+                                                subset)))   # one run per entry and perturbation
+    out = Path(out_dir).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    runs, todo = [], []
+    for target in resolved:
+        for p in perturbations:
+            params = {"entry": target, "blas_threads": p.threads, "mode": mode}
+            if p.coretype:
+                params["blas_coretype"] = p.coretype
+            if engine is not None:
+                params["engine"] = engine
+            if db is not None:
+                params["db"] = str(Path(db).resolve())
+            name = f"{run_name(target)}__{p.slug}"
+            runs.append((run_name(target), p, name, params))
+            if not is_complete(out, name, inputs_of(target, params)):
+                (out / f"{name}.ipynb").unlink(missing_ok=True)   # never read a stale run
+                todo.append((target, str(out), params, timeout, None, name, p.kernelspec))
+    outcomes = {}
+    with tqdm(total=len(runs), initial=len(runs) - len(todo), disable=not progress,
+              desc="robustness", unit="run") as bar:
+        dispatched = run_dask(todo, scheduler, lambda job: job) if scheduler else \
+            run_local(todo, workers, lambda job: job)
+        for outcome in dispatched:
+            outcomes[outcome["name"]] = outcome
+            bar.update(1)
+            bar.set_postfix_str(f"{outcome['name'][-28:]} {outcome['status']}")
+    table = _table(out, runs, outcomes, engine)
+    summary = summarise_robustness(table)
+    table.to_csv(out / "robustness.csv", index=False)
+    summary.to_csv(out / "robustness_summary.csv", index=False)
+    if plot and len(table):
+        from qencode_nb.studies.robustness_plot import robustness_plot
+
+        robustness_plot(table, summary, out / "robustness")
+    return RobustnessResult(out_dir=out, perturbations=perturbations, table=table,
+                            summary=summary, resumed=len(runs) - len(todo))
+
+
+def _table(out: Path, runs, outcomes: dict, engine):
+    """One :func:`~qencode_nb.studies.robustness_tables.robustness_row` per run, in run
+    order; a resumed run's outcome is its ``<name>.outcome.json``."""
+    import pandas as pd
+
+    rows = []
+    for entry, p, name, _ in runs:
+        outcome = outcomes.get(name)
+        if outcome is None:
+            try:
+                outcome = json.loads((out / f"{name}.outcome.json").read_text())
+            except (OSError, ValueError):
+                outcome = {"name": name, "failure": None, "seconds": None}
+        rows.append(robustness_row(out, outcome, entry=entry, threads=p.threads,
+                                   coretype=p.coretype, kernelspec=p.kernelspec,
+                                   label=p.label, engine=engine))
+    return pd.DataFrame(rows, columns=list(ROBUSTNESS_COLUMNS))
