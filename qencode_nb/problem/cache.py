@@ -16,11 +16,13 @@ read it.
 
 Integrity: every file carries the SHA-256 of its payload and its key
 material; a file that does not parse, whose checksum, key or format differs,
-or whose operators cannot be rebuilt is reported (:class:`CacheWarning`),
+or whose stored operators do not parse is reported (:class:`CacheWarning`),
 counted in :data:`STATS` and rebuilt -- never trusted.
 
 Importing this module imports neither numpy nor PySCF; a cache hit imports
-numpy and PennyLane but not PySCF or OpenFermion.
+numpy but not PennyLane, PySCF or OpenFermion (the restored
+:class:`~qencode_nb.problem.cache_payload.RestoredTaperResult` builds its
+PennyLane operators when they are first read).
 """
 
 from __future__ import annotations
@@ -121,7 +123,8 @@ def load(key: str, cache_dir_=None):
 
     Raises:
         CacheCorrupt: the file exists but fails a check (parse, format,
-            key, key-material hash, payload checksum, structure, rebuild).
+            key, key-material hash, payload checksum, structure, Pauli
+            strings and wire count of the stored operators).
     """
     path = path_for(key, cache_dir_)
     try:

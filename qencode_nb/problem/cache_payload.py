@@ -6,21 +6,30 @@ CASSCF ...), the Z2-tapered qubit Hamiltonian, every
 and Pauli-X operators as Pauli-term lists, Z2 sectors, tapered HF state, qubit
 counts, constant correction, imaginary-strip facts), the exact ground energy
 of the tapered operator and the active-space integrals.  PySCF objects are
-never stored: the file is JSON, whose floats round-trip exactly (``repr``),
-and PennyLane operators are rebuilt on load through
-``PauliSentence.operation()``; the writer checks with ``qml.equal`` that the
-rebuilt operators equal the fresh ones before it stores them.
+never stored: the file is JSON, whose floats round-trip exactly (``repr``).
+The writer checks with ``qml.equal`` that the operators rebuilt from the file
+(``PauliSentence.operation()``) equal the fresh ones before it stores them.
+
+:func:`restore` returns a :class:`RestoredTaperResult`: its Pauli strings are
+validated on load without PennyLane, and its PennyLane operators are built
+from the stored terms only when first read, so that a cache hit which only
+needs the terms (the Hamiltonian check, the fast engine's
+:meth:`~qencode_nb.problem.tapering.TaperResult.tapered_terms`) never imports
+PennyLane.
 
 The payload key of the Z2 sectors is ``"sectors"`` (format version 2, kept
 when ``TaperResult.sectors`` became ``z2_sectors``).  Numpy and PennyLane are
-imported inside the functions.
+imported inside the functions; :func:`restore` imports numpy (the HF state's
+array), never PennyLane.
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from qencode_nb.errors import QencodeNbError
+from qencode_nb.problem.tapering import TaperResult
 
 
 class CacheCorrupt(QencodeNbError, ValueError):
@@ -261,35 +270,135 @@ def _check_spec(spec, where):
         raise CacheCorrupt(f"{where}.wire_order is not a list or null")
 
 
-def restore(payload: dict):
-    """``(ChemSummary, TaperResult)`` from a payload that passed :func:`check_payload`.
+def _spec_wires(spec) -> list:
+    """The sorted wires of the operator :func:`_operator_of` builds from ``spec``.
+
+    Without PennyLane, by ``PauliSentence.operation``'s rule: the union of the
+    words' wires, plus the ``wire_order`` when one is given and the sentence
+    holds the identity or nothing (its ``Identity`` acts on ``wire_order``).
 
     Raises:
-        CacheCorrupt: an operator cannot be rebuilt, or acts on another
-            number of wires than the file says.
+        CacheCorrupt: a malformed or repeated Pauli string, a wire order that
+            is not a list of integers.
+    """
+    from qencode_nb.entry.pauli_strings import format_pauli_word, parse_pauli_string
+
+    wires, seen, identity = set(), set(), False
+    for string, _, _ in spec["terms"]:
+        try:
+            word = parse_pauli_string(string)
+        except QencodeNbError as exc:
+            raise CacheCorrupt(f"operators cannot be rebuilt: {exc}") from None
+        canonical = format_pauli_word(word)
+        if canonical in seen:
+            raise CacheCorrupt(f"Pauli string {string!r} appears twice")
+        seen.add(canonical)
+        identity = identity or not word
+        wires.update(word)
+    order = spec["wire_order"]
+    if order is not None and not all(isinstance(w, int) and not isinstance(w, bool)
+                                     for w in order):
+        raise CacheCorrupt(f"wire_order {order!r} is not a list of integers")
+    if order and (identity or not seen):
+        wires.update(order)
+    return sorted(wires)
+
+
+class RestoredTaperResult(TaperResult):
+    """A :class:`~qencode_nb.problem.tapering.TaperResult` read from the cache.
+
+    Every scalar field, ``hf_tapered`` and ``z2_sectors`` are set on load;
+    ``H_tapered``, ``generators`` and ``paulixops`` are PennyLane operators
+    built from the stored Pauli terms (``PauliSentence.operation()``, as
+    before) on first read and kept (``functools.cached_property``), so that
+    PennyLane is imported only by code that reads them.
+    :meth:`tapered_terms` and :meth:`tapered_wires` read the stored terms and
+    never import PennyLane; they equal the base class's answers on the built
+    operator (the built operator's ``pauli_rep`` is the stored sentence).
+
+    Reading an operator raises :class:`CacheCorrupt` if PennyLane cannot build
+    it (the strings were already validated by :func:`restore`).
+    """
+
+    def __init__(self, specs: dict, **fields):
+        self._specs = specs
+        for name, value in fields.items():
+            setattr(self, name, value)
+        self.num_symmetries = len(specs["generators"])
+
+    @staticmethod
+    def _build(spec, what):
+        try:
+            return _operator_of(spec)
+        except CacheCorrupt:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any failure means: do not trust
+            raise CacheCorrupt(f"{what} cannot be rebuilt: {type(exc).__name__}: "
+                               f"{exc}") from None
+
+    @functools.cached_property
+    def H_tapered(self):  # noqa: N802 - the dataclass field's name
+        """The tapered PennyLane operator (Ha), built on first read."""
+        return self._build(self._specs["H_tapered"], "H_tapered")
+
+    @functools.cached_property
+    def generators(self) -> list:
+        """The symmetry generators (PennyLane operators), built on first read."""
+        return [self._build(s, "generators") for s in self._specs["generators"]]
+
+    @functools.cached_property
+    def paulixops(self) -> list:
+        """The Pauli-X operators (PennyLane operators), built on first read."""
+        return [self._build(s, "paulixops") for s in self._specs["paulixops"]]
+
+    def tapered_terms(self) -> list:
+        """:meth:`TaperResult.tapered_terms` from the stored terms (no PennyLane)."""
+        from qencode_nb.entry.pauli_strings import parse_pauli_string
+
+        terms = self._specs["H_tapered"]["terms"]
+        complex_ = any(t[2] != 0.0 for t in terms)
+        return [(parse_pauli_string(string), complex(re, im) if complex_ else float(re))
+                for string, re, im in terms]
+
+    def tapered_wires(self) -> list:
+        """:meth:`TaperResult.tapered_wires` from the stored terms (no PennyLane)."""
+        return _spec_wires(self._specs["H_tapered"])
+
+
+def restore(payload: dict):
+    """``(ChemSummary, RestoredTaperResult)`` from a payload that passed
+    :func:`check_payload`.
+
+    Imports numpy, not PennyLane: the Pauli strings of every operator are
+    parsed here, the operators themselves are built when first read
+    (:class:`RestoredTaperResult`).
+
+    Raises:
+        CacheCorrupt: a malformed or repeated Pauli string, a bad wire order or
+            HF-state dtype, or a tapered operator that acts on another number
+            of wires than the file says.
     """
     import numpy as np
 
-    from qencode_nb.problem.tapering import TaperResult
-
     t = payload["taper"]
+    specs = {"H_tapered": t["H_tapered"], "generators": list(t["generators"]),
+             "paulixops": list(t["paulixops"])}
     try:
-        H = _operator_of(t["H_tapered"])
-        generators = [_operator_of(s) for s in t["generators"]]
-        paulixops = [_operator_of(s) for s in t["paulixops"]]
+        n_wires = len(_spec_wires(specs["H_tapered"]))
+        for spec in (*specs["generators"], *specs["paulixops"]):
+            _spec_wires(spec)
         hf = np.array(t["hf_tapered"], dtype=np.dtype(t["hf_tapered_dtype"]))
     except CacheCorrupt:
         raise
     except Exception as exc:  # noqa: BLE001 - any failure means: do not trust
         raise CacheCorrupt(f"operators cannot be rebuilt: {type(exc).__name__}: {exc}") \
             from None
-    if len(H.wires) != t["n_qubits_tapered"]:
-        raise CacheCorrupt(f"tapered operator acts on {len(H.wires)} wires, file says "
+    if n_wires != t["n_qubits_tapered"]:
+        raise CacheCorrupt(f"tapered operator acts on {n_wires} wires, file says "
                            f"{t['n_qubits_tapered']}")
-    taper = TaperResult(
-        H_tapered=H, hf_tapered=hf, generators=generators, paulixops=paulixops,
-        z2_sectors=list(t["sectors"]), n_qubits_full=t["n_qubits_full"],
-        n_qubits_tapered=t["n_qubits_tapered"],
+    taper = RestoredTaperResult(
+        specs, hf_tapered=hf, z2_sectors=list(t["sectors"]),
+        n_qubits_full=t["n_qubits_full"], n_qubits_tapered=t["n_qubits_tapered"],
         e_sector_ground_ha=t["e_sector_ground_ha"],
         bk_constant_correction_ha=t["bk_constant_correction_ha"],
         bk_imaginary_stripped=t["bk_imaginary_stripped"],

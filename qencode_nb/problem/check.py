@@ -23,6 +23,10 @@ def rebuild(entry):
 
     Returns:
         ``(ChemSummary, TaperResult)`` (:func:`qencode_nb.problem.cache.cached_rebuild`).
+        On a cache hit the TaperResult is a
+        :class:`~qencode_nb.problem.cache_payload.RestoredTaperResult`: no
+        PySCF, OpenFermion or PennyLane is imported, its PennyLane operators
+        are built when first read.
 
     Raises:
         CapabilityMissing: a ``hamiltonian_source`` that cannot be rebuilt, or
@@ -44,9 +48,20 @@ def hamiltonian_check(entry, rebuilt) -> dict:
     rebuilt ground energy is compared with the published exact ground energy
     and the fingerprint is taken from the rebuild.  Both add the chemistry
     checks: rebuilt HF and CASCI energies minus the published ones (Ha).
+
+    On a cache hit it works on the stored Pauli terms and imports neither
+    PennyLane nor OpenFermion nor PySCF (numpy only), unless the stored
+    Hamiltonian differs from the rebuild by more than
+    :data:`qencode_nb.rules.WEYL_REUSE_HA` and must be diagonalised itself.
+
+    Returns:
+        the ``hamiltonian`` record (a dict; its keys are a contract read by
+        tools outside the project).
+
+    Raises:
+        EntryError: malformed stored terms.
     """
     from qencode_nb.problem import hamcheck
-    from qencode_nb.problem.pauli import to_pauli_terms
 
     chem, tap = rebuilt
     if entry.has_stored_hamiltonian:
@@ -55,7 +70,7 @@ def hamiltonian_check(entry, rebuilt) -> dict:
         ground = chem.e_exact_qubit_ha
         fingerprint = abs(ground - entry.casci_energy)
         inferred = hamcheck.infer_source(fingerprint)
-        out = {"n_terms": len(to_pauli_terms(tap.H_tapered)), "n_terms_stored": None,
+        out = {"n_terms": len(tap.tapered_terms()), "n_terms_stored": None,
                "terms_match": None, "max_abs_dcoeff": None, "ground_energy": ground,
                "ground_energy_stored": entry.exact_ground_energy,
                "ground_energy_diff": ground - entry.exact_ground_energy,

@@ -14,13 +14,20 @@ The thresholds are :data:`qencode_nb.rules.FINGERPRINT_THRESHOLD_HA` (with
 its sources), :data:`qencode_nb.rules.COEFF_MATCH_HA` and
 :data:`qencode_nb.rules.WEYL_REUSE_HA`; ground energies come from
 :func:`qencode_nb.problem.exact.exact_ground_energy`.  Numpy and PennyLane are
-imported inside the functions.
+imported inside the functions, and only when an operator must be diagonalised:
+given a :class:`~qencode_nb.problem.tapering.TaperResult` with its ground energy
+(a cache hit) and a stored Hamiltonian within :data:`WEYL_REUSE_HA` of it, the
+comparison runs on Pauli-term lists and imports neither.
 """
 
 from __future__ import annotations
 
 from qencode_nb.problem.exact import exact_ground_energy
-from qencode_nb.entry.pauli_strings import format_pauli_word, parse_pauli_string
+from qencode_nb.entry.pauli_strings import (
+    format_pauli_word,
+    parse_pauli_string,
+    validate_pauli_terms,
+)
 from qencode_nb.problem.pauli import from_pauli_terms
 from qencode_nb.rules import COEFF_MATCH_HA, FINGERPRINT_THRESHOLD_HA, WEYL_REUSE_HA
 
@@ -37,6 +44,25 @@ def _canonical_terms(pauli_terms) -> dict:
 def _rebuilt_terms(H) -> dict:
     """``{pauli_string: complex coefficient}`` of an operator's ``pauli_rep``."""
     return {format_pauli_word(dict(word)): complex(c) for word, c in H.pauli_rep.items()}
+
+
+def _rebuilt_side(rebuilt_H, num_qubits: int):
+    """``(terms, wires, operator)`` of the rebuilt side of :func:`compare_hamiltonian`.
+
+    ``terms``: ``{pauli_string: complex coefficient}`` in ``pauli_rep`` order;
+    ``wires``: the sorted wires the operator acts on; ``operator()``: the
+    PennyLane operator (built, and PennyLane imported, only when called).
+    """
+    if hasattr(rebuilt_H, "tapered_terms"):   # a TaperResult (cache-restored or fresh)
+        terms = {format_pauli_word(word): complex(c)
+                 for word, c in rebuilt_H.tapered_terms()}
+        return terms, rebuilt_H.tapered_wires(), lambda: rebuilt_H.H_tapered
+    if isinstance(rebuilt_H, list):
+        top = max((max(parse_pauli_string(t["pauli_string"]), default=-1)
+                   for t in rebuilt_H), default=-1)
+        rebuilt_H = from_pauli_terms(rebuilt_H, max(num_qubits, top + 1))
+    operator = rebuilt_H
+    return _rebuilt_terms(operator), sorted(operator.wires), lambda: operator
 
 
 def infer_source(fingerprint_ha: float) -> str:
@@ -57,9 +83,11 @@ def compare_hamiltonian(stored_terms, num_qubits: int, rebuilt_H, *,
     Args:
         stored_terms: the entry's ``artifacts.qubit_hamiltonian.pauli_terms``.
         num_qubits: the entry's ``artifacts.qubit_hamiltonian.num_qubits``.
-        rebuilt_H: the rebuilt tapered operator (PennyLane, e.g.
-            ``TaperResult.H_tapered``), built through of_bridge, or a list of
-            QEncode terms.
+        rebuilt_H: the rebuilt tapered problem, built through of_bridge: a
+            :class:`~qencode_nb.problem.tapering.TaperResult` (its
+            ``tapered_terms()`` and ``tapered_wires()``; its PennyLane operator
+            only when ``rebuilt_ground_ha`` is not given), a PennyLane operator
+            (e.g. ``TaperResult.H_tapered``) or a list of QEncode terms.
         e_exact_stored: the entry's ``exact_qubit_ground_energy_hartree``
             (``None`` when not recorded).
         e_casci: the entry's ``casci_ground_energy_hartree``.
@@ -108,19 +136,15 @@ def compare_hamiltonian(stored_terms, num_qubits: int, rebuilt_H, *,
     :data:`COEFF_MATCH_HA`, else ``pennylane_native`` (the only other path).
 
     Raises:
-        EntryError: malformed stored terms (via ``from_pauli_terms``).
+        EntryError: malformed stored terms (``validate_pauli_terms``).
         ValueError: ``diagonalise_stored`` not one of the three values.
     """
     if diagonalise_stored not in ("auto", "always", "never"):
         raise ValueError(f"diagonalise_stored {diagonalise_stored!r}; accepted: "
                          "auto, always, never")
-    H_stored = from_pauli_terms(stored_terms, num_qubits)  # validates the terms
+    validate_pauli_terms(stored_terms, num_qubits)  # as from_pauli_terms does, no PennyLane
     stored = _canonical_terms(stored_terms)
-    if isinstance(rebuilt_H, list):
-        top = max((max(parse_pauli_string(t["pauli_string"]), default=-1)
-                   for t in rebuilt_H), default=-1)
-        rebuilt_H = from_pauli_terms(rebuilt_H, max(num_qubits, top + 1))
-    rebuilt = _rebuilt_terms(rebuilt_H)
+    rebuilt, rebuilt_wires_sorted, rebuilt_operator = _rebuilt_side(rebuilt_H, num_qubits)
 
     constant = float(constant_ha or 0.0)
     constant_rebuilt = constant if constant_rebuilt_ha is None else float(constant_rebuilt_ha)
@@ -134,10 +158,10 @@ def compare_hamiltonian(stored_terms, num_qubits: int, rebuilt_H, *,
             + sum(abs(rebuilt[s]) for s in extra) + abs(constant_rebuilt - constant))
 
     # Rebuilt ground energy (the generator's e_exact_qubit procedure).
-    rebuilt_wires = sorted(rebuilt_H.wires) or list(range(num_qubits))
+    rebuilt_wires = rebuilt_wires_sorted or list(range(num_qubits))
     if rebuilt_ground_ha is None:
         rebuilt_ground_ha, ground_method = exact_ground_energy(
-            rebuilt_H, rebuilt_wires, with_method=True)
+            rebuilt_operator(), rebuilt_wires, with_method=True)
     else:
         ground_method = "given"
     ground = rebuilt_ground_ha + constant_rebuilt
@@ -151,7 +175,7 @@ def compare_hamiltonian(stored_terms, num_qubits: int, rebuilt_H, *,
     else:
         stored_wires = list(range(num_qubits))
         stored_ground, stored_method = exact_ground_energy(
-            H_stored, stored_wires, with_method=True)
+            from_pauli_terms(stored_terms, num_qubits), stored_wires, with_method=True)
         ground_stored_terms = stored_ground + constant
 
     fingerprint = abs(ground_stored_terms - e_casci)
@@ -184,7 +208,7 @@ def compare_hamiltonian(stored_terms, num_qubits: int, rebuilt_H, *,
 
     return {
         "num_qubits": num_qubits,
-        "n_qubits_rebuilt": len(rebuilt_H.wires),
+        "n_qubits_rebuilt": len(rebuilt_wires_sorted),
         "n_terms": len(rebuilt),
         "n_terms_stored": len(stored),
         "terms_match": not missing and not extra,
@@ -252,7 +276,7 @@ def check_entry(entry, *, cache_dir=None, diagonalise_stored: str = "auto",
     num_qubits = (entry.raw["artifacts"]["qubit_hamiltonian"]["num_qubits"]
                   if entry.raw else entry.tapered_num_qubits)
     result = compare_hamiltonian(
-        entry.pauli_terms, num_qubits, tap.H_tapered,
+        entry.pauli_terms, num_qubits, tap,
         e_exact_stored=entry.exact_ground_energy, e_casci=entry.casci_energy,
         constant_ha=entry.bk_constant_correction_ha,
         constant_rebuilt_ha=tap.bk_constant_correction_ha or 0.0,

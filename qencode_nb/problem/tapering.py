@@ -55,6 +55,12 @@ class TaperResult:
         bk_max_imaginary_abs_ha: largest |Im c| when stripped, else ``None``
             (as the entry stores it).
         max_imaginary_abs_ha: largest |Im c| measured (0.0 when not BK).
+
+    :meth:`tapered_terms` and :meth:`tapered_wires` give the tapered operator
+    as Pauli terms and its wires.  A result restored from the rebuild cache
+    (:class:`qencode_nb.problem.cache_payload.RestoredTaperResult`) answers
+    both from the stored terms without PennyLane and builds ``H_tapered``,
+    ``generators`` and ``paulixops`` only when first read.
     """
 
     H_tapered: Any
@@ -73,6 +79,28 @@ class TaperResult:
 
     def __post_init__(self):
         self.num_symmetries = len(self.generators)
+
+    def tapered_terms(self) -> list:
+        """The tapered Hamiltonian as Pauli terms, ``[(word, coefficient)]``.
+
+        ``word`` is ``{wire: "X"|"Y"|"Z"}`` (``{}`` for the identity, as
+        :func:`qencode_nb.entry.pauli_strings.parse_pauli_string` returns),
+        ``coefficient`` in Ha: a ``float`` when every coefficient of the
+        operator is real, else a ``complex`` (all of them); the order and
+        values are those of ``H_tapered.pauli_rep``, exactly.  A new list on
+        every call.  Here read from the PennyLane operator; a cache-restored
+        result reads its stored terms (no PennyLane).
+        """
+        import numpy as np
+
+        items = list(self.H_tapered.pauli_rep.items())
+        complex_ = any(float(np.imag(c)) != 0.0 for _, c in items)
+        return [(dict(word), complex(c) if complex_ else float(np.real(c)))
+                for word, c in items]
+
+    def tapered_wires(self) -> list:
+        """The wires ``H_tapered`` acts on, sorted (integers)."""
+        return sorted(self.H_tapered.wires)
 
 
 def _sector_ground_energy(H_tapered):

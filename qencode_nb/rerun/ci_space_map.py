@@ -145,16 +145,15 @@ def build(entry, rebuilt, *, circuit: str = "statevector") -> SectorProblem:
     """
     import time
 
+    chem, tap = rebuilt
+    reason = unmappable_reason(entry, tap.n_qubits_full)
+    if reason:
+        raise NotMappable(reason)
     import pennylane as qml
 
     from qencode_nb.rerun import ci_space as S
     from qencode_nb.rerun.ansatz import uccsd_excitations
     from qencode_nb.rerun.ci_space_generators import generators
-
-    chem, tap = rebuilt
-    reason = unmappable_reason(entry, tap.n_qubits_full)
-    if reason:
-        raise NotMappable(reason)
     start = time.perf_counter()
     sec = S.from_summary(chem)
     excitations = uccsd_excitations(entry.active_space[0], tap.n_qubits_full)
