@@ -16,8 +16,10 @@ its sources), :data:`qencode_nb.rules.COEFF_MATCH_HA` and
 :func:`qencode_nb.problem.exact.exact_ground_energy`.  Numpy and PennyLane are
 imported inside the functions, and only when an operator must be diagonalised:
 given a :class:`~qencode_nb.problem.tapering.TaperResult` with its ground energy
-(a cache hit) and a stored Hamiltonian within :data:`WEYL_REUSE_HA` of it, the
-comparison runs on Pauli-term lists and imports neither.
+(a cache hit), the comparison runs on Pauli-term lists and imports neither: a
+stored Hamiltonian within :data:`WEYL_REUSE_HA` of the rebuilt one reuses its
+ground energy, any other has its own ground energy cached
+(:func:`stored_ground_energy`).
 """
 
 from __future__ import annotations
@@ -173,9 +175,7 @@ def compare_hamiltonian(stored_terms, num_qubits: int, rebuilt_H, *,
         ground_stored_terms = rebuilt_ground_ha + constant
         stored_method = f"reused rebuilt ground (Weyl bound {weyl:.3e} Ha)"
     else:
-        stored_wires = list(range(num_qubits))
-        stored_ground, stored_method = exact_ground_energy(
-            from_pauli_terms(stored_terms, num_qubits), stored_wires, with_method=True)
+        stored_ground, stored_method = stored_ground_energy(stored_terms, num_qubits)
         ground_stored_terms = stored_ground + constant
 
     fingerprint = abs(ground_stored_terms - e_casci)
@@ -243,6 +243,43 @@ def compare_hamiltonian(stored_terms, num_qubits: int, rebuilt_H, *,
         "source_matches": (None if hamiltonian_source_recorded is None or inferred is None
                            else hamiltonian_source_recorded == inferred),
     }
+
+
+#: Format of the stored-ground cache file (``ground-<key>.json``).
+STORED_GROUND_FORMAT = 1
+
+
+def stored_ground_energy(stored_terms, num_qubits: int) -> tuple[float, str]:
+    """``(ground energy (Ha), method)`` of a stored Hamiltonian by
+    :func:`~qencode_nb.problem.exact.exact_ground_energy` on wires ``0..n-1``.
+
+    The result is kept in ``ground-<key>.json`` beside the rebuild cache, keyed
+    by the terms and the environment (package versions, code, BLAS variables,
+    CPU: :func:`qencode_nb.problem.cache_key.environment_material`), so a warm
+    run reads it back without PennyLane (the diagonalisation builds a PennyLane
+    operator).  An unreadable file is recomputed.
+    """
+    import json
+
+    from qencode_nb.problem import cache
+    from qencode_nb.problem.cache_key import environment_material, sha256_json
+
+    material = {"kind": "stored-ground", "format": STORED_GROUND_FORMAT,
+                "terms": sha256_json(stored_terms), "num_qubits": int(num_qubits),
+                "environment": environment_material()}
+    key = sha256_json(material)
+    path = cache.path_for(key).with_name(f"ground-{key}.json")
+    try:
+        doc = json.loads(path.read_text())
+        if doc.get("material") == material:
+            return float(doc["energy"]), str(doc["method"])
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    energy, method = exact_ground_energy(from_pauli_terms(stored_terms, num_qubits),
+                                         list(range(num_qubits)), with_method=True)
+    cache.write_atomic(path, json.dumps({"material": material, "energy": energy,
+                                         "method": method}).encode())
+    return energy, method
 
 
 def check_entry(entry, *, cache_dir=None, diagonalise_stored: str = "auto",

@@ -119,7 +119,7 @@ class Problem:
 
 
 def build_problem(entry, rebuilt, engine: str | None = None,
-                  hamiltonian: dict | None = None) -> Problem:
+                  hamiltonian: dict | None = None, *, rerun: bool = True) -> Problem:
     """Hamiltonian and ansatz circuit of an entry.
 
     The stored qubit Hamiltonian is used when the entry has one, else the
@@ -143,7 +143,9 @@ def build_problem(entry, rebuilt, engine: str | None = None,
     (the Hamiltonian check; ``None`` counts as "not checked") decides whether
     the stored angles may be replayed on the rebuilt sector
     (:func:`qencode_nb.rerun.ci_space_map.replay_reason`); when not, the tapered pool
-    is built and the replay runs on the recorded engine.
+    is built and the replay runs on the recorded engine.  ``rerun=False`` (an
+    audit in replay mode) skips the sector engine's problem for ``engine="fast"``,
+    whose replay runs on the compiled statevector engine.
 
     Raises:
         EntryError: an engine other than None, "sector" or "fast".
@@ -157,7 +159,9 @@ def build_problem(entry, rebuilt, engine: str | None = None,
     wires = list(range(entry.tapered_num_qubits))
     pool = adapt_engine = sector = sector_reason = replay_reason = None
     fast = fast_reason = None
-    if engine_requested in ("sector", "fast"):
+    # engine="fast" without a re-run (mode=replay) replays on the compiled
+    # statevector engine: the sector engine's problem is not built.
+    if engine_requested == "sector" or (engine_requested == "fast" and rerun):
         from qencode_nb.rerun import ci_space_map as sector_map
 
         try:
