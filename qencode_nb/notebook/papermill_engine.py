@@ -91,6 +91,10 @@ def _build_engine():
                 startup_timeout=start_timeout, kernel_name=kernel_name,
                 log=logging.getLogger("papermill"), log_output=log_output,
                 stdout_file=stdout_file, stderr_file=stderr_file)
+            # Every output is in the notebook when the last cell ends, and the kernel
+            # holds nothing to save: it is stopped at once, not asked to shut down
+            # (nbclient's "graceful" default waits about 1 s per notebook).
+            final_kwargs.setdefault("shutdown_kernel", "immediate")
             return PapermillNotebookClient(nb_man, **final_kwargs).execute(env=env)
 
     return PinnedEngine
