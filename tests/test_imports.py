@@ -175,3 +175,52 @@ def test_bad_stored_pauli_string_is_corrupt_on_load():
     payload["taper"]["H_tapered"]["terms"] = [["Z0", 1.0, 0.0], ["Z1", 2.0, 0.0]]
     with pytest.raises(CacheCorrupt, match="acts on 2 wires, file says 1"):
         restore(payload)
+
+
+# A fast-engine audit's stages (replay, then re-run) in a fresh interpreter; argv:
+# entry paths.  Prints one JSON line: per entry, replay and re-run outcome and the
+# heavy libraries loaded.
+_FAST = textwrap.dedent("""
+    import json, sys
+    from qencode_nb.entry import load
+    from qencode_nb.problem.check import hamiltonian_check, rebuild
+    from qencode_nb.rerun.problem import build_problem
+    from qencode_nb.rerun.rerun import rerun
+    from qencode_nb.verdict.replay import replay
+
+    out = {}
+    for path in sys.argv[1:]:
+        entry = load(path)
+        rebuilt = rebuild(entry)
+        problem = build_problem(entry, rebuilt, "fast", hamiltonian_check(entry, rebuilt))
+        r = replay(entry, problem)
+        x = rerun(entry, problem)
+        out[path] = {"hit": rebuilt[0].cache_hit, "replay": r.status, "engine": r.engine,
+                     "rerun_backend": x.config["backend"],
+                     "heavy": sorted({m.split(".")[0] for m in sys.modules}
+                                     & {"pennylane", "openfermion", "pyscf"})}
+    print(json.dumps(out))
+""")
+
+
+@pytest.mark.slow
+def test_a_fast_engine_audit_on_a_warm_cache_imports_no_pennylane_or_openfermion(tmp_path):
+    """HEA, tapered UCCSD and a Pauli-word ADAPT pool: after one run has filled
+    the caches (rebuild, pool words, stored ground energy), a fresh interpreter
+    replays and re-runs on the compiled statevector engine with neither
+    PennyLane, OpenFermion nor PySCF loaded (issue 14, item 5)."""
+    paths = [LIH_JW_HEA, H2_JW_UCCSD,
+             SHARED_DB / "H4_ccpvdz_JW_ADAPT_v4_tapered__sha256_39f9134a722ad612.json"]
+    env = pinned_env(1, PYTHONPATH=str(ROOT), QENCODE_NB_CACHE=str(tmp_path))
+    runs = []
+    for _ in range(2):
+        out = subprocess.run([sys.executable, "-c", _FAST, *map(str, paths)], cwd=ROOT,
+                             env=env, capture_output=True, text=True, timeout=1800)
+        assert out.returncode == 0, out.stderr[-3000:]
+        runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    cold, warm = runs
+    for path in map(str, paths):
+        assert cold[path]["hit"] is False and warm[path]["hit"] is True
+        assert warm[path]["replay"] == "pass"
+        assert warm[path]["engine"] == warm[path]["rerun_backend"] == "numba-statevector"
+        assert warm[path]["heavy"] == [], f"{path}: imported {warm[path]['heavy']}"
