@@ -314,4 +314,5 @@ def test_collect_reads_only_audit_record_names_and_keeps_its_columns():
         "published_nfev", "rerun_restarts_run", "error_mha", "published_error_mha",
         "movement_mha", "threshold_mha", "margin_regenerated", "margin_published",
         "certified", "published_certified", "certification_change", "fragile",
-        "bit_identical", "delta_ha", "ulps", "findings", "verdict")
+        "bit_identical", "delta_ha", "ulps", "findings", "verdict", "engine_used",
+        "replay_engine")

@@ -21,21 +21,23 @@ from pathlib import Path
 
 from qencode_nb.verdict.records import AUDIT_RECORDS, ERROR_RECORD
 
-#: Columns of :func:`audit_table`, in order.  Energies in Ha, errors in mHa,
+#: Columns of :func:`audit_table`, in order (new ones are appended: tools outside
+#: read them; ``engine_used`` / ``replay_engine`` name the engines of the re-run and
+#: the replay, issue 14).  Energies in Ha, errors in mHa,
 #: times in s.  ``seconds`` is the wall time of the run (the sweep's
 #: ``<name>.outcome.json``, else papermill's duration).
 AUDIT_COLUMNS = (
     "notebook", "entry_id", "status", "failure", "seconds", "mode", "blas_threads", "kernel",
     "tier_procedure", "tier_certification", "tier_bit_identical", "undeclared",
     "fields_differ", "integrity",
-    "engine_used", "replay_engine", "replay_status", "replay_abs_delta_ha", "replay_identical",
+    "replay_status", "replay_abs_delta_ha", "replay_identical",
     "terms_match", "n_terms", "n_terms_stored", "max_abs_dcoeff", "ground_energy_diff",
     "fingerprint_ha", "hamiltonian_source_inferred", "hamiltonian_source_recorded",
     "cache_hit", "rerun_energy", "rerun_nfev", "published_nfev", "rerun_restarts_run",
     "error_mha", "published_error_mha", "movement_mha", "threshold_mha",
     "margin_regenerated", "margin_published", "certified", "published_certified",
     "certification_change", "fragile", "bit_identical", "delta_ha", "ulps", "findings",
-    "verdict",
+    "verdict", "engine_used", "replay_engine",
 )
 
 #: The audit records :func:`audit_row` reads (names from
