@@ -240,8 +240,9 @@ def robustness(targets, out_dir="runs/robustness", *, threads=None, coretypes=No
 
     from qencode_nb.notebook.parameters import check_engine, check_mode
     from qencode_nb.studies.runner import STUDY_MODES
-    from qencode_nb.studies.sweep import (inputs_of, is_complete, resolve_targets, run_dask,
-                                          run_local, run_name, select_subset)
+    from qencode_nb.studies.sweep import (inputs_of, is_complete, longest_first,
+                                          resolve_targets, run_dask, run_local, run_name,
+                                          select_subset)
 
     engine = check_engine(engine)
     check_mode(mode)
@@ -276,6 +277,7 @@ def robustness(targets, out_dir="runs/robustness", *, threads=None, coretypes=No
                 (out / f"{name}.ipynb").unlink(missing_ok=True)   # never read a stale run
                 todo.append((target, str(out), params, timeout, None, name, p.kernelspec))
     outcomes = {}
+    todo = longest_first(todo)
     with tqdm(total=len(runs), initial=len(runs) - len(todo), disable=not progress,
               desc="robustness", unit="run") as bar:
         dispatched = run_dask(todo, scheduler, lambda job: job) if scheduler else \
