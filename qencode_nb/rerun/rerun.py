@@ -33,7 +33,7 @@ class Rerun:
         findings: quirks of the generator's procedure this run reproduced.
         details: optimiser-specific values: restart energies and nfev (VQE),
             selected operators, gradients, ties and wall time (ADAPT).
-        engine_fallback: why the requested sector engine did not run.
+        engine_fallback: why the requested engine (sector, fast) did not run.
     """
 
     energy: float

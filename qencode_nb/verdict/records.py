@@ -19,7 +19,7 @@ AUDIT_RECORDS = {
     "provenance": "versions vs pins, git, platform, CPU, every BLAS pool",
     "integrity": "SHA-256 by QEncode's rule, signature state",
     "hamiltonian": "the Hamiltonian check: terms, ground energies, fingerprint, cache",
-    "engine": "backend requested and used, and why the sector engine did not run",
+    "engine": "engine requested (None, sector, fast) and used, and why the requested one did not run",
     "replay": "energy of the stored optimal parameters vs the published energy",
     "rerun": "the re-run: energy, nfev, restarts, configuration used, findings",
     "rerun_energy": "the re-run energy (Ha, tapering constant included), or None",

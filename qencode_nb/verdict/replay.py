@@ -21,7 +21,7 @@ class Replay:
         published: the published energy.
         comparison: :func:`qencode_nb.verdict.compare.compare` of the two.
         engine: the engine the replay ran on.
-        engine_fallback: why the requested sector engine did not replay.
+        engine_fallback: why the requested engine (sector, fast) did not replay.
         hamiltonian: "stored" or "rebuilt (of_bridge)".
         reason: why there is no replay (n/a only).
     """
