@@ -109,17 +109,35 @@ def test_lbfgsb_iterates_follow_default_qubit():
 
 
 @pytest.mark.slow
-def test_lbfgsb_entry_rerun_reaches_the_published_energy():
-    """N2 JW/HEA (ebcf), recorded L-BFGS-B with 3 restarts and 500 iterations,
-    re-run in full on the fast engine: the published energy within 1e-8 Ha
-    and the published nfev (measured 1.4e-12 Ha, 15,000, about 20 s)."""
+def test_lbfgsb_entry_rerun_keeps_the_published_certification():
+    """N2 JW/HEA (1784), recorded L-BFGS-B with 5 restarts and 500 iterations,
+    re-run in full on the fast engine (exact adjoint gradient; about 20 s): the
+    published nfev (95,403, counted as the generator counts it) and the published
+    certification.  The energy is not the published one to 1e-8 Ha: measured
+    7.8e-6 Ha lower (the trajectories part after ~15 steps, see
+    :func:`test_lbfgsb_iterates_follow_default_qubit`), so 1e-4 Ha is asserted."""
     from qencode_nb.rerun.rerun import rerun
 
-    e, _, p = _problems("N2_ccpvdz_JW_HEA_v4_casscf_tapered__sha256_ebcfc9fbdeed4e51.json")
+    e, _, p = _problems("N2_ccpvdz_JW_HEA_v4_casscf_tapered__sha256_17841edecba23ac1.json")
     assert e.optimizer.name == "l-bfgs-b"
     r = rerun(e, p)
     assert r.config["backend"] == fe.NAME
-    assert abs(r.energy - e.published_energy) < 1e-8
+    assert r.nfev == e.published_nfev
+    assert abs(r.energy - e.published_energy) < 1e-4
+    assert (abs(r.energy - e.exact_ground_energy) < e.threshold) == e.published_certified
+
+
+@pytest.mark.slow
+def test_cobyla_entry_rerun_on_the_fast_engine_reproduces_the_published_energy():
+    """N2 JW/HEA (ebcf), COBYLA with 30 restarts of 500 steps: on the fast engine
+    the published energy within 1e-9 Ha (measured 1.4e-12 Ha) and nfev 15,000;
+    COBYLA runs elsewhere may part (LiH JW/HEA: 2.6e-4 Ha), a finding, not a failure."""
+    from qencode_nb.rerun.rerun import rerun
+
+    e, _, p = _problems("N2_ccpvdz_JW_HEA_v4_casscf_tapered__sha256_ebcfc9fbdeed4e51.json")
+    assert e.optimizer.name == "cobyla"
+    r = rerun(e, p)
+    assert abs(r.energy - e.published_energy) < 1e-9
     assert r.nfev == e.published_nfev
 
 
