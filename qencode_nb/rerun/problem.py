@@ -101,9 +101,7 @@ class Problem:
             from qencode_nb.rerun.fast_engine import NAME
 
             return NAME, None
-        fallback = None
-        if self.engine_requested in ("sector", "fast"):
-            fallback = self.fallback_reason or self.sector_replay_reason
+        fallback = self.fallback_reason or self.sector_replay_reason
         if self.sector_problem is not None and fallback is None:
             return "sector", None
         return self.adapt_engine or backend, fallback
@@ -113,8 +111,7 @@ class Problem:
         did not run (``reason``) or the sector engine did not replay
         (``replay_reason``)."""
         return {"requested": self.engine_requested, "used": self.engine_used(backend),
-                "reason": (self.sector_reason if self.engine_requested == "sector"
-                           else self.fallback_reason),
+                "reason": self.fallback_reason,
                 "replay_reason": self.sector_replay_reason}
 
 
