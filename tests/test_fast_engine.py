@@ -54,6 +54,23 @@ def test_stored_parameters_replay_to_the_published_energy(kind):
     assert abs(r.energy - e.published_energy) < 1e-10
 
 
+def test_h8_adapt_replays_with_its_tapered_excitation_generators():
+    """ADAPT above 12 untapered qubits (H8, 13 tapered qubits, 278 generators of
+    several Pauli words each, the statevector engine's exp(i theta G)): in
+    replay mode (no re-run) the fast engine replays the 98 stored angles on
+    the stored Hamiltonian to the published energy within 1e-10 Ha (measured
+    2.7e-15 Ha); the sector engine's problem is not built."""
+    from qencode_nb.verdict.replay import replay
+
+    e = load(SHARED_DB / "H8_ccpvdz_JW_ADAPT_v4_casscf_tapered__sha256_b2328caa5d17467b.json")
+    rebuilt = rebuild(e)
+    p = build_problem(e, rebuilt, "fast", hamiltonian_check(e, rebuilt), rerun=False)
+    assert p.sector_problem is None and p.fast_problem.convention == "statevector"
+    assert max(len(d["words"]) for d in p.fast_problem.words) > 1
+    r = replay(e, p)
+    assert r.engine == fe.NAME and abs(r.energy - e.published_energy) < 1e-10
+
+
 @pytest.mark.parametrize("kind", ["hea-parity", "uccsd-jordan_wigner", "adapt-qnode-pool"])
 def test_energy_and_gradient_equal_default_qubit_at_random_angles(kind):
     """Away from the optimum too: energies within 1e-10 Ha and the adjoint

@@ -201,6 +201,7 @@ def test_n2_jw_uccsd_runs_its_10000_iterations(tmp_path):
     assert rerun["nfev"] == rerun["energy_calls"] == rerun["published"]["nfev"] == 10000
 
 
+@pytest.mark.heavy
 @pytest.mark.slow
 @pytest.mark.notebook
 def test_h10_replays_bit_for_bit_on_its_recorded_statevector_engine(tmp_path):
