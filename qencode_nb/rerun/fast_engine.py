@@ -156,14 +156,6 @@ class Hamiltonian:
 
         return cls.from_terms(validate_pauli_terms(pauli_terms, n), n)
 
-    @classmethod
-    def from_operator(cls, operator, n: int) -> "Hamiltonian":
-        """From a PennyLane operator's ``pauli_rep`` (the rebuilt Hamiltonian)."""
-        rep = operator.pauli_rep
-        if rep is None:
-            raise NotFast(f"{operator!r} has no Pauli representation")
-        return cls.from_terms([(dict(w), c) for w, c in rep.items()], n)
-
     def arrays(self):
         """The seven arrays in kernel order (``hk`` first)."""
         return (self.hk, self.indptr, self.indices, self.data, self.tx, self.tz, self.tc)

@@ -131,12 +131,7 @@ def _hamiltonian(entry, rebuilt):
     if entry.has_stored_hamiltonian:
         return Hamiltonian.from_pauli_terms(entry.pauli_terms, n)
     _, tap = rebuilt
-    terms = getattr(tap, "tapered_terms", None)
-    if callable(terms):
-        return Hamiltonian.from_terms(terms(), n)
-    if terms is not None:
-        return Hamiltonian.from_terms(terms, n)
-    return Hamiltonian.from_operator(tap.H_tapered, n)
+    return Hamiltonian.from_terms(tap.tapered_terms(), n)   # no PennyLane on a cache hit
 
 
 def build(entry, rebuilt) -> FastProblem:
