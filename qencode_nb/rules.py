@@ -144,6 +144,13 @@ FRAGILE_MARGIN = 0.20
 """A certified entry whose margin ``(threshold - error) / threshold`` is below
 this is fragile (DESIGN.md)."""
 
+STRICT_REPRODUCTION_HA = 1e-6
+"""QEncode's strict reproduction tolerance: a re-run whose energy moves more than
+1e-6 Ha from the published one "exceeded the strict tolerance" (QEncode's drift
+report, quoted in issue 14: 17 of 40 entries exceeded it while still valid).
+Used only to count, in the robustness study's drift table; the tiers do not use
+it."""
+
 REPLAY_TOL_HA = 1e-9
 """A replay passes when ``|E(stored params) - E_published| <= 1e-9`` Ha."""
 

@@ -21,7 +21,8 @@ from qencode_nb.errors import EntryError, ParameterError, PinError
 from qencode_nb.rules import FRAGILE_MARGIN
 from qencode_nb.studies.robustness import BASELINE, Perturbation, check_axes, robustness
 from qencode_nb.studies.robustness_tables import (READ_RECORDS, ROBUSTNESS_COLUMNS,
-                                                  SUMMARY_COLUMNS, summarise_robustness)
+                                                  SUMMARY_COLUMNS, drift_table,
+                                                  summarise_robustness)
 
 H2_JW_HEA = SHARED_DB / "H2_ccpvdz_JW_HEA_v4_tapered__sha256_67c3022f966367ed.json"
 H2_JW_UCCSD = SHARED_DB / "H2_ccpvdz_JW_UCCSD_v4_tapered__sha256_93a0f8a8604d9aed.json"
@@ -29,8 +30,9 @@ QENCODE_NB = Path(sys.executable).parent / "qencode-nb"
 
 
 def _row(entry, label, certified, error, *, status="ok", pub_cert=True, pub_err=9.5,
-         margin=0.05):
+         margin=0.05, delta=None):
     return {"entry": entry, "perturbation": label, "status": status, "error_mha": error,
+            "delta_ha": delta,
             "certified": certified, "published_error_mha": pub_err,
             "published_certified": pub_cert, "margin_published": margin,
             "threshold_mha": 10.0, "reason": None if status == "ok" else "RunTimeout: killed",
@@ -76,6 +78,42 @@ def test_summary_names_the_perturbation_that_lost_certification(tmp_path):
                                   s[["runs_ok", "fragile_measured",
                                      "lost_certification_in"]].fillna(""),
                                   check_dtype=False)
+
+
+def test_drift_table_counts_as_qencode_did():
+    """The four numbers of QEncode's drift report, per perturbation and overall, on rows
+    whose answers are worked out by hand (threshold 10 mHa, strict tolerance 1e-6 Ha)."""
+    t1, t2 = (Perturbation(t, None, "python3").label for t in (1, 2))
+    rows = [
+        # moves 1.5 mHa at 1 thread (8.0 + 1.5 < 10: no candidate) and 2.1 mHa at 2
+        # (8.0 + 2.1 >= 10: a candidate); the error falls, it stays certified: passed.
+        _row("down", t1, True, 6.5, pub_err=8.0, delta=-1.5e-3),
+        _row("down", t2, True, 5.9, pub_err=8.0, delta=-2.1e-3),
+        # crosses the threshold at 2 threads: lost, and a candidate (9.5 + 0.9 >= 10).
+        _row("lost", t1, True, 9.5, delta=2e-10),
+        _row("lost", t2, False, 10.4, delta=0.9e-3),
+        # moves 3e-6 Ha at 1 thread, far from the threshold: strict exceeded, valid.
+        _row("strict", t1, True, 1.003, pub_err=1.0, margin=0.9, delta=3e-6),
+        _row("strict", t2, True, 1.0, pub_err=1.0, margin=0.9, delta=0.0),
+        # published not certified and stays so: strict only; never a candidate.
+        _row("never", t1, False, 12.0, pub_cert=False, pub_err=11.0, margin=-0.1, delta=1e-3),
+        # a failed run counts nowhere.
+        _row("dead", t1, None, None, status="failed", pub_cert=None, pub_err=None,
+             margin=None),
+    ]
+    d = drift_table(pd.DataFrame(rows, columns=list(ROBUSTNESS_COLUMNS))).set_index("scope")
+    assert list(d.index) == [t1, t2, "all perturbations"]
+    counts = ["entries", "strict_exceeded", "lost_certification", "arithmetic_candidates",
+              "candidates_passed"]
+    assert d.loc[t1, counts].tolist() == [4, 3, 0, 0, 0]     # down 1.5 mHa, strict, never
+    assert d.loc[t2, counts].tolist() == [3, 1, 1, 2, 1]     # down; lost; down + lost
+    assert d.loc["all perturbations", counts].tolist() == [4, 3, 1, 2, 1]
+    overall = d.loc["all perturbations"]
+    assert overall["lost_certification_entries"] == "lost (9.500 -> 10.400 mHa)"
+    assert overall["candidates_passed_entries"] == \
+        "down (8.000 + 2.100 >= 10 mHa; re-run 6.500 mHa)"
+    assert overall["strict_exceeded_entries"].split("; ") == \
+        ["down (2.1e-03 Ha)", "strict (3.0e-06 Ha)", "never (1.0e-03 Ha)"]
 
 
 def test_axes_are_the_cartesian_product_with_baselines():
@@ -180,6 +218,14 @@ def test_a_real_study_writes_rows_summary_and_figure(study):
     assert all(Path(p).is_file() and Path(p).stat().st_size > 0 for p in result.figure)
     assert "2 entries x 2 perturbations = 4 runs (4 ok, 0 failed, 0 resumed)" in \
         result.report()
+    drift = pd.read_csv(out / "robustness_drift.csv")
+    assert drift["scope"].tolist() == [f"threads={t} coretype=default kernelspec=python3"
+                                       for t in (1, 2)] + ["all perturbations"]
+    # Both H2 entries re-run to < 1e-9 Ha of the published energy, 0.0 mHa from the threshold.
+    assert drift["entries"].tolist() == [2, 2, 2]
+    assert (drift[["strict_exceeded", "lost_certification", "arithmetic_candidates",
+                   "candidates_passed"]] == 0).all().all()
+    assert "drift counts over all perturbations (2 entries): 0 moved" in result.report()
 
 
 @pytest.mark.notebook
@@ -255,6 +301,9 @@ def test_robustness_notebook_with_stock_papermill(study, tmp_path):
     assert summary["runs_ok"].tolist() == [2]
     assert all(Path(p).is_file() for p in r["figure"])
     assert pd.read_csv(r["summary_csv"])["runs"].tolist() == [2]
+    drift = pd.DataFrame(r["drift"])
+    assert drift["scope"].tolist() == r["perturbations"] + ["all perturbations"]
+    assert pd.read_csv(r["drift_csv"])["entries"].tolist() == [1, 1, 1]
 
 
 def test_robustness_notebook_declares_the_parameters():

@@ -10,8 +10,9 @@ local pool or a Dask cluster (:func:`qencode_nb.studies.sweep.run_local`,
 :func:`~qencode_nb.studies.sweep.run_dask`), resumable like a sweep: a run whose
 notebook recorded ``done`` with the same inputs is not run again.  It writes
 ``robustness.csv`` (:data:`ROBUSTNESS_COLUMNS`, one row per run),
-``robustness_summary.csv`` (:func:`summarise_robustness`, one row per entry) and
-the figure ``robustness.png`` / ``.svg``
+``robustness_summary.csv`` (:func:`summarise_robustness`, one row per entry),
+``robustness_drift.csv`` (:func:`~qencode_nb.studies.robustness_tables.drift_table`:
+QEncode's four drift counts per perturbation) and the figure ``robustness.png`` / ``.svg``
 (:func:`qencode_nb.studies.robustness_plot.robustness_plot`).  Fragility is then
 *measured* (``fragile_measured``: the certification changed under a
 perturbation) beside the margin-based ``fragile`` inferred from the published
@@ -30,7 +31,7 @@ from typing import Any, NamedTuple
 from qencode_nb.errors import ParameterError
 from qencode_nb.rules import FRAGILE_MARGIN
 from qencode_nb.studies.robustness_tables import (ROBUSTNESS_COLUMNS, SUMMARY_COLUMNS,
-                                                  as_flag, robustness_row,
+                                                  as_flag, drift_table, robustness_row,
                                                   summarise_robustness)
 
 __all__ = ["BASELINE", "NO_CORETYPE", "Perturbation", "ROBUSTNESS_COLUMNS",
@@ -129,6 +130,8 @@ class RobustnessResult:
             (errors in mHa, energy differences in Ha, wall time in s).
         summary: :func:`summarise_robustness` of ``table``, one row per entry.
         resumed: how many runs were read from an earlier study instead of run.
+        drift: :func:`~qencode_nb.studies.robustness_tables.drift_table` of
+            ``table``: QEncode's four drift counts per perturbation and overall.
     """
 
     out_dir: Path
@@ -136,6 +139,7 @@ class RobustnessResult:
     table: Any
     summary: Any
     resumed: int = 0
+    drift: Any = None
 
     @property
     def table_csv(self) -> Path:
@@ -144,6 +148,10 @@ class RobustnessResult:
     @property
     def summary_csv(self) -> Path:
         return self.out_dir / "robustness_summary.csv"
+
+    @property
+    def drift_csv(self) -> Path:
+        return self.out_dir / "robustness_drift.csv"
 
     @property
     def figure(self) -> list[str]:
@@ -178,17 +186,26 @@ class RobustnessResult:
                  f"entries losing certification in at least one perturbation: {len(lost)}"
                  + (": " + "; ".join(f"{short_name(e)} ({where})" for e, where in lost.items())
                     if lost else "")]
-        lines.append(f"table: {self.table_csv}; summary: {self.summary_csv}; figure: "
-                     + ", ".join(self.figure))
+        if self.drift is not None and len(self.drift):
+            d = self.drift.iloc[-1]
+            lines.append(f"drift counts over all perturbations ({d['entries']} entries): "
+                         f"{d['strict_exceeded']} moved > 1e-6 Ha with certification unchanged; "
+                         f"{d['lost_certification']} lost certification; arithmetic (published "
+                         f"error + unsigned movement) named {d['arithmetic_candidates']} "
+                         f"candidates, {d['candidates_passed']} of them passed")
+        lines.append(f"table: {self.table_csv}; summary: {self.summary_csv}; drift: "
+                     f"{self.drift_csv}; figure: " + ", ".join(self.figure))
         return "\n".join(lines)
 
     def to_record(self) -> dict:
         """``{record name: value}`` as robustness.ipynb records them: ``perturbations``
-        (labels), ``table``, ``summary``, ``table_csv``, ``summary_csv``,
-        ``figure``, ``lost_certification``, ``failed``."""
+        (labels), ``table``, ``summary``, ``drift``, ``table_csv``, ``summary_csv``,
+        ``drift_csv``, ``figure``, ``lost_certification``, ``failed``."""
         return {"perturbations": [p.label for p in self.perturbations],
                 "table": self.table.to_dict("records"), "summary": self.summary.to_dict("records"),
+                "drift": None if self.drift is None else self.drift.to_dict("records"),
                 "table_csv": str(self.table_csv), "summary_csv": str(self.summary_csv),
+                "drift_csv": str(self.drift_csv),
                 "figure": self.figure, "lost_certification": self.lost_certification(),
                 "failed": self.failures()}
 
@@ -290,12 +307,14 @@ def robustness(targets, out_dir="runs/robustness", *, threads=None, coretypes=No
     summary = summarise_robustness(table)
     table.to_csv(out / "robustness.csv", index=False)
     summary.to_csv(out / "robustness_summary.csv", index=False)
+    drift = drift_table(table)
+    drift.to_csv(out / "robustness_drift.csv", index=False)
     if plot and len(table):
         from qencode_nb.studies.robustness_plot import robustness_plot
 
         robustness_plot(table, summary, out / "robustness")
     return RobustnessResult(out_dir=out, perturbations=perturbations, table=table,
-                            summary=summary, resumed=len(runs) - len(todo))
+                            summary=summary, resumed=len(runs) - len(todo), drift=drift)
 
 
 def _table(out: Path, runs, outcomes: dict, engine):

@@ -187,3 +187,105 @@ def summarise_robustness(table):
                                                  if pub_cert is False and c is True),
         })
     return pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS))
+
+
+#: Columns of ``robustness_drift.csv`` (:func:`drift_table`): the four numbers of
+#: QEncode's drift report, per perturbation and over all of them, each count
+#: beside the entries it names ("; "-joined).
+DRIFT_COLUMNS = ("scope", "entries", "strict_exceeded", "strict_exceeded_entries",
+                 "lost_certification", "lost_certification_entries", "arithmetic_candidates",
+                 "arithmetic_candidates_entries", "candidates_passed", "candidates_passed_entries")
+
+#: The ``scope`` of :func:`drift_table`'s last row: every perturbation at once.
+ALL_PERTURBATIONS = "all perturbations"
+
+
+def _drift_counts(scope: str, groups) -> dict:
+    """One :data:`DRIFT_COLUMNS` row from ``[(entry, ok rows of the entry in scope)]``."""
+    from qencode_nb.rules import STRICT_REPRODUCTION_HA
+    from qencode_nb.studies.plots import short_name
+
+    strict, lost, candidates, passed = [], [], [], []
+    n = 0
+    for entry, g in groups:
+        deltas = g["delta_ha"].astype(float).abs().dropna()
+        certs = [as_flag(c) for c in g["certified"]]
+        known = [c for c in certs if c is not None]
+        pub_cert = as_flag(_first(g["published_certified"]))
+        pub_err = _first(g["published_error_mha"])
+        threshold = _first(g["threshold_mha"])
+        if not len(deltas) or not known or pub_cert is None:
+            continue
+        n += 1
+        moved = float(deltas.max())                              # Ha, unsigned
+        worst = float(g["error_mha"].astype(float).max())        # mHa
+        name = short_name(entry)
+        changed = any(c != pub_cert for c in known)
+        if moved > STRICT_REPRODUCTION_HA and not changed:
+            strict.append(f"{name} ({moved:.1e} Ha)")
+        if not pub_cert or pub_err is None or threshold is None:
+            continue
+        was_lost = any(c is False for c in known)
+        if was_lost:
+            lost.append(f"{name} ({float(pub_err):.3f} -> {worst:.3f} mHa)")
+        if float(pub_err) + 1000.0 * moved >= float(threshold):
+            text = (f"{name} ({float(pub_err):.3f} + {1000.0 * moved:.3f} >= "
+                    f"{float(threshold):g} mHa; re-run {worst:.3f} mHa)")
+            candidates.append(text)
+            if not was_lost:
+                passed.append(text)
+    return {"scope": scope, "entries": n,
+            "strict_exceeded": len(strict), "strict_exceeded_entries": "; ".join(strict),
+            "lost_certification": len(lost), "lost_certification_entries": "; ".join(lost),
+            "arithmetic_candidates": len(candidates),
+            "arithmetic_candidates_entries": "; ".join(candidates),
+            "candidates_passed": len(passed), "candidates_passed_entries": "; ".join(passed)}
+
+
+def drift_table(table):
+    """QEncode's drift report for a robustness study: four counts per perturbation.
+
+    QEncode re-ran 40 entries on a drifted environment and reported that 17
+    exceeded the strict 1e-6 Ha tolerance while still valid, two lost
+    certification, and that arithmetic (published error + unsigned movement)
+    named four candidates of which two passed (issue 14; DESIGN.md: fragility is
+    established by re-running, never by arithmetic).  For each perturbation, and
+    for all of them together (an entry's worst case over its runs), over the
+    entries with an ok run:
+
+    - ``strict_exceeded``: max |E_rerun - E_published| > :data:`qencode_nb.rules.
+      STRICT_REPRODUCTION_HA` (1e-6 Ha) while no run changed the certification;
+    - ``lost_certification``: published certified, and a run not certified;
+    - ``arithmetic_candidates``: published certified and published error +
+      1000 * max |E_rerun - E_published| >= threshold (mHa): the arithmetic
+      says the entry may fail (every entry that lost certification is one,
+      since |error change| <= |energy change|);
+    - ``candidates_passed``: candidates whose runs all stayed certified.
+
+    Args:
+        table: rows of :data:`ROBUSTNESS_COLUMNS` (``robustness.csv``; uses
+            ``entry``, ``perturbation``, ``status``, ``certified``, ``delta_ha``
+            (Ha), ``error_mha``, ``published_error_mha``, ``published_certified``,
+            ``threshold_mha`` (mHa)).
+
+    Returns:
+        DataFrame with :data:`DRIFT_COLUMNS`: one row per perturbation in order
+        of first appearance, then the :data:`ALL_PERTURBATIONS` row.  The
+        ``*_entries`` columns name the entries (``H4 JW ADAPT 1a2b``) with the
+        numbers behind each count.
+
+    Raises:
+        KeyError: a column the table needs is missing.
+    """
+    import pandas as pd
+
+    needed = ("entry", "perturbation", "status", "certified", "delta_ha", "error_mha",
+              "published_error_mha", "published_certified", "threshold_mha")
+    missing = [c for c in needed if c not in table.columns]
+    if missing:
+        raise KeyError(f"robustness table lacks column(s) {', '.join(missing)}")
+    ok = table[table["status"] == "ok"]
+    rows = [_drift_counts(label, g.groupby("entry", sort=False))
+            for label, g in ok.groupby("perturbation", sort=False)]
+    rows.append(_drift_counts(ALL_PERTURBATIONS, ok.groupby("entry", sort=False)))
+    return pd.DataFrame(rows, columns=list(DRIFT_COLUMNS))
