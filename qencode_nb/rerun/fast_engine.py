@@ -78,8 +78,13 @@ def word_masks(word: dict, n: int) -> tuple[int, int, complex]:
 
 
 #: Largest qubit count whose Hamiltonian is assembled as a CSR matrix; above
-#: it, H·ψ applies the Pauli terms one by one (no 2**n x 2**n matrix in memory).
+#: it, H·ψ applies the Pauli terms grouped by their X/Y mask (no 2**n x 2**n
+#: matrix in memory; :func:`qencode_nb.rerun.fast_kernels.grouped_apply`).
 CSR_MAX_QUBITS = 14
+
+#: Low index bits whose signs are tabulated per term for the grouped H·ψ
+#: (``n_terms x 2**8`` float64: 29 MB for H10's 14,227 terms on 18 qubits).
+GROUP_LOW_BITS = 8
 
 
 @dataclass
@@ -91,7 +96,13 @@ class Hamiltonian:
         n: qubits (tapered).
         hk: 0 (CSR) or 1 (terms).
         indptr, indices, data: CSR arrays (int64, int64, complex128; empty for terms).
-        tx, tz, tc: the terms' masks and ``coefficient x ph0`` (empty for CSR).
+        tx, tz, tc: the terms' masks and ``coefficient x ph0``, sorted by ``x``
+            (stable; empty for CSR).
+        gptr: start of each group of one ``x`` in ``tx`` and the end (int64,
+            ``n_groups + 1``; ``[0]`` for CSR).
+        slo: ``(-1)**popcount(l & z_j)`` for the low ``lbits`` bits ``l`` of
+            the index (float64, ``n_terms x 2**lbits``; ``0 x 1`` for CSR).
+        lbits: low bits of the sign table, ``min(n, GROUP_LOW_BITS)`` (0 for CSR).
         n_terms: Pauli terms it was built from.
     """
 
@@ -103,6 +114,9 @@ class Hamiltonian:
     tx: object
     tz: object
     tc: object
+    gptr: object
+    slo: object
+    lbits: int
     n_terms: int
 
     @classmethod
@@ -130,8 +144,17 @@ class Hamiltonian:
         tc = np.array([m[2] for m in masks], dtype=np.complex128)
         empty_i, empty_c = np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.complex128)
         if n > CSR_MAX_QUBITS:
+            order = np.argsort(tx, kind="stable")
+            tx, tz, tc = tx[order], tz[order], tc[order]
+            starts = np.flatnonzero(np.diff(tx)) + 1 if len(tx) else np.zeros(0, np.int64)
+            gptr = np.concatenate(([0], starts, [len(tx)])).astype(np.int64)
+            lbits = min(n, GROUP_LOW_BITS)
+            low = np.arange(1 << lbits, dtype=np.int64)
+            slo = 1.0 - 2.0 * (np.bitwise_count(low[None, :] & tz[:, None]) & 1)
             return cls(n=n, hk=1, indptr=empty_i, indices=empty_i, data=empty_c,
-                       tx=tx, tz=tz, tc=tc, n_terms=len(masks))
+                       tx=tx, tz=tz, tc=tc, gptr=gptr,
+                       slo=np.ascontiguousarray(slo, dtype=np.float64), lbits=lbits,
+                       n_terms=len(masks))
         import scipy.sparse as sp
 
         dim = 1 << n
@@ -147,7 +170,8 @@ class Hamiltonian:
         m.sum_duplicates()
         return cls(n=n, hk=0, indptr=m.indptr.astype(np.int64),
                    indices=m.indices.astype(np.int64), data=m.data.astype(np.complex128),
-                   tx=tx[:0], tz=tz[:0], tc=tc[:0], n_terms=len(masks))
+                   tx=tx[:0], tz=tz[:0], tc=tc[:0], gptr=np.zeros(1, dtype=np.int64),
+                   slo=np.zeros((0, 1)), lbits=0, n_terms=len(masks))
 
     @classmethod
     def from_pauli_terms(cls, pauli_terms, n: int) -> "Hamiltonian":
@@ -157,8 +181,9 @@ class Hamiltonian:
         return cls.from_terms(validate_pauli_terms(pauli_terms, n), n)
 
     def arrays(self):
-        """The seven arrays in kernel order (``hk`` first)."""
-        return (self.hk, self.indptr, self.indices, self.data, self.tx, self.tz, self.tc)
+        """The kernels' Hamiltonian arguments in order (``hk`` first, ``lbits`` last)."""
+        return (self.hk, self.indptr, self.indices, self.data, self.tx, self.tz, self.tc,
+                self.gptr, self.slo, self.lbits)
 
     def matvec(self, psi):
         """``H psi`` (complex vector of length ``2**n``)."""
