@@ -11,12 +11,9 @@ import sys
 from pathlib import Path
 
 if __name__ == "__main__":
-    # The per-run process of a sweep (``python -m qencode_nb.notebook.runner``):
-    # jsonschema imports its optional IRI format checker, rfc3987_syntax, which
-    # builds a lark grammar at import (2.3 s here, of 3.6 s for all of papermill).
-    # The notebook schemas nbformat validates against use no IRI formats, so the
-    # checker is left out in this process (jsonschema skips a format whose
-    # checker fails to import); a library importer of this module is unaffected.
+    # A run's own process (``python -m qencode_nb.notebook.runner``): jsonschema's
+    # IRI checker rfc3987_syntax is left out, for the reason given in
+    # qencode_nb.notebook.warm_imports (2.3 s of import, unused here).
     sys.modules.setdefault("rfc3987_syntax", None)
 
 import papermill  # loads papermill.engines, which registers our engine's entry point  # noqa: E402

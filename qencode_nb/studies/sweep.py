@@ -1,8 +1,10 @@
 """Audit many entries: audit.ipynb once per entry, each in its own pinned kernel.
 
-Each run is its own process (``python -m qencode_nb.notebook.runner``), which starts
-its own Jupyter kernel through the pinned papermill engine, under a per-run
-wall-clock timeout (the process tree is killed and the notebook marked).
+Each run is its own process (:func:`qencode_nb.notebook.run_process.run_isolated`:
+forked from a server with papermill imported, or ``python -m
+qencode_nb.notebook.runner``), which starts its own Jupyter kernel through the
+pinned papermill engine, under a per-run wall-clock timeout (the process tree is
+killed and the notebook marked).
 Runs go to a local process pool (``workers``) or, given a scheduler address,
 to a Dask distributed cluster.  A sweep is resumable: an entry whose executed
 notebook recorded ``done`` with the same inputs (the parameters and the entry
@@ -22,8 +24,6 @@ import hashlib
 import json
 import os
 import socket
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -127,23 +127,6 @@ def select_subset(targets: list[str], subset: str | None) -> list[str]:
     return kept
 
 
-def _kill_tree(pid: int) -> None:
-    """Kill a process and all its descendants (papermill and its kernel)."""
-    import psutil
-
-    try:
-        parent = psutil.Process(pid)
-    except psutil.NoSuchProcess:
-        return
-    procs = parent.children(recursive=True) + [parent]
-    for p in procs:
-        try:
-            p.kill()
-        except psutil.NoSuchProcess:
-            pass
-    psutil.wait_procs(procs, timeout=10)
-
-
 def run_one(target: str, out_dir: str, parameters: dict, timeout: float | None = None,
             cell_timeout: int | None = None, name: str | None = None,
             kernelspec: str | None = None) -> dict:
@@ -167,30 +150,21 @@ def run_one(target: str, out_dir: str, parameters: dict, timeout: float | None =
         "kernelspec", "timeout_s", "worker_pid", "host"}`` (the process that dispatched the
         run; also written to ``<name>.outcome.json``).
     """
-    from qencode_nb.notebook.runner import NOTEBOOKS, ROOT, mark_failed
+    from qencode_nb.notebook.run_process import RunTimedOut, run_isolated
+    from qencode_nb.paths import NOTEBOOKS, ROOT
 
     name = name or run_name(target)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     nb_path = out / f"{name}.ipynb"
-    cmd = [sys.executable, "-m", "qencode_nb.notebook.runner", str(NOTEBOOKS / "audit.ipynb"),
-           str(nb_path), json.dumps(parameters)]
-    if cell_timeout:
-        cmd += ["--cell-timeout", str(int(cell_timeout))]
-    if kernelspec:
-        cmd += ["--kernel", str(kernelspec)]
     start = time.monotonic()
-    proc = subprocess.Popen(cmd, cwd=str(ROOT), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
     try:
-        _, err = proc.communicate(timeout=timeout)
-        failure = None
-        if proc.returncode != 0:
-            lines = [ln for ln in err.strip().splitlines() if ln.strip()]
-            failure = lines[-1] if lines else f"runner exited with status {proc.returncode}"
-    except subprocess.TimeoutExpired:
-        _kill_tree(proc.pid)
-        proc.communicate()
+        failure = run_isolated(NOTEBOOKS / "audit.ipynb", nb_path, parameters,
+                               timeout=timeout, cell_timeout=cell_timeout,
+                               kernel=kernelspec, cwd=str(ROOT))
+    except RunTimedOut:
+        from qencode_nb.notebook.runner import mark_failed
+
         failure = (f"RunTimeout: the run exceeded the per-run timeout of {timeout:g} s "
                    "and was killed")
         mark_failed(nb_path, "run", "RunTimeout", failure)
@@ -243,7 +217,9 @@ def run_local(jobs, workers: int, submit_args):
     """
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
-    with ProcessPoolExecutor(max_workers=max(1, workers)) as pool:
+    from qencode_nb.notebook.run_process import warm_up
+
+    with ProcessPoolExecutor(max_workers=max(1, workers), initializer=warm_up) as pool:
         futures = [pool.submit(run_one, *submit_args(job)) for job in jobs]
         for fut in as_completed(futures):
             yield fut.result()

@@ -1,0 +1,19 @@
+"""Imported once by each local pool worker of a sweep, study or robustness study
+(:func:`qencode_nb.notebook.run_process.warm_up`), so that every run forked from
+it finds papermill imported.
+
+jsonschema imports its optional IRI format checker, rfc3987_syntax, which builds
+a lark grammar at import (2.3 s here, of 3.6 s for all of papermill).  The
+notebook schemas nbformat validates against use no IRI formats, so the checker
+is left out in the run processes (jsonschema skips a format whose checker fails
+to import), as ``python -m qencode_nb.notebook.runner`` does; a library importer
+of qencode_nb is unaffected.
+"""
+
+import sys
+
+sys.modules.setdefault("rfc3987_syntax", None)
+
+import papermill  # noqa: E402,F401  (registers the qencode-nb engine's entry point)
+
+import qencode_nb.notebook.runner  # noqa: E402,F401
