@@ -112,6 +112,24 @@ def test_check_entry_uses_the_cached_ground_energy(shared_cache):
     assert abs(r["ground_energy_diff"]) <= TOL_HA and abs(r["e_casci_diff"]) <= TOL_HA
 
 
+def test_stored_ground_energy_is_kept_under_the_cache_dir_given(shared_cache, tmp_path):
+    """The stored operator's ground energy goes to ``ground-<key>.json`` under the
+    cache root passed in (not the default one) and is read back, not recomputed."""
+    from qencode_nb.problem import cache, hamcheck
+
+    entry, _, _ = _rebuilt("LiH_PAR_HEA", shared_cache)
+    n = entry.tapered_num_qubits
+    energy, method = hamcheck.stored_ground_energy(entry.pauli_terms, n, cache_dir=tmp_path)
+    files = list((tmp_path / cache.SUBDIR).glob("ground-*.json"))
+    assert len(files) == 1 and abs(energy - entry.exact_ground_energy) <= TOL_HA
+    doc = json.loads(files[0].read_text())
+    assert (doc["energy"], doc["method"]) == (energy, method)
+    doc["energy"] = energy + 1.0      # a hit returns what the file holds
+    files[0].write_text(json.dumps(doc))
+    again, _ = hamcheck.stored_ground_energy(entry.pauli_terms, n, cache_dir=tmp_path)
+    assert again == energy + 1.0
+
+
 def _shifted(terms, index, delta):
     out = copy.deepcopy(terms)
     out[index]["coefficient"] += delta

@@ -104,6 +104,43 @@ def write_atomic(path: Path, data: bytes) -> None:
     STATS["writes"] += 1
 
 
+def side_file(prefix: str, material: dict, compute, *, enabled: bool = True,
+              cache_dir_=None) -> tuple[dict, str]:
+    """A small JSON result kept beside the rebuild cache: ``(fields, status)``.
+
+    The file is ``<prefix>-<key>.json`` in the rebuild cache folder, ``key`` the
+    SHA-256 of ``material`` (what the result depends on: a rebuild key, a
+    format number, the environment), holding ``{"material": material,
+    **fields}``.  A readable file with the same material is a ``"hit"``;
+    otherwise ``compute()`` gives the fields (a JSON-serialisable dict), written
+    atomically (``"built"``), or not written when ``enabled`` is False (``"not
+    cached"``: e.g. a rebuild without a cache key).  An unreadable or foreign
+    file is recomputed.  Used for the ADAPT pool indices, the tapered pool's
+    Pauli words and the stored Hamiltonian's ground energy.
+
+    Args:
+        prefix: the file name's prefix (``pool``, ``words``, ``ground``).
+        material: JSON-serialisable dict the result depends on.
+        compute: ``() -> dict`` of the result's fields.
+        enabled: read and write the file (False: compute only).
+        cache_dir_: cache root (:func:`cache_root`).
+    """
+    key = sha256_json(material)
+    path = path_for(key, cache_dir_).with_name(f"{prefix}-{key}.json")
+    if enabled:
+        try:
+            doc = json.loads(path.read_text())
+            if isinstance(doc, dict) and doc.get("material") == material:
+                return doc, "hit"
+        except (OSError, ValueError):
+            pass
+    fields = compute()
+    if not enabled:
+        return fields, "not cached"
+    write_atomic(path, json.dumps({"material": material, **fields}).encode())
+    return fields, "built"
+
+
 def _document(key: str, material: dict, payload: dict) -> bytes:
     return canonical_json({"format": FORMAT, "format_version": FORMAT_VERSION, "key": key,
                        "key_material": material, "payload": payload,

@@ -79,7 +79,7 @@ def compare_hamiltonian(stored_terms, num_qubits: int, rebuilt_H, *,
                         hamiltonian_source_recorded: str | None = None,
                         rebuilt_ground_ha: float | None = None,
                         diagonalise_stored: str = "auto",
-                        ground_is_casci: bool = False) -> dict:
+                        ground_is_casci: bool = False, cache_dir=None) -> dict:
     """Compare a stored tapered Hamiltonian with a rebuilt (of_bridge) one.
 
     Args:
@@ -107,6 +107,8 @@ def compare_hamiltonian(stored_terms, num_qubits: int, rebuilt_H, *,
         ground_is_casci: ``rebuilt_ground_ha`` is the CASCI energy, not a
             diagonalisation (the light rebuild above 16 qubits); the
             fingerprint is then not informative and the coefficients decide.
+        cache_dir: cache root of the stored ground energy's side file
+            (:func:`stored_ground_energy`; None: the default root).
 
     Returns:
         dict with ``n_terms`` (rebuilt), ``n_terms_stored``, ``terms_match``
@@ -175,7 +177,8 @@ def compare_hamiltonian(stored_terms, num_qubits: int, rebuilt_H, *,
         ground_stored_terms = rebuilt_ground_ha + constant
         stored_method = f"reused rebuilt ground (Weyl bound {weyl:.3e} Ha)"
     else:
-        stored_ground, stored_method = stored_ground_energy(stored_terms, num_qubits)
+        stored_ground, stored_method = stored_ground_energy(stored_terms, num_qubits,
+                                                            cache_dir=cache_dir)
         ground_stored_terms = stored_ground + constant
 
     fingerprint = abs(ground_stored_terms - e_casci)
@@ -249,37 +252,32 @@ def compare_hamiltonian(stored_terms, num_qubits: int, rebuilt_H, *,
 STORED_GROUND_FORMAT = 1
 
 
-def stored_ground_energy(stored_terms, num_qubits: int) -> tuple[float, str]:
+def stored_ground_energy(stored_terms, num_qubits: int, *,
+                         cache_dir=None) -> tuple[float, str]:
     """``(ground energy (Ha), method)`` of a stored Hamiltonian by
     :func:`~qencode_nb.problem.exact.exact_ground_energy` on wires ``0..n-1``.
 
-    The result is kept in ``ground-<key>.json`` beside the rebuild cache, keyed
+    The result is kept in ``ground-<key>.json`` beside the rebuild cache
+    (under ``cache_dir``, :func:`qencode_nb.problem.cache.cache_root`), keyed
     by the terms and the environment (package versions, code, BLAS variables,
     CPU: :func:`qencode_nb.problem.cache_key.environment_material`), so a warm
     run reads it back without PennyLane (the diagonalisation builds a PennyLane
-    operator).  An unreadable file is recomputed.
+    operator).  An unreadable file is recomputed
+    (:func:`qencode_nb.problem.cache.side_file`).
     """
-    import json
-
     from qencode_nb.problem import cache
     from qencode_nb.problem.cache_key import environment_material, sha256_json
+
+    def compute():
+        energy, method = exact_ground_energy(from_pauli_terms(stored_terms, num_qubits),
+                                             list(range(num_qubits)), with_method=True)
+        return {"energy": energy, "method": method}
 
     material = {"kind": "stored-ground", "format": STORED_GROUND_FORMAT,
                 "terms": sha256_json(stored_terms), "num_qubits": int(num_qubits),
                 "environment": environment_material()}
-    key = sha256_json(material)
-    path = cache.path_for(key).with_name(f"ground-{key}.json")
-    try:
-        doc = json.loads(path.read_text())
-        if doc.get("material") == material:
-            return float(doc["energy"]), str(doc["method"])
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
-    energy, method = exact_ground_energy(from_pauli_terms(stored_terms, num_qubits),
-                                         list(range(num_qubits)), with_method=True)
-    cache.write_atomic(path, json.dumps({"material": material, "energy": energy,
-                                         "method": method}).encode())
-    return energy, method
+    doc, _ = cache.side_file("ground", material, compute, cache_dir_=cache_dir)
+    return float(doc["energy"]), str(doc["method"])
 
 
 def check_entry(entry, *, cache_dir=None, diagonalise_stored: str = "auto",
@@ -320,7 +318,7 @@ def check_entry(entry, *, cache_dir=None, diagonalise_stored: str = "auto",
         hamiltonian_source_recorded=entry.hamiltonian_source,
         rebuilt_ground_ha=chem.e_exact_tapered_ha,
         diagonalise_stored="never" if light else diagonalise_stored,
-        ground_is_casci=light)
+        ground_is_casci=light, cache_dir=cache_dir)
     result.update(cache_hit=chem.cache_hit, cache_key=chem.cache_key,
                   e_casci_rebuilt=chem.e_casci,
                   e_casci_diff=chem.e_casci - entry.casci_energy)

@@ -105,30 +105,22 @@ def _pool_indices(entry, rebuilt, excitations) -> list[int]:
     """Indices into ``excitations`` that the generator's > 12-qubit pool keeps,
     through a small JSON file next to the rebuild cache (the tapering test
     of each excitation is slow at H10: see benchmarks/engines.py)."""
-    import json
-
     from qencode_nb.problem import cache
-    from qencode_nb.problem.cache_key import sha256_json
     from qencode_nb.rerun.ansatz import tapered_pool_excitations
 
     chem, tap = rebuilt
+
+    def compute():
+        pool = tapered_pool_excitations(entry.active_space[0], tap.n_qubits_full,
+                                        tap.generators, tap.paulixops, tap.z2_sectors)
+        position = {(gate.__name__, tuple(wires)): i
+                    for i, (gate, wires) in enumerate(excitations)}
+        return {"kept": [position[(gate.__name__, tuple(wires))] for gate, wires, _ in pool]}
+
     material = {"rebuild_key": chem.cache_key, "kind": "adapt-pool-indices",
                 "format": POOL_CACHE_FORMAT}
-    key = sha256_json(material)
-    path = cache.path_for(key).with_name(f"pool-{key}.json")
-    try:
-        doc = json.loads(path.read_text())
-        if doc.get("material") == material and chem.cache_key:
-            return [int(i) for i in doc["kept"]]
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
-    pool = tapered_pool_excitations(entry.active_space[0], tap.n_qubits_full, tap.generators,
-                                    tap.paulixops, tap.z2_sectors)
-    position = {(gate.__name__, tuple(wires)): i for i, (gate, wires) in enumerate(excitations)}
-    kept = [position[(gate.__name__, tuple(wires))] for gate, wires, _ in pool]
-    if chem.cache_key:
-        cache.write_atomic(path, json.dumps({"material": material, "kept": kept}).encode())
-    return kept
+    doc, _ = cache.side_file("pool", material, compute, enabled=bool(chem.cache_key))
+    return [int(i) for i in doc["kept"]]
 
 
 def build(entry, rebuilt, *, circuit: str = "statevector") -> SectorProblem:

@@ -93,35 +93,27 @@ def unfast_reason(entry) -> str | None:
 
 def _words(entry, rebuilt) -> tuple[list, str]:
     """The tapered pool as :func:`~qencode_nb.rerun.fast_engine.pool_words`, through
-    the cache file ``words-<key>.json`` beside the rebuild cache."""
-    import json
-
+    the cache file ``words-<key>.json`` beside the rebuild cache; the status
+    "hit", "built" or "not cached" (:func:`qencode_nb.problem.cache.side_file`)."""
     from qencode_nb.problem import cache
-    from qencode_nb.problem.cache_key import sha256_json
 
     chem, tap = rebuilt
+
+    def compute():
+        from qencode_nb.rerun.ansatz import tapered_uccsd_ops
+        from qencode_nb.rerun.fast_engine import pool_words
+
+        return {"words": pool_words(tapered_uccsd_ops(entry.active_space[0], tap.n_qubits_full,
+                                                      tap.generators, tap.paulixops,
+                                                      tap.z2_sectors))}
+
     material = {"rebuild_key": chem.cache_key, "kind": "tapered-pool-words",
                 "format": WORDS_CACHE_FORMAT}
-    key = sha256_json(material)
-    path = cache.path_for(key).with_name(f"words-{key}.json")
-    if chem.cache_key:
-        try:
-            doc = json.loads(path.read_text())
-            if doc.get("material") == material:
-                return [{"words": [[{int(w): s for w, s in word.items()}, float(c)]
-                                   for word, c in d["words"]], "rule": d["rule"]}
-                        for d in doc["words"]], "hit"
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            pass
-    from qencode_nb.rerun.ansatz import tapered_uccsd_ops
-    from qencode_nb.rerun.fast_engine import pool_words
-
-    words = pool_words(tapered_uccsd_ops(entry.active_space[0], tap.n_qubits_full,
-                                         tap.generators, tap.paulixops, tap.z2_sectors))
-    if not chem.cache_key:
-        return words, "not cached"
-    cache.write_atomic(path, json.dumps({"material": material, "words": words}).encode())
-    return words, "built"
+    doc, status = cache.side_file("words", material, compute, enabled=bool(chem.cache_key))
+    # JSON keys are strings: wires back to int (built words pass through unchanged).
+    return [{"words": [[{int(w): s for w, s in word.items()}, float(c)]
+                       for word, c in d["words"]], "rule": d["rule"]}
+            for d in doc["words"]], status
 
 
 def _hamiltonian(entry, rebuilt):
