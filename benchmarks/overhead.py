@@ -23,6 +23,10 @@ Measured, each ``--repeat`` times (median reported, after one unmeasured warm-up
    ``engine`` on the same warm cache: the whole run and, from papermill's cell
    metadata, the pin, load and hamiltonian cells (and the problem and replay
    cells, which build PennyLane circuits for the recorded backend).
+6. *as a sweep run*: the bare and the audit notebook through
+   :func:`qencode_nb.notebook.run_process.run_isolated` from a pool worker warmed
+   as a sweep's (``fork``) and as a new interpreter (``subprocess``): what each run
+   of a sweep pays on top of the notebook itself.
 
 Every notebook runs under the ``qencode-nb`` papermill engine (pins in the kernel's
 environment), so rows 1, 2 and 5 differ only in what the cells do.  The rebuild cache
@@ -68,7 +72,9 @@ AUDIT_CELLS = {"pin": "# Pin BLAS threads",
                "load": "# Entry: load and validate it",
                "hamiltonian": "# Problem: rebuild from the recorded procedure",
                "problem": "# The re-run's problem",
-               "replay": "# Replay: energy of the stored optimal parameters"}
+               "replay": "# Replay: energy of the stored optimal parameters",
+               "rerun": "# Re-run: the recorded optimiser",
+               "verdict": "# Verdict: tier 1"}
 """Audit cells by the start of their source (the cells' order may change)."""
 
 _STAGE = """\
@@ -141,6 +147,17 @@ def _median(xs):
     return statistics.median(xs) if xs else None
 
 
+def _isolated(notebook: str, output: str, parameters: dict, method: str):
+    """One :func:`qencode_nb.notebook.run_process.run_isolated` run (in a pool worker
+    warmed like a sweep's): ``(wall seconds, failure or None)``."""
+    from qencode_nb.notebook.run_process import run_isolated
+
+    os.environ["QENCODE_NB_RUN_PROCESS"] = method
+    t = time.perf_counter()
+    failure = run_isolated(notebook, output, parameters, cwd=str(ROOT))
+    return time.perf_counter() - t, failure
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--entry", type=Path, default=DEFAULT_ENTRY,
@@ -160,6 +177,9 @@ def main(argv=None) -> int:
         env = dict(os.environ, PYTHONPATH=str(ROOT))
         bare_nb = _one_cell_notebook(tmp / "bare.ipynb", "1 + 1")
         pin_nb = _one_cell_notebook(tmp / "pin.ipynb", PIN_CELL)
+        # run_isolated requires a `done` record: the bare row's sweep-run twin records it.
+        done_nb = _one_cell_notebook(tmp / "done.ipynb",
+                                     "from qencode_nb import record\nrecord('done', True)")
         audit_nb = ROOT / "notebooks" / "audit.ipynb"
         params = {"entry": str(args.entry), "mode": "replay", "db": None,
                   "engine": args.engine}
@@ -210,6 +230,31 @@ def main(argv=None) -> int:
 
         audit = notebook_row(f"audit replay, warm cache (engine={args.engine})", audit_nb,
                              params)   # its warm-up run fills the cache
+
+        # A sweep's unit of work: the same notebooks through run_isolated, from a pool
+        # worker warmed as sweeps warm theirs (fork) or as a new interpreter (subprocess).
+        from concurrent.futures import ProcessPoolExecutor
+
+        from qencode_nb.notebook.run_process import START_METHODS, warm_up
+
+        with ProcessPoolExecutor(max_workers=1, initializer=warm_up) as pool:
+            for method in START_METHODS:
+                for label, nb, parameters in (("bare kernel (record done)", done_nb, {}),
+                                              ("audit replay", audit_nb, params)):
+                    runs = []
+                    for i in range(args.repeat + 1):
+                        out = tmp / f"isolated-{method}-{nb.stem}-{i}.ipynb"
+                        secs, failure = pool.submit(_isolated, str(nb), str(out), parameters,
+                                                    method).result()
+                        if failure:
+                            problems.append(f"{label} via {method}: {failure}")
+                            break
+                        if i:
+                            runs.append(secs)
+                    if runs:
+                        rows.append({"row": f"{label}, as a sweep run ({method})",
+                                     "seconds": _median(runs), "runs": runs})
+                        print(f"# {rows[-1]['row']}: {rows[-1]['seconds']:.2f} s", flush=True)
         stage = []
         for _ in range(args.repeat):
             out = subprocess.run([sys.executable, "-c", _STAGE, str(args.entry)], env=env,
@@ -240,6 +285,15 @@ def main(argv=None) -> int:
             if secs is not None:
                 r = secs / t_bare if t_bare else float("nan")
                 print(f"{'  cell ' + cell:58s} {secs:8.2f} {r:14.2f}")
+    if audit and bare:
+        print(f"# fixed cost: audit replay {audit['seconds'] - t_bare:.2f} s above the bare "
+              "kernel (papermill in this process)")
+        by = {r["row"]: r["seconds"] for r in rows}
+        for method in ("fork", "subprocess"):
+            a = by.get(f"audit replay, as a sweep run ({method})")
+            if a is not None:
+                print(f"# fixed cost: audit replay as a sweep run ({method}) {a - t_bare:.2f} s "
+                      "above the bare kernel")
     if audit and audit.get("cells"):
         c = audit["cells"]
         fixed = sum(c.get(k) or 0.0 for k in ("pin", "load", "hamiltonian"))
