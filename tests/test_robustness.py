@@ -97,6 +97,8 @@ def test_drift_table_counts_as_qencode_did():
         _row("strict", t2, True, 1.0, pub_err=1.0, margin=0.9, delta=0.0),
         # published not certified and stays so: strict only; never a candidate.
         _row("never", t1, False, 12.0, pub_cert=False, pub_err=11.0, margin=-0.1, delta=1e-3),
+        # published not certified, certified at 1 thread: gained (and not strict: it changed).
+        _row("gain", t1, True, 9.0, pub_cert=False, pub_err=11.0, margin=-0.1, delta=-2e-3),
         # a failed run counts nowhere.
         _row("dead", t1, None, None, status="failed", pub_cert=None, pub_err=None,
              margin=None),
@@ -105,10 +107,12 @@ def test_drift_table_counts_as_qencode_did():
     assert list(d.index) == [t1, t2, "all perturbations"]
     counts = ["entries", "strict_exceeded", "lost_certification", "arithmetic_candidates",
               "candidates_passed"]
-    assert d.loc[t1, counts].tolist() == [4, 3, 0, 0, 0]     # down 1.5 mHa, strict, never
-    assert d.loc[t2, counts].tolist() == [3, 1, 1, 2, 1]     # down; lost; down + lost
-    assert d.loc["all perturbations", counts].tolist() == [4, 3, 1, 2, 1]
+    counts.append("gained_certification")
+    assert d.loc[t1, counts].tolist() == [5, 3, 0, 0, 0, 1]  # down 1.5 mHa, strict, never; gain
+    assert d.loc[t2, counts].tolist() == [3, 1, 1, 2, 1, 0]  # down; lost; down + lost
+    assert d.loc["all perturbations", counts].tolist() == [5, 3, 1, 2, 1, 1]
     overall = d.loc["all perturbations"]
+    assert overall["gained_certification_entries"] == "gain (11.000 -> 9.000 mHa)"
     assert overall["lost_certification_entries"] == "lost (9.500 -> 10.400 mHa)"
     assert overall["candidates_passed_entries"] == \
         "down (8.000 + 2.100 >= 10 mHa; re-run 6.500 mHa)"
@@ -224,7 +228,7 @@ def test_a_real_study_writes_rows_summary_and_figure(study):
     # Both H2 entries re-run to < 1e-9 Ha of the published energy, 0.0 mHa from the threshold.
     assert drift["entries"].tolist() == [2, 2, 2]
     assert (drift[["strict_exceeded", "lost_certification", "arithmetic_candidates",
-                   "candidates_passed"]] == 0).all().all()
+                   "candidates_passed", "gained_certification"]] == 0).all().all()
     assert "drift counts over all perturbations (2 entries): 0 moved" in result.report()
 
 

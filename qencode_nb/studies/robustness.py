@@ -192,7 +192,8 @@ class RobustnessResult:
                          f"{d['strict_exceeded']} moved > 1e-6 Ha with certification unchanged; "
                          f"{d['lost_certification']} lost certification; arithmetic (published "
                          f"error + unsigned movement) named {d['arithmetic_candidates']} "
-                         f"candidates, {d['candidates_passed']} of them passed")
+                         f"candidates, {d['candidates_passed']} of them passed; "
+                         f"{d['gained_certification']} gained certification")
         lines.append(f"table: {self.table_csv}; summary: {self.summary_csv}; drift: "
                      f"{self.drift_csv}; figure: " + ", ".join(self.figure))
         return "\n".join(lines)

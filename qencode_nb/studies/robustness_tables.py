@@ -194,7 +194,8 @@ def summarise_robustness(table):
 #: beside the entries it names ("; "-joined).
 DRIFT_COLUMNS = ("scope", "entries", "strict_exceeded", "strict_exceeded_entries",
                  "lost_certification", "lost_certification_entries", "arithmetic_candidates",
-                 "arithmetic_candidates_entries", "candidates_passed", "candidates_passed_entries")
+                 "arithmetic_candidates_entries", "candidates_passed", "candidates_passed_entries",
+                 "gained_certification", "gained_certification_entries")
 
 #: The ``scope`` of :func:`drift_table`'s last row: every perturbation at once.
 ALL_PERTURBATIONS = "all perturbations"
@@ -205,7 +206,7 @@ def _drift_counts(scope: str, groups) -> dict:
     from qencode_nb.rules import STRICT_REPRODUCTION_HA
     from qencode_nb.studies.plots import short_name
 
-    strict, lost, candidates, passed = [], [], [], []
+    strict, lost, candidates, passed, gained = [], [], [], [], []
     n = 0
     for entry, g in groups:
         deltas = g["delta_ha"].astype(float).abs().dropna()
@@ -223,6 +224,9 @@ def _drift_counts(scope: str, groups) -> dict:
         changed = any(c != pub_cert for c in known)
         if moved > STRICT_REPRODUCTION_HA and not changed:
             strict.append(f"{name} ({moved:.1e} Ha)")
+        if not pub_cert and any(known) and pub_err is not None:
+            best = float(g["error_mha"].astype(float).min())
+            gained.append(f"{name} ({float(pub_err):.3f} -> {best:.3f} mHa)")
         if not pub_cert or pub_err is None or threshold is None:
             continue
         was_lost = any(c is False for c in known)
@@ -239,7 +243,8 @@ def _drift_counts(scope: str, groups) -> dict:
             "lost_certification": len(lost), "lost_certification_entries": "; ".join(lost),
             "arithmetic_candidates": len(candidates),
             "arithmetic_candidates_entries": "; ".join(candidates),
-            "candidates_passed": len(passed), "candidates_passed_entries": "; ".join(passed)}
+            "candidates_passed": len(passed), "candidates_passed_entries": "; ".join(passed),
+            "gained_certification": len(gained), "gained_certification_entries": "; ".join(gained)}
 
 
 def drift_table(table):
@@ -260,7 +265,9 @@ def drift_table(table):
       1000 * max |E_rerun - E_published| >= threshold (mHa): the arithmetic
       says the entry may fail (every entry that lost certification is one,
       since |error change| <= |energy change|);
-    - ``candidates_passed``: candidates whose runs all stayed certified.
+    - ``candidates_passed``: candidates whose runs all stayed certified;
+    - ``gained_certification`` (beside QEncode's four): published not certified,
+      and a run certified (named with the published and the smallest error).
 
     Args:
         table: rows of :data:`ROBUSTNESS_COLUMNS` (``robustness.csv``; uses
