@@ -17,6 +17,7 @@ from qencode_nb.notebook import pins as threads
 from qencode_nb.errors import ParameterError, RunFailed
 from qencode_nb.notebook.runner import run_notebook
 from qencode_nb.verdict.records import AUDIT_RECORDS
+from qencode_nb.paths import PARAMS_DIR
 
 #: The record names tools read (issue 2): a subset of the one list.
 RECORD_NAMES = {"entry_id", "blas_threads", "replay", "rerun_energy", "error_mha",
@@ -52,24 +53,55 @@ def _pins_one_thread(monkeypatch, n="1"):
         monkeypatch.setenv(var, n)
 
 
+def _yaml_alone(tmp_path, name: str) -> str:
+    """A copy of ``params/<name>.yaml`` outside params/: the YAML's facts alone (no
+    bundled JSON completes it), so the re-run rebuilds its Hamiltonian."""
+    path = tmp_path / f"{name}-alone.yaml"
+    path.write_text((PARAMS_DIR / f"{name}.yaml").read_text())
+    return str(path)
+
+
 @pytest.mark.notebook
 def test_lih_bundled_entry_end_to_end(tmp_path):
-    """The README's main job: papermill audit.ipynb -p entry lih (stock engine)."""
+    """The README's main job: papermill audit.ipynb -p entry lih (stock engine), on a
+    checkout alone: the bundled JSON (data/qencode-v4) gives integrity, replay and the
+    Hamiltonian check."""
     out, r = _papermill(tmp_path, "lih", entry="lih")
     # a successful audit writes exactly the records of the one list, no more, no fewer
     assert set(r) == set(AUDIT_RECORDS), set(r) ^ set(AUDIT_RECORDS)
     assert r["done"] is True and r["blas_threads"] == 1
     assert r["entry_id"] == "LiH_ccpvdz_PAR_HEA_v4_tapered__sha256_e94da71e7eb3b98e"
-    assert r["replay"]["status"] == "n/a" and "db=" in r["replay"]["reason"]
+    assert r["entry_source"].endswith(
+        "data/qencode-v4/LiH_ccpvdz_PAR_HEA_v4_tapered__sha256_e94da71e7eb3b98e.json")
+    assert r["integrity"]["status"] == "pass"
+    assert r["replay"]["status"] == "pass" and abs(r["replay"]["delta_ha"]) <= 1e-9
+    h = r["hamiltonian"]
+    assert h["terms_match"] and h["n_terms_stored"] == 155 and h["max_abs_dcoeff"] <= 1e-8
     rerun = r["rerun"]
     # the recorded budgets, not defaults
     assert rerun["config"]["max_iterations"] == 500
     assert rerun["config"]["restarts_requested"] == 10
-    assert rerun["config"]["hamiltonian"] == "rebuilt (of_bridge)"
+    assert rerun["config"]["hamiltonian"] == "stored"
     assert all(n <= 500 for n in rerun["restart_nfev"]) and rerun["nfev"] == sum(rerun["restart_nfev"])
     assert rerun["energy_calls"] == rerun["nfev"]
     err = abs(r["rerun_energy"] - (-7.983772976961489)) * 1e3
     assert math.isclose(r["error_mha"], err, rel_tol=0, abs_tol=1e-9)
+    expected = lih_par_hea_error_mha("stored", None)
+    assert abs(r["error_mha"] - expected) < LIH_TOL_MHA, (r["error_mha"], expected)
+    assert r["certified"] is True
+    assert math.isclose(r["margin_regenerated"], (10 - r["error_mha"]) / 10, abs_tol=1e-12)
+    assert math.isclose(r["published_error_mha"], 5.181378991047758, abs_tol=1e-12)
+    assert r["verdict"].startswith(r["entry_id"] + ": certified")
+
+
+@pytest.mark.notebook
+def test_lih_yaml_alone_reruns_on_the_rebuilt_hamiltonian(tmp_path):
+    """A YAML of one's own (here a copy of params/lih.yaml) states its facts alone:
+    no stored parameters to replay, the Hamiltonian rebuilt from the record."""
+    out, r = _papermill(tmp_path, "lih", entry=_yaml_alone(tmp_path, "lih"))
+    assert r["done"] is True
+    assert r["replay"]["status"] == "n/a" and "db=" in r["replay"]["reason"]
+    assert r["rerun"]["config"]["hamiltonian"] == "rebuilt (of_bridge)"
     # Which minimum COBYLA finds depends on the OpenBLAS kernels that computed PySCF's
     # numbers (conftest.LIH_PAR_HEA_ERROR_MHA): 5.181379 mHa on this CPU's default
     # kernels, 8.993703 mHa with OPENBLAS_CORETYPE=SkylakeX or an AMD EPYC's default.
@@ -78,9 +110,6 @@ def test_lih_bundled_entry_end_to_end(tmp_path):
     expected = lih_par_hea_error_mha("rebuilt", None)
     assert abs(r["error_mha"] - expected) < LIH_TOL_MHA, (kernels, r["error_mha"], expected)
     assert r["certified"] is True
-    assert math.isclose(r["margin_regenerated"], (10 - r["error_mha"]) / 10, abs_tol=1e-12)
-    assert math.isclose(r["published_error_mha"], 5.181378991047758, abs_tol=1e-12)
-    assert r["verdict"].startswith(r["entry_id"] + ": certified")
 
 
 @pytest.mark.notebook
@@ -235,7 +264,8 @@ def test_cli_audit_json(tmp_path):
 @pytest.mark.skipif("avx512_bf16" not in threads.cpu_flags(), reason="CPU lacks avx512_bf16")
 @pytest.mark.notebook
 def test_lih_with_the_cooperlake_kernel(tmp_path):
-    out, r = _papermill(tmp_path, "coop", entry="lih", blas_coretype="Cooperlake")
+    out, r = _papermill(tmp_path, "coop", entry=_yaml_alone(tmp_path, "lih"),
+                        blas_coretype="Cooperlake")
     assert r["done"] is True and r["blas_coretype"] == "Cooperlake"
     # Measured (DESIGN.md, conftest.LIH_PAR_HEA_ERROR_MHA): with Cooperlake PySCF's
     # numbers match the entry and the VQE reaches the published 5.181379 mHa.

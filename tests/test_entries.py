@@ -44,12 +44,21 @@ def test_lih_json_facts():
     ("h6", "jordan_wigner", "adapt", "casscf"),
 ])
 def test_bundled_entries_agree_with_their_qencode_json(name, mapping, ansatz, orbitals):
-    short = entries.load(name)
+    from qencode_nb.entry.readers import read_params_yaml
+    from qencode_nb.paths import BUNDLED_DB
+
+    short = read_params_yaml(PARAMS_DIR / f"{name}.yaml")
     assert (short.mapping, short.ansatz, short.orbital_optimization) == (mapping, ansatz, orbitals)
     assert short.pauli_terms is None and short.optimal_params is None
     full = entries.load(name, db=SHARED_DB)   # cross-checks every stated fact
     assert full.entry_id == short.entry_id and full.params_yaml == short.source
     assert full.published_energy == short.published_energy
+    # Without db the bundled copy completes it: the same bytes as the shared database's.
+    bundled = entries.load(name)
+    assert bundled.source == BUNDLED_DB / f"{short.entry_id}.json"
+    assert bundled.source.read_bytes() == full.source.read_bytes()
+    assert bundled.pauli_terms == full.pauli_terms and bundled.params_yaml == short.source
+    assert bundled.optimal_params == full.optimal_params is not None
 
 
 def test_lih_published_gap():

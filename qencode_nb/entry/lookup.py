@@ -7,7 +7,7 @@ from pathlib import Path
 from qencode_nb.entry.fields import CROSS_CHECK
 from qencode_nb.entry.readers import read_params_yaml, read_qencode_json
 from qencode_nb.errors import EntryError
-from qencode_nb.paths import PARAMS_DIR
+from qencode_nb.paths import BUNDLED_DB, PARAMS_DIR
 
 
 def bundled_names() -> list[str]:
@@ -42,9 +42,12 @@ def load(entry, db=None) -> Entry:
         entry: a bundled name such as ``"lih"``, or a path to a ``.yaml`` or a
             QEncode ``.json`` file.
         db: optional folder of QEncode JSON files.  A ``params/`` entry is
-            then completed from the JSON file of its ``qencode.entry_id``
-            (stored Hamiltonian and optimal parameters), after checking that
-            every fact the YAML states agrees with it.
+            completed from the JSON file of its ``qencode.entry_id`` (stored
+            Hamiltonian and optimal parameters), after checking that every fact
+            the YAML states agrees with it.  Without ``db`` a bundled entry
+            (``params/<name>.yaml``) is completed from its copy in
+            ``data/qencode-v4/`` (:data:`qencode_nb.paths.BUNDLED_DB`); any other
+            YAML gives its own facts alone.
 
     Raises:
         EntryError: unknown name (lists the bundled names), malformed file,
@@ -72,7 +75,10 @@ def load(entry, db=None) -> Entry:
         return read_qencode_json(path)
     short = read_params_yaml(path)
     if db is None:
-        return short
+        bundled = BUNDLED_DB / f"{short.entry_id}.json"
+        if path.resolve().parent != PARAMS_DIR.resolve() or not bundled.is_file():
+            return short        # a YAML of one's own states its own facts
+        db = BUNDLED_DB
     full = read_qencode_json(find_in_db(short.entry_id, db))
     for name in CROSS_CHECK:
         mine, theirs = getattr(short, name), getattr(full, name)
