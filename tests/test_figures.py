@@ -224,7 +224,8 @@ def test_figures_notebook_with_stock_papermill(opt_run, tmp_path):
     out_nb = tmp_path / "figures.ipynb"
     papermill.execute_notebook(str(ROOT / "notebooks" / "figures.ipynb"), str(out_nb),
                                parameters={"sweep_dir": str(out), "optimizers_dir": str(out),
-                                           "kernels_dir": str(no_csv), "out": str(figs)},
+                                           "kernels_dir": str(no_csv), "out": str(figs),
+                                           "db": str(SHARED_DB)},
                                progress_bar=False, cwd=str(ROOT))
     r = read_records(out_nb)
     assert r["done"] is True
@@ -241,6 +242,24 @@ def test_figures_notebook_with_stock_papermill(opt_run, tmp_path):
     assert "wall time per run (s)" in (figs / "optimizers.svg").read_text()
     adapt = pd.DataFrame(r["adapt_operators"])
     assert dict(zip(adapt["system"], adapt["n_operators"])) == _adapt_counts_from_files()
+
+
+@pytest.mark.notebook
+def test_figures_notebook_runs_on_its_defaults_with_only_the_repository(tmp_path):
+    """What a Binder user gets: figures.ipynb with its defaults, started where
+    JupyterLab starts it (notebooks/); only the output folder is redirected here."""
+    import papermill
+
+    out_nb = tmp_path / "figures.ipynb"
+    papermill.execute_notebook(str(ROOT / "notebooks" / "figures.ipynb"), str(out_nb),
+                               parameters={"out": str(tmp_path / "figs")},
+                               progress_bar=False, cwd=str(ROOT / "notebooks"))
+    r = read_records(out_nb)
+    assert r["done"] is True and set(r["figures"]) == {"adapt_operators"}
+    assert r["skipped"]["margins"] == "sweep_dir is None"
+    # The bundled data (data/qencode-v4): its one ADAPT entry, H6 JW/ADAPT.
+    adapt = pd.DataFrame(r["adapt_operators"])
+    assert list(adapt["system"]) == ["H6"] and adapt["n_operators"].iloc[0] > 0
 
 
 @pytest.mark.notebook
