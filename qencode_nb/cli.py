@@ -127,7 +127,7 @@ def _audit(args) -> int:
 
 
 def _sweep(args) -> int:
-    from qencode_nb.studies.sweep import failures, sweep, tier_counts
+    from qencode_nb.studies.sweep import failures, replay_counts, sweep, tier_counts
 
     try:
         table = sweep(args.targets, args.out, mode=args.mode, workers=args.workers,
@@ -144,6 +144,9 @@ def _sweep(args) -> int:
         print("tiers (pass/fail/n/a): " + "; ".join(
             f"{tier} " + "/".join(str(counts.get(v, 0)) for v in ("pass", "fail", "n/a"))
             for tier, counts in tier_counts(table).items()))
+        replays = replay_counts(table)
+        print("replay (pass/fail/n/a): "
+              + "/".join(str(replays.get(v, 0)) for v in ("pass", "fail", "n/a")))
     return _print_failures(failed)
 
 

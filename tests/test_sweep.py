@@ -234,7 +234,13 @@ def test_sweep_cli_prints_tier_counts_and_refuses_a_bad_subset(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "1/1 audits done" in proc.stdout
     assert "tiers (pass/fail/n/a): procedure 0/1/0; certification 0/0/1" in proc.stdout
+    assert "replay (pass/fail/n/a): 1/0/0" in proc.stdout
     assert (out / "margins.svg").is_file()
+    # The audit's own summary line says the replay passed, and how closely.
+    from qencode_nb.notebook.record import read_records
+
+    line = read_records(out / f"{H2_JW_UCCSD.stem}.ipynb")["verdict"]
+    assert "; replay pass (|ΔE| " in line and " Ha" in line
     bad = subprocess.run([exe, "sweep", str(SHARED_DB), "--subset", "nightly", "--out",
                           str(out)], capture_output=True, text=True)
     assert bad.returncode == 2 and "accepted: ci" in bad.stderr

@@ -340,6 +340,15 @@ def tier_counts(table) -> dict:
             for col in TIER_COLUMNS}
 
 
+def replay_counts(table) -> dict:
+    """``{status: count}`` of the completed audits' replays ("pass", "fail", "n/a"),
+    most frequent first; ``{}`` when no audit completed or none recorded a replay."""
+    done = table[table["status"] == "done"]
+    if "replay_status" not in done.columns:
+        return {}
+    return {str(k): int(v) for k, v in done["replay_status"].value_counts().items()}
+
+
 def failures(table) -> dict:
     """``{run name: failure}`` of the rows whose ``status`` is not "done", in table order
     (a sweep's summary table or a study table: both have ``notebook``, ``status``

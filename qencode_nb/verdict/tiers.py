@@ -142,8 +142,8 @@ def verdict(entry, *, rerun, provenance: dict, blas_threads: int,
                     "certified": None, "fragile": None, "certification_change": None,
                     "bit_identical": None, "difference": None, "tiers": tiers,
                     "summary": f"{entry.entry_id}: no re-run; published error "
-                               f"{pub_err * 1e3:.6f} mHa; tiers: {tier_line(tiers)}"
-                               f"{alert_text}"})
+                               f"{pub_err * 1e3:.6f} mHa; {replay_phrase(replay)}; tiers: "
+                               f"{tier_line(tiers)}{alert_text}"})
         return Verdict(**out)
     err = abs(rerun_energy - entry.exact_ground_energy)
     cert = err < thr
@@ -194,10 +194,26 @@ def verdict(entry, *, rerun, provenance: dict, blas_threads: int,
         "bit_identical": diff["identical"], "difference": diff, "tiers": tiers,
         "summary": (f"{entry.entry_id}: {label}, error {err * 1e3:.6f} mHa (published "
                     f"{pub_err * 1e3:.6f}), margin {m:.1%}{' FRAGILE' if fragile else ''}"
-                    f"{'; ' + change if change else ''}; {bits}; tiers: "
-                    + tier_line(tiers) + alert_text),
+                    f"{'; ' + change if change else ''}; {bits}; {replay_phrase(replay)}; "
+                    "tiers: " + tier_line(tiers) + alert_text),
     })
     return Verdict(**out)
+
+
+def replay_phrase(replay: dict | None) -> str:
+    """The replay in the summary line, from its record: ``replay pass (|ΔE| 1.2e-14 Ha,
+    bit-identical)``, ``replay fail (...)`` or ``replay n/a (<reason>)``; ``replay not
+    run`` without one."""
+    if not replay:
+        return "replay not run"
+    status = replay.get("status")
+    if status == "n/a":
+        return f"replay n/a ({replay.get('reason') or 'no reason recorded'})"
+    delta = replay.get("abs_delta_ha")
+    text = "" if delta is None else f"|ΔE| {delta:.1e} Ha"
+    if replay.get("identical"):
+        text += ", bit-identical"
+    return f"replay {status}" + (f" ({text})" if text else "")
 
 
 def tier_line(tiers: dict) -> str:
