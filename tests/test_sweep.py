@@ -276,3 +276,44 @@ def test_tier_counts_and_failures_of_a_summary_table():
     assert tier_counts(none_done) == {"procedure": {}, "certification": {},
                                       "bit_identical": {}}
     assert list(failures(none_done)) == ["a", "b", "c", "d"]
+
+
+def test_margin_plot_sorts_marks_clipped_zeros_and_tells_runs_apart(tmp_path):
+    """The margin plot of a table built by hand (rows as audit_table gives them):
+    entries by published margin, smallest first; a published 0 drawn at the floor
+    with its own marker; no legend entry without points; two runs of one entry
+    labelled apart; the title counts fragile entries by the published margin too."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from qencode_nb.studies.plots import margin_plot
+
+    h4 = "H4_ccpvdz_JW_ADAPT_v4_tapered__sha256_39f9134a722ad612"
+    h2 = "H2_ccpvdz_JW_UCCSD_v4_tapered__sha256_93a0f8a8604d9aed"
+    lih = "LiH_ccpvdz_PAR_HEA_v4_tapered__sha256_e94da71e7eb3b98e"
+
+    def row(entry, notebook, pub, err=None, fragile=None):
+        return {"entry_id": entry, "notebook": f"/runs/{notebook}.ipynb",
+                "published_error_mha": pub, "error_mha": err, "threshold_mha": 10.0,
+                "fragile": fragile, "certification_change": None}
+
+    replay_only = pd.DataFrame([row(h2, h2, 0.0), row(h4, h4, 9.94), row(lih, lih, 5.18)])
+    fig = margin_plot(replay_only, tmp_path / "replay")
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == \
+        ["H4 JW ADAPT 39f9", "LiH PAR HEA e94d", "H2 JW UCCSD 93a0"]
+    legend = ax.get_legend_handles_labels()[1]
+    assert "regenerated error" not in legend, "no re-run: nothing to show"
+    assert "published error < 1e-06 mHa (drawn at the floor)" in legend
+    assert ax.get_title() == "3 entries, 0 re-run; fragile: 1 by published margin, 0 by the re-run"
+    assert ax.get_xlabel() == "entries by published margin (smallest first)"
+
+    two_runs = pd.DataFrame([row(lih, f"{lih}__t1", 5.18, 5.2, False),
+                             row(lih, f"{lih}__t2", 5.18, 5.3, False)])
+    ax = margin_plot(two_runs, tmp_path / "runs").axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == \
+        ["LiH PAR HEA e94d [t1]", "LiH PAR HEA e94d [t2]"]
+    assert "regenerated error" in ax.get_legend_handles_labels()[1]
+    assert "published error < 1e-06 mHa (drawn at the floor)" not in \
+        ax.get_legend_handles_labels()[1]
+    assert all((tmp_path / f"runs.{s}").is_file() for s in ("png", "svg"))

@@ -66,27 +66,46 @@ def margin_plot(table, stem, *, title: str | None = None):
             ``entry_id``/``notebook``, ``published_error_mha``, ``error_mha``,
             ``threshold_mha``, ``fragile``, ``certification_change``.
         stem: output path without suffix.
-        title: figure title (default: counts of entries and fragile ones).
+        title: figure title (default: counts of entries, re-runs and fragile
+            ones, by the published margin and by the re-run's).
 
-    The y axis is logarithmic (errors in mHa, floored at
-    :data:`ERROR_FLOOR_MHA`); the threshold is drawn per entry's
-    ``threshold_mha`` (QEncode: results.quality.gap_threshold, 10 mHa) and
-    the band between 0.8 and 1.0 times the threshold holds certified entries
-    with margin < 0.20 (fragile).
+    Entries are sorted by published margin, smallest first (as the robustness
+    figure sorts them), so a sweep's plot and figures.ipynb's agree; two runs of
+    one entry get their notebook's name beside the entry's.  The y axis is
+    logarithmic (errors in mHa, floored at :data:`ERROR_FLOOR_MHA`; an error
+    below the floor, e.g. a published 0, is drawn at the floor with its own
+    marker); the threshold is drawn per entry's ``threshold_mha`` (QEncode:
+    results.quality.gap_threshold, 10 mHa) and the band between 0.8 and 1.0
+    times the threshold holds certified entries with margin < 0.20 (fragile).
+    A marker with no point to show is left out of the legend.
     """
     import numpy as np
 
     plt = _pyplot()
 
     df = table.copy()
-    labels = [short_name(e if isinstance(e, str) else Path(str(n)).stem)
-              for e, n in zip(df["entry_id"], df["notebook"])]
+    thr_all = df["threshold_mha"].astype(float).fillna(DEFAULT_THRESHOLD_MHA)
+    df["_pub_margin"] = (thr_all - df["published_error_mha"].astype(float)) / thr_all
+    df = df.sort_values("_pub_margin", kind="stable", na_position="last").reset_index(drop=True)
+    names = [e if isinstance(e, str) else Path(str(n)).stem
+             for e, n in zip(df["entry_id"], df["notebook"])]
+    labels = [short_name(e) for e in names]
+    seen = {}
+    for lab in labels:
+        seen[lab] = seen.get(lab, 0) + 1
+    for i, (lab, nb) in enumerate(zip(list(labels), df["notebook"])):
+        if seen[lab] > 1:   # runs of one entry, told apart by their notebooks
+            stem_ = Path(str(nb)).stem
+            tail = stem_[len(names[i]):].strip("_") if stem_.startswith(names[i]) else stem_
+            labels[i] = f"{lab} [{tail or i}]"
     x = np.arange(len(df))
-    pub = np.maximum(df["published_error_mha"].astype(float).to_numpy(), ERROR_FLOOR_MHA)
+    pub_raw = df["published_error_mha"].astype(float).to_numpy()
+    pub = np.maximum(pub_raw, ERROR_FLOOR_MHA)
+    clipped = pub_raw < ERROR_FLOOR_MHA
     reg = df["error_mha"].astype(float).to_numpy()
-    thr = df["threshold_mha"].astype(float).to_numpy()
-    thr = np.where(np.isnan(thr), DEFAULT_THRESHOLD_MHA, thr)
+    thr = df["threshold_mha"].astype(float).fillna(DEFAULT_THRESHOLD_MHA).to_numpy()
     fragile = np.array([v is True for v in df["fragile"]], dtype=bool)
+    fragile_pub = (pub_raw < thr) & (df["_pub_margin"].to_numpy() < FRAGILE_MARGIN)
 
     fig, ax = plt.subplots(figsize=(max(8.0, 0.32 * len(df) + 4), 5.2))
     ax.fill_between(np.r_[x - 0.5, x[-1:] + 0.5] if len(x) else [],
@@ -95,11 +114,17 @@ def margin_plot(table, stem, *, title: str | None = None):
                     label=f"fragile band (margin < {FRAGILE_MARGIN:.0%})")
     ax.step(np.r_[x - 0.5, x[-1:] + 0.5], np.r_[thr, thr[-1:]], where="post", color="red",
             lw=1.2, label="threshold")
-    ax.scatter(x, np.where(np.isnan(pub), np.nan, pub), marker="o", facecolors="none",
-               edgecolors="C0", s=40, label="published error")
+    shown = ~np.isnan(pub_raw) & ~clipped
+    if shown.any():
+        ax.scatter(x[shown], pub[shown], marker="o", facecolors="none", edgecolors="C0",
+                   s=40, label="published error")
+    if clipped.any():
+        ax.scatter(x[clipped], pub[clipped], marker="v", color="C0", s=40,
+                   label=f"published error < {ERROR_FLOOR_MHA:g} mHa (drawn at the floor)")
     has = ~np.isnan(reg)
-    ax.scatter(x[has], np.maximum(reg[has], ERROR_FLOOR_MHA), marker="x", color="C1", s=40,
-               label="regenerated error")
+    if has.any():
+        ax.scatter(x[has], np.maximum(reg[has], ERROR_FLOOR_MHA), marker="x", color="C1",
+                   s=40, label="regenerated error")
     for i in np.flatnonzero(fragile):
         ax.scatter([x[i]], [max(reg[i], ERROR_FLOOR_MHA)], marker="s", s=120,
                    facecolors="none", edgecolors="red", lw=1.5,
@@ -112,8 +137,10 @@ def margin_plot(table, stem, *, title: str | None = None):
     ax.set_xticks(x, labels, rotation=90, fontsize=7)
     ax.set_xlim(-0.5, max(len(df) - 0.5, 0.5))
     ax.set_ylabel("|E - E_exact| (mHa)")
-    ax.set_title(title or f"{len(df)} entries, {int(has.sum())} re-run, "
-                 f"{int(fragile.sum())} fragile")
+    ax.set_xlabel("entries by published margin (smallest first)")
+    ax.set_title(title or f"{len(df)} entries, {int(has.sum())} re-run; fragile: "
+                 f"{int(fragile_pub.sum())} by published margin, {int(fragile.sum())} "
+                 "by the re-run")
     ax.grid(axis="y", which="major", alpha=0.3)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     fig.tight_layout()
