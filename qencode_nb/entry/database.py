@@ -71,14 +71,15 @@ def registry() -> dict:
     return out
 
 
-def select(only=None) -> list[str]:
+def select(only=None, reg: dict | None = None) -> list[str]:
     """The registry names to fetch: all, or those whose name or entry id (file stem)
-    is in ``only`` (the release files by their names, e.g. ``schema_v4.json``).
+    is in ``only`` (the release files by their names, e.g. ``schema_v4.json``);
+    ``reg`` is :func:`registry` when already read.
 
     Raises:
         EntryError: a name of ``only`` is not in the registry (field ``only``).
     """
-    names = list(registry())
+    names = list(registry() if reg is None else reg)
     if not only:
         return names
     by_key = {}
@@ -119,8 +120,8 @@ def fetch(only=None, *, base_url: str | None = None, path=None, retries: int = R
     """
     import pooch
 
-    names = select(only)
     reg = registry()
+    names = select(only, reg)
     if not progress:
         pooch.get_logger().setLevel("WARNING")   # one "Downloading ..." line a file otherwise
     folder = data_dir(path)

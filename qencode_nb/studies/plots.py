@@ -84,8 +84,8 @@ def margin_plot(table, stem, *, title: str | None = None):
     plt = _pyplot()
 
     df = table.copy()
-    thr_all = df["threshold_mha"].astype(float).fillna(DEFAULT_THRESHOLD_MHA)
-    df["_pub_margin"] = (thr_all - df["published_error_mha"].astype(float)) / thr_all
+    df["_thr"] = df["threshold_mha"].astype(float).fillna(DEFAULT_THRESHOLD_MHA)
+    df["_pub_margin"] = (df["_thr"] - df["published_error_mha"].astype(float)) / df["_thr"]
     df = df.sort_values("_pub_margin", kind="stable", na_position="last").reset_index(drop=True)
     names = [e if isinstance(e, str) else Path(str(n)).stem
              for e, n in zip(df["entry_id"], df["notebook"])]
@@ -103,7 +103,7 @@ def margin_plot(table, stem, *, title: str | None = None):
     pub = np.maximum(pub_raw, ERROR_FLOOR_MHA)
     clipped = pub_raw < ERROR_FLOOR_MHA
     reg = df["error_mha"].astype(float).to_numpy()
-    thr = df["threshold_mha"].astype(float).fillna(DEFAULT_THRESHOLD_MHA).to_numpy()
+    thr = df["_thr"].to_numpy()
     fragile = np.array([v is True for v in df["fragile"]], dtype=bool)
     fragile_pub = (pub_raw < thr) & (df["_pub_margin"].to_numpy() < FRAGILE_MARGIN)
 
