@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from conftest import H2_JW_UCCSD, SHARED_DB
+from conftest import H2_JW_UCCSD, ROOT, SHARED_DB
 from qencode_nb.errors import EntryError
 from qencode_nb.studies.sweep import SUBSETS, failures, sweep, tier_counts
 
@@ -134,6 +134,21 @@ def test_summary_and_margin_plot_from_a_sweep(tmp_path):
         assert (out / f"margins{suffix}").stat().st_size > 10_000
     assert "<svg" in (out / "margins.svg").read_text()[:500]
     assert len(table) == 2
+    # Only notebooks that record kind "audit" count: a figures notebook (and one
+    # that records no kind) in the folder is no entry, whatever its file name.
+    import json
+
+    from qencode_nb.studies.collect import audit_table, notebook_kind
+
+    audit_nb = sorted(out.glob("*.ipynb"))[0]
+    assert notebook_kind(audit_nb) == "audit"
+    figures = json.loads((ROOT / "notebooks" / "figures.ipynb").read_text())
+    (out / "h2_audit_figures.ipynb").write_text(json.dumps(figures))
+    del figures["metadata"]["qencode_nb"]
+    (out / "audit_unknown.ipynb").write_text(json.dumps(figures))
+    assert notebook_kind(out / "h2_audit_figures.ipynb") == "figures"
+    assert notebook_kind(out / "audit_unknown.ipynb") is None
+    assert len(audit_table(out)) == 2
 
 
 @pytest.mark.notebook

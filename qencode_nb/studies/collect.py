@@ -162,14 +162,50 @@ def _outcome(nb_path: Path) -> dict | None:
         return None
 
 
+#: Where a notebook of ``notebooks/`` records what it is: ``metadata.qencode_nb.kind``
+#: ("audit", "figures", "robustness", "suite", "threading").  Papermill and
+#: JupyterLab keep notebook metadata, so an executed copy says its kind too.
+KIND_METADATA = "qencode_nb"
+
+
+def notebook_kind(path) -> str | None:
+    """The recorded kind of a notebook (``metadata.qencode_nb.kind``), or None
+    when it records none or is not a readable notebook."""
+    import json
+
+    try:
+        meta = json.loads(Path(path).read_text()).get("metadata") or {}
+    except (OSError, ValueError, AttributeError):
+        return None
+    kind = (meta.get(KIND_METADATA) or {}).get("kind") if isinstance(meta, dict) else None
+    return kind if isinstance(kind, str) else None
+
+
+def audit_notebooks(folder) -> list[Path]:
+    """The audit notebooks of a folder: its ``*.ipynb`` whose recorded kind is
+    "audit" (:data:`KIND_METADATA`), sorted by name; never guessed from the file
+    name, so an executed figures notebook beside the audits is not counted.
+
+    Raises:
+        FileNotFoundError: ``folder`` is not a folder.
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"no such folder of executed notebooks: {folder}")
+    return [p for p in sorted(folder.glob("*.ipynb")) if notebook_kind(p) == "audit"]
+
+
 def audit_table(paths):
-    """A DataFrame with one :func:`audit_row` per executed notebook.
+    """A DataFrame with one :func:`audit_row` per executed audit notebook.
 
     Args:
-        paths: executed ``.ipynb`` files, or a folder (all ``*.ipynb`` in it).
+        paths: executed ``.ipynb`` files (read as given), or a folder (its
+            audit notebooks, :func:`audit_notebooks`).
     """
     import pandas as pd
 
+    if isinstance(paths, (str, Path)) and Path(paths).is_dir():
+        paths = audit_notebooks(paths)
     return pd.DataFrame([audit_row(p) for p in _notebooks(paths)], columns=list(AUDIT_COLUMNS))
 
 
