@@ -154,3 +154,17 @@ def shared_db() -> Path:
 @pytest.fixture(scope="session")
 def python() -> str:
     return sys.executable
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    """One real headless Chromium for the session (tests/browser.py); the browser
+    tests open their own pages (``chromium.new_page()``) and close them."""
+    from playwright.sync_api import sync_playwright
+
+    from browser import launch
+
+    with sync_playwright() as p:
+        browser = launch(p)
+        yield browser
+        browser.close()
