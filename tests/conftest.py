@@ -4,7 +4,7 @@ here), the thread pin for the test process and its children, and the test tiers.
 Test tiers (markers registered in pyproject.toml; README, "Run the tests"):
 ``notebook`` executes a notebook or a Jupyter kernel, ``slow`` takes minutes,
 ``heavy`` is too long or too big for CI (always also ``slow``), ``network`` needs a
-package registry.
+package registry, ``browser`` drives a real headless Chromium (tests/browser.py).
 """
 
 from __future__ import annotations

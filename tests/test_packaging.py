@@ -121,6 +121,6 @@ def test_test_tiers_are_registered_markers_and_strict():
 
     opts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
     names = {m.split(":", 1)[0] for m in opts["markers"]}
-    assert names == {"notebook", "slow", "heavy", "network"}
+    assert names == {"notebook", "slow", "heavy", "network", "browser"}
     assert "--strict-markers" in opts["addopts"]
     assert opts["addopts"][-2:] == ["-m", "not heavy"], "heavy stays out unless asked for"
