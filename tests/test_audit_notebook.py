@@ -92,6 +92,49 @@ def test_lih_bundled_entry_end_to_end(tmp_path):
     assert math.isclose(r["margin_regenerated"], (10 - r["error_mha"]) / 10, abs_tol=1e-12)
     assert math.isclose(r["published_error_mha"], 5.181378991047758, abs_tol=1e-12)
     assert r["verdict"].startswith(r["entry_id"] + ": certified")
+    # The trace of the figure: one energy per evaluation, restarts where they began.
+    trace = r["rerun_trace"]
+    assert len(trace["energies_ha"]) == rerun["energy_calls"] == rerun["nfev"]
+    starts = [sum(rerun["restart_nfev"][:k]) for k in range(rerun["restarts_run"])]
+    assert trace["restart_starts"] == starts and trace["per"] == "evaluation"
+    assert r["rerun_energy"] in trace["energies_ha"]
+    assert trace["e_ref_ha"] == -7.983772976961489
+    # The five questions, from the entry's own provenance and tier 1.
+    qpu = {q["question"]: q for q in r["works_on_my_qpu"]}
+    assert [q["question"] for q in r["works_on_my_qpu"]] == [
+        "code", "environment", "documentation", "hardware", "executability"]
+    assert qpu["code"]["answer"] == "yes" and "e1f44cd" in qpu["code"]["reason"]
+    assert qpu["environment"]["answer"] == "partly"   # threads recorded, BLAS kernel not
+    assert "BLAS threads (1, pinned)" in qpu["environment"]["reason"]
+    assert qpu["documentation"]["answer"] == "partly" and "early_stop" in \
+        qpu["documentation"]["reason"]
+    assert qpu["hardware"]["answer"] == "partly" and "'linux'" in qpu["hardware"]["reason"]
+    assert qpu["executability"]["answer"] == "yes"
+    _assert_card_first(out, r, "done")
+    pngs = [o for o in _outputs(out) if "image/png" in o.get("data", {})]
+    assert len(pngs) == 1 and len(pngs[0]["data"]["image/png"]) > 10_000   # the figure
+
+
+def _outputs(out):
+    import nbformat
+
+    nb = nbformat.read(str(out), as_version=4)   # multi-line strings joined
+    return [o for c in nb["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])]
+
+
+def _assert_card_first(out, r, state):
+    """The verdict card is the notebook's first output, in its final state, the same
+    card an executed notebook's records draw; records print nothing."""
+    from qencode_nb.notebook.record import RECORD_MIMETYPE
+    from qencode_nb.verdict.card import Card
+
+    outputs = _outputs(out)
+    first = outputs[0]["data"]
+    assert f'class="qnb-card" data-state="{state}"' in first["text/html"]
+    assert first["text/html"] == Card(r).html()
+    assert first["text/plain"] == Card(r).text()
+    records = [o for o in outputs if RECORD_MIMETYPE in o.get("data", {})]
+    assert records and all(o["data"]["text/plain"] == "" for o in records)
 
 
 @pytest.mark.notebook
@@ -205,6 +248,11 @@ def test_h6_adapt_replays_bit_identically(tmp_path):
     out, r = _papermill(tmp_path, "h6", entry="h6", db=str(SHARED_DB), mode="replay")
     assert r["done"] is True and r["replay"]["identical"] is True
     assert r["hamiltonian"]["terms_match"] and r["hamiltonian"]["max_abs_dcoeff"] <= 1e-8
+    _assert_card_first(out, r, "done")
+    assert r["rerun_trace"] is None          # no re-run, no figure
+    assert not [o for o in _outputs(out) if "image/png" in o.get("data", {})]
+    qpu = {q["question"]: q["answer"] for q in r["works_on_my_qpu"]}
+    assert qpu["executability"] == "partly"  # replayed, not re-run
 
 
 @pytest.mark.notebook
@@ -247,7 +295,13 @@ def test_bad_mode_is_recorded_as_the_failure(tmp_path):
     out = tmp_path / "mode.ipynb"
     with pytest.raises(RunFailed, match="mode"):
         run_notebook(AUDIT_NB, out, {"entry": "h2", "mode": "fast"})
-    assert "replay" in read_records(out)["error"]["message"]
+    r = read_records(out)
+    assert "replay" in r["error"]["message"]
+    # The card, the notebook's first output, leads with the failure.
+    card = _outputs(out)[0]["data"]
+    assert 'data-state="failed"' in card["text/html"]
+    assert card["text/plain"].splitlines()[0] == (
+        f"FAILED load: {r['error']['type']}: {r['error']['message']}")
 
 
 @pytest.mark.notebook

@@ -68,8 +68,11 @@ def record(name: str, value) -> None:
     """Record ``value`` under ``name`` in the running notebook.
 
     Emits one display output ``{RECORD_MIMETYPE: {"name": name, "value":
-    encode(value)}, "text/plain": "name = value"}``.  A later record of the
-    same name wins when read back.
+    encode(value)}, "text/plain": ""}``: machine-readable, and blank where a
+    reader looks (the verdict card, :mod:`qencode_nb.verdict.card`, shows the
+    values); the empty text keeps JupyterLab from reporting a missing
+    renderer.  A later record of the same name wins when read back, and in
+    the kernel :func:`recorded` returns the values so far.
 
     Raises:
         TypeError: ``name`` is not a str, or ``value`` has no JSON form.
@@ -80,10 +83,18 @@ def record(name: str, value) -> None:
     json.dumps(payload, allow_nan=False)  # fail here, not in the collector
     from IPython.display import display
 
-    text = repr(value)
-    if len(text) > 300:
-        text = text[:300] + " ..."
-    display({RECORD_MIMETYPE: payload, "text/plain": f"{name} = {text}"}, raw=True)
+    _RECORDED[name] = decode(payload["value"])
+    display({RECORD_MIMETYPE: payload, "text/plain": ""}, raw=True)
+
+
+#: The records of this process so far, ``{name: decoded value}`` (last one wins).
+_RECORDED: dict = {}
+
+
+def recorded() -> dict:
+    """The records made in this kernel so far, ``{name: value}`` as
+    :func:`read_records` would read them back (a copy)."""
+    return dict(_RECORDED)
 
 
 def iter_records(notebook):

@@ -34,6 +34,8 @@ class Rerun:
         details: optimiser-specific values: restart energies and nfev (VQE),
             selected operators, gradients, ties and wall time (ADAPT).
         engine_fallback: why the requested engine (sector, fast) did not run.
+        trace: the ``rerun_trace`` record (:meth:`qencode_nb.rerun.progress.Progress.trace`):
+            energy per evaluation (ADAPT: per selected operator), Ha.
     """
 
     energy: float
@@ -48,6 +50,7 @@ class Rerun:
     findings: list
     details: dict = field(default_factory=dict)
     engine_fallback: str | None = None
+    trace: dict | None = None
 
     def to_record(self) -> dict:
         """The ``rerun`` record (keys as audits have always written them)."""
@@ -88,13 +91,23 @@ def rerun(entry, problem, optimizer: str | None = None) -> Rerun:
     Raises:
         EntryError: an override for an ADAPT entry, or ADAPT as an override.
     """
-    out = _dispatch(entry, problem, optimizer)
+    from qencode_nb.rerun.progress import Progress
+
+    is_adapt = problem.is_adapt and optimizer is None
+    progress = Progress(entry.exact_ground_energy, problem.constant_ha,
+                        entry.adapt["max_operators"] if is_adapt else entry.restarts_requested,
+                        None if is_adapt else entry.max_iterations, label=entry.name)
+    try:
+        out = _dispatch(entry, problem, optimizer, progress)
+    finally:
+        progress.close()
+    out.trace = progress.trace()
     if problem.engine_requested is not None:
         out.engine_fallback = problem.fallback_reason
     return out
 
 
-def _dispatch(entry, problem, optimizer: str | None) -> Rerun:
+def _dispatch(entry, problem, optimizer: str | None, progress) -> Rerun:
     from qencode_nb.rerun.vqe import run_vqe
 
     opt = entry.optimizer
@@ -107,20 +120,20 @@ def _dispatch(entry, problem, optimizer: str | None) -> Rerun:
                              "override; accepted: COBYLA, L-BFGS-B, Adam(lr=<float>) on "
                              "a hea or uccsd entry", field="optimizer")
     if problem.is_adapt and problem.sector_problem is not None:
-        return _rerun_adapt_sector(entry, problem)
+        return _rerun_adapt_sector(entry, problem, progress.adapt_step)
     if problem.is_adapt and problem.fast_problem is not None:
-        return _rerun_adapt_fast(entry, problem)
+        return _rerun_adapt_fast(entry, problem, progress.adapt_step)
     if problem.is_adapt:
-        return _rerun_adapt(entry, problem)
+        return _rerun_adapt(entry, problem, progress.adapt_step)
     if problem.fast_problem is not None:
         energy = problem.fast_problem.energy()
     else:
         energy = qnode_energy(problem.hamiltonian, problem.circuit, problem.wires,
                               entry.backend)
-    res = run_vqe(energy, problem.num_params, optimizer=opt.name,
+    res = run_vqe(progress.wrap(energy), problem.num_params, optimizer=opt.name,
                   max_iterations=entry.max_iterations, restarts=entry.restarts_requested,
                   seed=entry.seed, e_target=problem.e_target, early_stop=entry.early_stop,
-                  learning_rate=opt.learning_rate or ADAM_DEFAULT_LR)
+                  learning_rate=opt.learning_rate or ADAM_DEFAULT_LR, progress=progress)
     findings = _constant_finding(
         problem, f"; early stop cannot fire: {res.restarts_run} of "
                  f"{entry.restarts_requested} restarts ran")
@@ -160,7 +173,7 @@ def _constant_finding(problem, consequence: str = "") -> list[str]:
             + consequence]
 
 
-def _rerun_adapt(entry, problem) -> Rerun:
+def _rerun_adapt(entry, problem, callback=None) -> Rerun:
     """ADAPT-VQE re-run with the recorded threshold, operator cap, inner
     optimiser, engine and ``max_iterations`` (see :func:`qencode_nb.rerun.adapt.run_adapt`)."""
     from qencode_nb.rerun import adapt
@@ -173,11 +186,11 @@ def _rerun_adapt(entry, problem) -> Rerun:
                           e_target=problem.e_target, early_stop=entry.early_stop,
                           inner=entry.optimizer.inner or "cobyla",
                           adapt_engine=problem.adapt_engine,
-                          backend=entry.backend)
+                          backend=entry.backend, callback=callback)
     return _adapt_record(entry, problem, res, entry.backend)
 
 
-def _rerun_adapt_sector(entry, problem) -> Rerun:
+def _rerun_adapt_sector(entry, problem, callback=None) -> Rerun:
     """The ADAPT re-run of :func:`_rerun_adapt` on the sector engine
     (:func:`qencode_nb.rerun.adapt.run_adapt_sector`): same pool order, rules and
     budgets; the backend is "sector"."""
@@ -190,7 +203,7 @@ def _rerun_adapt_sector(entry, problem) -> Rerun:
                                  max_operators=meta["max_operators"],
                                  max_iterations=entry.max_iterations, seed=entry.seed,
                                  e_target=problem.e_target, early_stop=entry.early_stop,
-                                 inner=entry.optimizer.inner or "cobyla")
+                                 inner=entry.optimizer.inner or "cobyla", callback=callback)
     out = _adapt_record(entry, problem, res, "sector")
     out.findings.append(
         f"re-run on the sector engine ({sp.ci_space.dim} determinants, H·ψ by "
@@ -213,7 +226,7 @@ def _fast_finding(entry) -> str:
             "one after many steps)")
 
 
-def _rerun_adapt_fast(entry, problem) -> Rerun:
+def _rerun_adapt_fast(entry, problem, callback=None) -> Rerun:
     """The ADAPT re-run of :func:`_rerun_adapt` (QNode engine's procedure) on the
     compiled statevector engine (:func:`qencode_nb.rerun.adapt.run_adapt_fast`)."""
     from qencode_nb.rerun import adapt
@@ -225,7 +238,7 @@ def _rerun_adapt_fast(entry, problem) -> Rerun:
                                max_operators=meta["max_operators"],
                                max_iterations=entry.max_iterations, seed=entry.seed,
                                e_target=problem.e_target, early_stop=entry.early_stop,
-                               inner=entry.optimizer.inner or "cobyla")
+                               inner=entry.optimizer.inner or "cobyla", callback=callback)
     out = _adapt_record(entry, problem, res, NAME)
     out.findings.append(_fast_finding(entry))
     if res.inner == "l-bfgs-b":

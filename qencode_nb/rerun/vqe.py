@@ -43,7 +43,8 @@ class VQEResult:
 
 def run_vqe(energy, num_params: int, *, optimizer: str = "cobyla", max_iterations: int,
             restarts: int, seed: int, e_target: float | None = None,
-            early_stop: bool = True, learning_rate: float = 0.05) -> VQEResult:
+            early_stop: bool = True, learning_rate: float = 0.05,
+            progress=None) -> VQEResult:
     """Multistart VQE as the generator's ``run_vqe``.
 
     Args:
@@ -58,6 +59,8 @@ def run_vqe(energy, num_params: int, *, optimizer: str = "cobyla", max_iteration
         e_target: early-stop target (Ha), QEncode uses the CASCI energy.
         early_stop: stop once ``|best - e_target| < 0.01`` Ha.
         learning_rate: Adam's step size.
+        progress: a :class:`qencode_nb.rerun.progress.Progress` told when each
+            restart begins (``energy`` is then its wrapped function), or None.
 
     Raises:
         ValueError: unknown optimiser (names the accepted ones).
@@ -75,6 +78,8 @@ def run_vqe(energy, num_params: int, *, optimizer: str = "cobyla", max_iteration
                     restarts_requested=restarts, seed=seed)
     for run in range(restarts):
         x0 = np.zeros(num_params) if run == 0 else rng.uniform(-np.pi, np.pi, num_params)
+        if progress is not None:
+            progress.start_restart(run)
         e_run, x_run, nfev, stop_inside = runners[optimizer](
             energy, x0, max_iterations, e_target if early_stop else None, learning_rate)
         out.nfev += nfev
@@ -111,10 +116,14 @@ def _gradient_fn(energy):
 
     qnode = energy.qnode
 
+    observe = getattr(energy, "observe", None)  # a Progress-wrapped energy counts it
+
     def f_and_grad(p):
         p_pnp = pnp.array(p, requires_grad=True)
         e = float(qnode(p_pnp))
         g = np.array(qml.grad(qnode)(p_pnp))
+        if observe is not None:
+            observe(e)
         return e, g
 
     return f_and_grad
@@ -148,6 +157,8 @@ def _adam(energy, x0, max_iterations, e_target, learning_rate):
     for _ in range(max_iterations):
         params, e_step = opt.step_and_cost(cost, params, **kwargs)
         steps += 1
+        if cost is not energy and hasattr(energy, "observe"):
+            energy.observe(float(e_step))
         if e_target is not None and abs(float(e_step) - e_target) < EARLY_STOP_HA:
             stopped = True
             break

@@ -14,6 +14,7 @@ AUDIT_RECORDS = {
     "kernel_mismatches": "OpenBLAS pools not running the requested kernel",
     "entry_id": "QEncode entry_id",
     "entry_source": "the file the entry was read from",
+    "entry_provenance": "the entry's own provenance: tool_versions (pins, git_commit), environment (platform, BLAS threads)",
     "mode": "audit mode: full, replay or rerun",
     "strict": "whether strict mode was requested",
     "provenance": "versions vs pins, git, platform, CPU, every BLAS pool",
@@ -23,6 +24,7 @@ AUDIT_RECORDS = {
     "replay": "energy of the stored optimal parameters vs the published energy",
     "rerun": "the re-run: energy, nfev, restarts, configuration used, findings",
     "rerun_energy": "the re-run energy (Ha, tapering constant included), or None",
+    "rerun_trace": "the re-run's energy per evaluation (ADAPT: per operator), Ha, and restart starts; None without a re-run",
     "fields": "tier 1: every procedure field as declared and as used",
     "undeclared": "procedure fields the entry does not declare",
     "error_mha": "regenerated error |E_rerun - E_exact| (mHa)",
@@ -42,6 +44,7 @@ AUDIT_RECORDS = {
     "alerts": "integrity, replay and consistency failures",
     "tiers": "the three tiers: procedure, certification, bit_identical",
     "verdict": "the one-line summary",
+    "works_on_my_qpu": "the five questions (code, environment, documentation, hardware, executability): yes/partly/no with the reason",
     "done": "the last record: the run completed",
 }
 

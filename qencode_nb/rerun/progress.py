@@ -1,0 +1,152 @@
+"""Progress of a re-run as it runs, and the trace the audit's figure draws.
+
+A :class:`Progress` wraps the re-run's energy function (VQE) or receives the
+ADAPT loop's callback.  It keeps every evaluated energy (Ha, tapering constant
+included) and the evaluation at which each restart began, and shows a tqdm bar
+on stderr: restart i/n (ADAPT: operators selected / cap), evaluations, the
+current best error against the exact ground energy (mHa) and tqdm's ETA.
+
+The bar is tqdm's plain text bar, which JupyterLab redraws in place (carriage
+returns in a stream output) and papermill ``--log-output`` passes through; it
+refreshes at most every :data:`MIN_INTERVAL_S` seconds, so a long re-run
+leaves a few hundred short updates, not one line per evaluation.  The total
+is the budget (restarts x ``max_iterations``, an upper bound: early stop and
+COBYLA's own stopping end sooner), so the ETA is an upper bound too.
+``QENCODE_NB_PROGRESS=0`` turns the bar off (the trace is kept).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+
+#: Seconds between two redraws of the bar (tqdm ``mininterval``).
+MIN_INTERVAL_S = 2.0
+
+#: Environment variable that turns the bar off when "0".
+PROGRESS_ENV = "QENCODE_NB_PROGRESS"
+
+
+class Progress:
+    """Counts a re-run's evaluations, keeps their energies, shows a bar.
+
+    Args:
+        e_ref: the exact ground energy the error is measured against (Ha).
+        constant_ha: the tapering constant added to the optimiser's energy (Ha).
+        restarts: restarts requested (VQE) or the operator cap (ADAPT).
+        max_iterations: ``run_config.max_iterations`` per restart (VQE; None for ADAPT).
+        label: the bar's description (the entry's name).
+        enabled: show the bar; default: unless ``$QENCODE_NB_PROGRESS`` is "0".
+    """
+
+    def __init__(self, e_ref: float, constant_ha: float, restarts: int,
+                 max_iterations: int | None, label: str = "re-run",
+                 enabled: bool | None = None):
+        self.e_ref = float(e_ref)
+        self.constant_ha = float(constant_ha)
+        self.restarts = int(restarts)
+        self.max_iterations = max_iterations
+        self.energies: list[float] = []        # every evaluation (VQE), Ha
+        self.restart_starts: list[int] = []    # evaluation index where restart k began
+        self.best = math.inf
+        self._restart = 0
+        if enabled is None:
+            enabled = os.environ.get(PROGRESS_ENV, "1") != "0"
+        self._bar = None
+        if enabled:
+            from tqdm import tqdm
+
+            total = self.restarts * max_iterations if max_iterations else self.restarts
+            unit = "eval" if max_iterations else "operator"
+            self._bar = tqdm(total=total, desc=label, unit=unit, file=sys.stderr,
+                             mininterval=MIN_INTERVAL_S, dynamic_ncols=False, ncols=100,
+                             leave=True)
+
+    def error_mha(self, energy: float) -> float:
+        """|energy + constant - e_ref| in mHa (``energy`` before the constant, Ha)."""
+        return abs(energy + self.constant_ha - self.e_ref) * 1e3
+
+    def start_restart(self, index: int) -> None:
+        """Restart ``index`` (0-based) begins; the bar jumps to its budget's start."""
+        self._restart = index
+        self.restart_starts.append(len(self.energies))
+        if self._bar is not None and self.max_iterations:
+            self._bar.n = index * self.max_iterations
+            self._postfix(force=True)
+
+    def wrap(self, energy):
+        """``energy`` (a callable ``params -> float`` with ``calls``, maybe
+        ``energy_and_grad`` and ``qnode``) with every evaluation counted."""
+        return _Counted(energy, self)
+
+    def evaluated(self, energy: float) -> None:
+        """One evaluation gave ``energy`` (Ha, before the constant)."""
+        e = float(energy)
+        self.energies.append(e + self.constant_ha)
+        self.best = min(self.best, e)
+        if self._bar is not None:
+            if self.max_iterations and self._bar.n < (self._restart + 1) * self.max_iterations:
+                self._bar.update(1)
+            self._postfix()
+
+    def adapt_step(self, info: dict) -> None:
+        """The ADAPT loop's callback (:func:`qencode_nb.rerun.adapt_loop.run_loop`)."""
+        self.energies.append(float(info["energy"]) + self.constant_ha)
+        self.best = min(self.best, float(info["energy"]))
+        if self._bar is not None:
+            self._bar.update(1)
+            self._bar.set_postfix_str(f"evals {info['nfev']}, error {self._best_text()}",
+                                      refresh=False)
+
+    def close(self, stopped: str | None = None) -> None:
+        """End the bar (one last redraw with the final numbers)."""
+        if self._bar is not None:
+            self._postfix(force=True)
+            if stopped:
+                self._bar.set_description_str(f"{self._bar.desc} ({stopped})", refresh=False)
+            self._bar.close()
+            self._bar = None
+
+    def trace(self) -> dict:
+        """The ``rerun_trace`` record: energies per evaluation (Ha), restart starts,
+        the reference energy (Ha)."""
+        return {"energies_ha": list(self.energies), "restart_starts": list(self.restart_starts),
+                "e_ref_ha": self.e_ref, "per": "evaluation" if self.max_iterations else "operator"}
+
+    def _best_text(self) -> str:
+        return "-" if self.best == math.inf else f"{self.error_mha(self.best):.4g} mHa"
+
+    def _postfix(self, force: bool = False) -> None:
+        text = (f"restart {self._restart + 1}/{self.restarts}, evals {len(self.energies)}, "
+                f"error {self._best_text()}")
+        self._bar.set_postfix_str(text, refresh=force)
+
+
+class _Counted:
+    """An energy function that reports each evaluation to a :class:`Progress`;
+    everything else (``calls``, ``backend``, ``qnode``) is the wrapped one's."""
+
+    def __init__(self, energy, progress: Progress):
+        self._energy = energy
+        self._progress = progress
+        if hasattr(energy, "energy_and_grad"):
+            self.energy_and_grad = self._energy_and_grad
+
+    def __call__(self, params):
+        value = self._energy(params)
+        self._progress.evaluated(float(value))
+        return value
+
+    def observe(self, value: float) -> None:
+        """An evaluation made through the wrapped function's ``qnode`` (the
+        optimiser's gradient path), reported by the optimiser."""
+        self._progress.evaluated(float(value))
+
+    def _energy_and_grad(self, params):
+        value, grad = self._energy.energy_and_grad(params)
+        self._progress.evaluated(float(value))
+        return value, grad
+
+    def __getattr__(self, name):
+        return getattr(self._energy, name)

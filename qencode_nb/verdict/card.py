@@ -1,0 +1,312 @@
+"""The verdict card: what a reader of an audit sees first.
+
+:class:`Card` renders an audit's records (:data:`qencode_nb.verdict.records.AUDIT_RECORDS`)
+as one HTML block (Jinja2) with a plain-text twin for terminals and papermill
+logs: the entry, mode and engine; regenerated and published error against the
+threshold (mHa) and the margins; the three tiers with their reasons; replay;
+integrity; alerts; the five "Works on my QPU" answers
+(:mod:`qencode_nb.verdict.qpu_questions`); and, for a failed run, the failure
+first.  It reads records only, so the same card is drawn in the kernel
+(:func:`show_card` / :meth:`Card.update`, from
+:func:`qencode_nb.notebook.record.recorded`) and from an executed notebook
+(``Card(read_records(path))``).
+
+In ``audit.ipynb`` the card is displayed right after the parameters with the
+display id :data:`DISPLAY_ID` and updated in place when the verdict is in (or
+a stage fails), so it is the first output of the notebook in JupyterLab and
+in the executed file alike.  HTML hooks: the root ``<div class="qnb-card"
+data-state="running|done|failed" data-entry-id=...>``; the tiers
+``.qnb-tier[data-tier=...]``.
+"""
+
+from __future__ import annotations
+
+import html
+
+#: The IPython display id of the audit's card (one per notebook).
+DISPLAY_ID = "qnb-verdict-card"
+
+#: Tier record keys and their labels, in order (DESIGN.md, the three tiers).
+TIERS = (("procedure", "1 procedure"), ("certification", "2 certification"),
+         ("bit_identical", "3 bit-identical"))
+
+#: Badge colours by status (pass/yes green, partly/n/a amber, fail/no red).
+COLOURS = {"pass": "#1a7f37", "yes": "#1a7f37", "fail": "#cf222e", "no": "#cf222e",
+           "n/a": "#9a6700", "partly": "#9a6700", "running": "#57606a",
+           "failed": "#cf222e", "done": "#1a7f37"}
+
+_TEMPLATE = r"""
+<div class="qnb-card" data-state="{{ state }}" data-entry-id="{{ entry_id|e }}"
+     style="font-family: system-ui, sans-serif; border: 2px solid {{ colour(state) }};
+            border-radius: 8px; padding: 10px 14px; max-width: 980px; line-height: 1.35;">
+  <div style="font-size: 1.15em; font-weight: 600;">{{ headline|e }}</div>
+  <div style="color: #57606a; font-size: 0.9em;">{{ entry_id|e }} · mode {{ mode|e }} · engine {{ engine|e }}</div>
+  {% if failure %}
+  <div class="qnb-failure" style="margin: 8px 0; padding: 6px 8px; background: #ffebe9; border-left: 4px solid #cf222e;">
+    <b>Failed:</b> {{ failure|e }}</div>
+  {% endif %}
+  {% if errors %}
+  <table style="margin-top: 8px; border-collapse: collapse;">
+    <tr><th style="text-align:left; padding-right: 14px;"></th><th style="text-align:right; padding-right: 14px;">error (mHa)</th><th style="text-align:right;">margin</th></tr>
+    {% for label, err, mar in errors %}
+    <tr><td style="padding-right: 14px;">{{ label }}</td><td style="text-align:right; padding-right: 14px; font-family: monospace;">{{ err }}</td><td style="text-align:right; font-family: monospace;">{{ mar }}</td></tr>
+    {% endfor %}
+  </table>
+  {% endif %}
+  {% if tiers %}
+  <div style="margin-top: 8px;">
+    {% for key, label, status, reasons in tiers %}
+    <div class="qnb-tier" data-tier="{{ key }}" data-status="{{ status|e }}" style="margin: 3px 0;">
+      {{ badge(status) }} <b>tier {{ label }}</b>
+      <span style="color: #57606a; font-size: 0.9em;">{{ reasons|join("; ")|e }}</span></div>
+    {% endfor %}
+  </div>
+  {% endif %}
+  <div style="margin-top: 6px;">
+    {% for label, status, text in checks %}
+    <div class="qnb-check" data-check="{{ label }}" style="margin: 3px 0;">{{ badge(status) }} <b>{{ label }}</b>
+      <span style="color: #57606a; font-size: 0.9em;">{{ text|e }}</span></div>
+    {% endfor %}
+  </div>
+  {% if questions %}
+  <div style="margin-top: 6px;"><b>Works on my QPU</b>
+    {% for q in questions %}
+    <div class="qnb-question" data-question="{{ q.question }}" style="margin: 2px 0 2px 10px;">{{ badge(q.answer) }} {{ q.question }}
+      <span style="color: #57606a; font-size: 0.9em;">{{ q.reason|e }}</span></div>
+    {% endfor %}
+  </div>
+  {% endif %}
+</div>
+"""
+
+
+def _badge(status) -> str:
+    text = html.escape(str(status))
+    colour = COLOURS.get(str(status), "#57606a")
+    return (f'<span class="qnb-badge" style="display:inline-block; min-width: 3.2em; '
+            f'text-align:center; padding: 0 6px; border-radius: 10px; color: white; '
+            f'font-size: 0.85em; background: {colour};">{text}</span>')
+
+
+def _fmt_mha(value) -> str:
+    """mHa to 6 decimals (the entries' own precision), or 4 significant digits below 1 µHa."""
+    if not isinstance(value, (int, float)):
+        return "-"
+    return f"{value:.6f}" if value == 0 or abs(value) >= 1e-3 else f"{value:.3e}"
+
+
+def _fmt_margin(value) -> str:
+    return "-" if not isinstance(value, (int, float)) else f"{100 * value:.1f}%"
+
+
+class Card:
+    """The verdict card of one audit.
+
+    Args:
+        records: the audit's records ``{name: value}`` (errors in mHa, energies
+            in Ha, margins as fractions), complete or partial.
+        parameters: the notebook parameters (``entry``, ``mode``, ``engine``),
+            used before the records name them.
+        state: "running" (no ``done`` record yet), "done" or "failed"
+            (an ``error`` record); default: from the records.
+    """
+
+    def __init__(self, records: dict, parameters: dict | None = None,
+                 state: str | None = None):
+        self.records = dict(records)
+        self.parameters = dict(parameters or {})
+        if state is None:
+            state = ("failed" if isinstance(self.records.get("error"), dict)
+                     else "done" if "tiers" in self.records else "running")
+        self.state = state
+
+    # -- the facts, shared by both renderings --------------------------------------
+    def facts(self) -> dict:
+        """What the card shows, as plain data (also its text twin's source)."""
+        r, p = self.records, self.parameters
+        entry_id = r.get("entry_id") or str(p.get("entry", "?"))
+        engine = r.get("engine") or {}
+        engine_text = (engine.get("used") or "recorded backend") if isinstance(engine, dict) \
+            else str(engine)
+        if isinstance(engine, dict) and engine.get("reason"):
+            engine_text += f" ({engine['reason']})"
+        err = r.get("error")
+        failure = (f"{err.get('stage')}: {err.get('type')}: {err.get('message')}"
+                   if isinstance(err, dict) else None)
+        threshold = r.get("threshold_mha")
+        errors = []
+        if "published_error_mha" in r:
+            if r.get("error_mha") is not None:
+                errors.append(("regenerated", _fmt_mha(r.get("error_mha")),
+                               _fmt_margin(r.get("margin_regenerated"))))
+            errors.append(("published", _fmt_mha(r.get("published_error_mha")),
+                           _fmt_margin(r.get("margin_published"))))
+            errors.append(("threshold", f"{threshold:g}" if isinstance(threshold, float)
+                           else "-", ""))
+        tiers = []
+        for key, label in TIERS:
+            t = (r.get("tiers") or {}).get(key)
+            if isinstance(t, dict):
+                tiers.append((key, label, t.get("status"), list(t.get("reasons") or [])))
+        return {"entry_id": entry_id, "mode": r.get("mode") or p.get("mode") or "?",
+                "engine": engine_text, "state": self.state, "failure": failure,
+                "headline": self._headline(failure), "errors": errors, "tiers": tiers,
+                "checks": self._checks(), "questions": self._questions()}
+
+    def _headline(self, failure) -> str:
+        r = self.records
+        if self.state == "running":
+            done = [s for s in ("integrity", "hamiltonian", "replay", "rerun") if s in r]
+            return "Audit running" + (f": {', '.join(done)} done" if done else "")
+        if failure:
+            return "Audit failed"
+        certified = r.get("certified")
+        if certified is None:
+            cert = ("published certified" if r.get("published_certified")
+                    else "published not certified") + ", no re-run"
+        else:
+            cert = "certified" if certified else "not certified"
+            change = r.get("certification_change")
+            if change:
+                cert += f" ({change} certification)"
+            if r.get("fragile"):
+                cert += ", fragile"
+        return f"{cert}; regenerated error {_fmt_mha(r.get('error_mha'))} mHa " \
+               f"(published {_fmt_mha(r.get('published_error_mha'))}, threshold " \
+               f"{r.get('threshold_mha', float('nan')):g}), margin " \
+               f"{_fmt_margin(r.get('margin_regenerated', r.get('margin_published')))}"
+
+    def _checks(self) -> list:
+        r = self.records
+        out = []
+        rep = r.get("replay")
+        if isinstance(rep, dict):
+            from qencode_nb.verdict.tiers import replay_phrase
+
+            phrase = replay_phrase(rep).removeprefix(f"replay {rep.get('status')}")
+            out.append(("replay", rep.get("status"), phrase.strip(" ()") or "-"))
+        integ = r.get("integrity")
+        if isinstance(integ, dict):
+            text = f"SHA-256 {'matches' if integ.get('id_matches_hash') else 'differs'}" \
+                if integ.get("status") != "n/a" else "; ".join(integ.get("reasons") or [])
+            text += f"; signature {integ.get('signature')}"
+            out.append(("integrity", integ.get("status"), text))
+        h = r.get("hamiltonian")
+        if isinstance(h, dict) and "terms_match" in h:
+            ok = h.get("terms_match")
+            out.append(("hamiltonian", "pass" if ok else ("n/a" if ok is None else "fail"),
+                        f"{h.get('n_terms')} terms, {h.get('num_qubits')} qubits, "
+                        f"fingerprint {h.get('fingerprint_ha', float('nan')):.3g} Ha"
+                        if isinstance(h.get("fingerprint_ha"), float) else
+                        f"{h.get('n_terms')} terms"))
+        alerts = r.get("alerts")
+        if alerts is not None:
+            out.append(("alerts", "fail" if alerts else "pass",
+                        "; ".join(map(str, alerts)) if alerts else "none"))
+        return out
+
+    def _questions(self) -> list:
+        if self.state == "running":
+            return []
+        items = self.records.get("works_on_my_qpu")
+        if not isinstance(items, list):
+            from qencode_nb.verdict.qpu_questions import answers
+
+            items = answers(self.records)
+        return items
+
+    # -- renderings ----------------------------------------------------------------
+    def html(self) -> str:
+        """The card as one HTML ``<div class="qnb-card">`` (inline styles only)."""
+        import jinja2
+
+        env = jinja2.Environment(autoescape=False)
+        env.globals.update(badge=_badge, colour=lambda s: COLOURS.get(s, "#57606a"))
+        return env.from_string(_TEMPLATE).render(**self.facts()).strip()
+
+    def text(self) -> str:
+        """The card as plain text (a few lines, for terminals and logs)."""
+        f = self.facts()
+        lines = [f["headline"], f"{f['entry_id']} | mode {f['mode']} | engine {f['engine']}"]
+        if f["failure"]:
+            lines.insert(0, f"FAILED {f['failure']}")
+        for key, label, status, reasons in f["tiers"]:
+            lines.append(f"tier {label}: {status}" + (f" ({'; '.join(reasons)})"
+                                                      if reasons else ""))
+        for label, status, text in f["checks"]:
+            lines.append(f"{label}: {status} ({text})")
+        if f["questions"]:
+            lines.append("works on my QPU: " + ", ".join(
+                f"{q['question']} {q['answer']}" for q in f["questions"]))
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        return self.html()
+
+    def __repr__(self) -> str:
+        return self.text()
+
+    def bundle(self) -> dict:
+        """The display bundle ``{"text/html", "text/plain"}``."""
+        return {"text/html": self.html(), "text/plain": self.text()}
+
+
+def show_card(**parameters) -> "LiveCard":
+    """Display the card now (state "running") with :data:`DISPLAY_ID`; the
+    returned :class:`LiveCard` updates it in place.
+
+    Args:
+        parameters: the notebook parameters (``entry``, ``mode``, ``engine``).
+    """
+    card = LiveCard(parameters)
+    card.show()
+    return card
+
+
+class LiveCard:
+    """The card of the running audit, displayed once and updated in place
+    (IPython ``display(..., display_id=...)`` / ``update_display``; papermill's
+    nbclient and JupyterLab both honour the update)."""
+
+    def __init__(self, parameters: dict):
+        self.parameters = parameters
+
+    def card(self, state: str | None = None) -> Card:
+        from qencode_nb.notebook.record import recorded
+
+        return Card(recorded(), self.parameters, state)
+
+    def show(self) -> None:
+        """Display the running card, and redraw it as failed after any cell
+        that raises (IPython's ``post_run_cell`` event), so a failed run's
+        reason is the first thing the notebook shows."""
+        from IPython import get_ipython
+        from IPython.display import display
+
+        display(self.card("running").bundle(), raw=True, display_id=DISPLAY_ID)
+        shell = get_ipython()
+        if shell is not None:
+            shell.events.register("post_run_cell", self._after_cell)
+
+    def _after_cell(self, result) -> None:
+        exc = getattr(result, "error_in_exec", None)
+        if exc is None:
+            return
+        from qencode_nb.notebook.record import recorded
+
+        records = recorded()
+        if not isinstance(records.get("error"), dict):  # raised outside a stage
+            records["error"] = {"stage": "notebook", "type": type(exc).__name__,
+                                "message": str(exc)}
+        from IPython.display import update_display
+
+        update_display(Card(records, self.parameters, "failed").bundle(), raw=True,
+                       display_id=DISPLAY_ID)
+
+    def update(self, state: str | None = None) -> Card:
+        """Redraw from the records so far; returns the :class:`Card`."""
+        from IPython.display import update_display
+
+        card = self.card(state)
+        update_display(card.bundle(), raw=True, display_id=DISPLAY_ID)
+        return card
