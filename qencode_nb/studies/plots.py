@@ -453,6 +453,17 @@ def error_trace_plot(records: dict):
         ax.axhline(max(published, ERROR_FLOOR_MHA), color="#1a7f37", ls=":", lw=1.5,
                    label=f"published error {published:.4g} mHa")
     ax.set_yscale("log")
+    # At least two decades around the data and the lines, so one ADAPT step or a flat
+    # trace is not drawn on a sliver of an axis.
+    marks = [v for v in (threshold, published) if isinstance(v, (int, float)) and v > 0]
+    lo = min([float(error.min())] + marks)
+    hi = max([float(error.max())] + marks)
+    ax.set_ylim(max(lo / 10, ERROR_FLOOR_MHA / 2), hi * 10)
+    if per_operator:
+        from matplotlib.ticker import MaxNLocator
+
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
+        ax.set_xlim(0.5, len(error) + 0.5)
     ax.set_ylabel("|E - E_exact| (mHa)")
     ax.set_title(f"{short_name(records.get('entry_id', ''))}: re-run error"
                  + (" per ADAPT step" if per_operator else " per evaluation"), fontsize=10)
