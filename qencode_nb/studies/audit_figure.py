@@ -1,0 +1,88 @@
+"""The audit notebook's figure: one re-run's error as it ran (matplotlib, no pyplot).
+
+:func:`error_trace_plot` draws the ``rerun_trace`` record
+(:mod:`qencode_nb.rerun.progress`): VQE error per evaluation, ADAPT error per
+selected operator, on a log scale with the threshold and the published error;
+:func:`figure_png` turns a figure into PNG bytes for ``IPython.display.Image``.
+"""
+
+from __future__ import annotations
+
+from qencode_nb.studies.plots import ERROR_FLOOR_MHA, short_name
+
+
+def error_trace_plot(records: dict):
+    """The re-run's error against the exact ground energy as it ran (log scale).
+
+    VQE: the error of every evaluation (points, faint) and the best so far (line)
+    against the evaluation count, restart starts marked; ADAPT: the error after each
+    selected operator against the operator count.  The certification threshold and
+    the published error are drawn as horizontal lines; errors below
+    :data:`ERROR_FLOOR_MHA` are drawn at the floor.
+
+    Args:
+        records: an audit's records (``rerun_trace``: energies in Ha and
+            ``e_ref_ha``; ``threshold_mha``, ``published_error_mha``, ``entry_id``).
+
+    Returns:
+        a matplotlib ``Figure`` (no pyplot state: safe in a kernel and in a worker),
+        or None when the audit has no re-run trace (mode=replay, a failed run).
+    """
+    import numpy as np
+    from matplotlib.figure import Figure
+
+    trace = records.get("rerun_trace")
+    if not isinstance(trace, dict) or not trace.get("energies_ha"):
+        return None
+    energies = np.asarray(trace["energies_ha"], dtype=float)
+    error = np.maximum(np.abs(energies - float(trace["e_ref_ha"])) * 1e3, ERROR_FLOOR_MHA)
+    per_operator = trace.get("per") == "operator"
+    x = np.arange(1, len(error) + 1)
+    fig = Figure(figsize=(7.5, 3.6), layout="constrained")
+    ax = fig.add_subplot()
+    if per_operator:
+        ax.plot(x, error, "o-", color="#0969da", label="re-run: error after each operator")
+        ax.set_xlabel("operators selected (ADAPT step)")
+    else:
+        ax.plot(x, error, ".", ms=2 if len(error) > 500 else 5, color="#8fb8ef",
+                label="re-run: every evaluation")
+        ax.plot(x, np.minimum.accumulate(error), "-", color="#0969da", lw=1.5,
+                label="re-run: best so far")
+        for k, start in enumerate(trace.get("restart_starts") or []):
+            if k:
+                ax.axvline(start + 0.5, color="#d0d7de", lw=0.8, zorder=0)
+        ax.set_xlabel("energy evaluation (restart starts as grey lines)")
+    threshold = records.get("threshold_mha")
+    if isinstance(threshold, (int, float)):
+        ax.axhline(threshold, color="#cf222e", ls="--", lw=1.2,
+                   label=f"threshold {threshold:g} mHa")
+    published = records.get("published_error_mha")
+    if isinstance(published, (int, float)):
+        ax.axhline(max(published, ERROR_FLOOR_MHA), color="#1a7f37", ls=":", lw=1.5,
+                   label=f"published error {published:.4g} mHa")
+    ax.set_yscale("log")
+    # At least two decades around the data and the lines, so one ADAPT step or a flat
+    # trace is not drawn on a sliver of an axis.
+    marks = [v for v in (threshold, published) if isinstance(v, (int, float)) and v > 0]
+    lo = min([float(error.min())] + marks)
+    hi = max([float(error.max())] + marks)
+    ax.set_ylim(max(lo / 10, ERROR_FLOOR_MHA / 2), hi * 10)
+    if per_operator:
+        from matplotlib.ticker import MaxNLocator
+
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
+        ax.set_xlim(0.5, len(error) + 0.5)
+    ax.set_ylabel("|E - E_exact| (mHa)")
+    ax.set_title(f"{short_name(records.get('entry_id', ''))}: re-run error"
+                 + (" per ADAPT step" if per_operator else " per evaluation"), fontsize=10)
+    ax.legend(fontsize=8, loc="upper right")
+    return fig
+
+
+def figure_png(fig, dpi: int = 100) -> bytes:
+    """A matplotlib ``Figure`` as PNG bytes (no pyplot needed)."""
+    import io
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi)
+    return buf.getvalue()
