@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from conftest import LIH_PAR_HEA, SHARED_DB
+from conftest import LIH_PAR_HEA, ROOT, SHARED_DB
 from qencode_nb import entry as entries
 from qencode_nb.entry import vocabulary
 from qencode_nb.entry.hashing import qencode_sha256
@@ -121,6 +121,19 @@ def test_unknown_vocabulary_names_field_value_and_accepted(tmp_path, lih_raw):
     with pytest.raises(EntryError, match=r"encoding.ansatz_type: 'ry_linear' is not accepted; "
                                          r"accepted.*hardware_efficient.*hea.*uccsd_tapered"):
         entries.load(_write(tmp_path, lih_raw))
+
+
+def test_a_real_v3_entry_is_refused_by_its_schema_version_first():
+    """A real QEncode 3.0.0 entry (tests/data/qencode-v3, Apache-2.0, NOTICE) lacks
+    v4 fields; the version is checked before the structure, so it is refused naming
+    schema_version, its value and the accepted one, not the first missing field."""
+    v3 = ROOT / "tests" / "data" / "qencode-v3" / \
+        "H2_631g_PAR_UCCSD_v3_tapered__sha256_17318eb2bc213097.json"
+    assert json.loads(v3.read_text())["schema_version"] == "3.0.0"
+    with pytest.raises(EntryError) as info:
+        entries.load(str(v3))
+    assert "field schema_version: '3.0.0' is not accepted; accepted: '4.0.0'" in str(info.value)
+    assert "orbital_optimization" not in str(info.value)
 
 
 def test_wrong_schema_version_is_refused(tmp_path, lih_raw):

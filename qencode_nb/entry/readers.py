@@ -20,12 +20,31 @@ from qencode_nb.entry.schema import PARAMS_SPEC, QENCODE_SPEC, SCHEMA_VERSION, v
 from qencode_nb.errors import EntryError
 
 
+def check_schema_version(raw) -> None:
+    """The schema version, checked before anything else of the structure: a file of
+    another QEncode schema (a real v3 entry, ``"3.0.0"``) is refused by its version,
+    not by the first v4 field it lacks.
+
+    Raises:
+        EntryError: not a JSON object, ``schema_version`` missing or not
+            :data:`qencode_nb.entry.schema.SCHEMA_VERSION` (names field, value and
+            the accepted one).
+    """
+    if not isinstance(raw, dict):
+        raise EntryError(f"a QEncode entry is a JSON object, got {type(raw).__name__}; "
+                         f"accepted: an object with schema_version {SCHEMA_VERSION!r}")
+    if "schema_version" not in raw:
+        raise EntryError(f"required field is missing; accepted: {SCHEMA_VERSION!r} "
+                         "(QEncode schema 4.0.0)", field="schema_version")
+    if raw["schema_version"] != SCHEMA_VERSION:
+        raise EntryError(f"{raw['schema_version']!r} is not accepted; accepted: "
+                         f"{SCHEMA_VERSION!r} (QEncode schema 4.0.0)", field="schema_version")
+
+
 def from_qencode(raw: dict, path: Path) -> Entry:
     try:
+        check_schema_version(raw)
         validate(raw, QENCODE_SPEC)
-        if raw["schema_version"] != SCHEMA_VERSION:
-            raise EntryError(f"{raw['schema_version']!r} is not accepted; accepted: "
-                             f"{SCHEMA_VERSION!r} (QEncode schema 4.0.0)", field="schema_version")
         p, enc, res, rc = raw["problem"], raw["encoding"], raw["results"], raw["run_config"]
         tap = enc["tapering"]
         undeclared = {}
