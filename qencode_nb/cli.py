@@ -55,6 +55,11 @@ mHa, ``fragile`` from the published margin beside ``fragile_measured`` and
 ``runs/robustness``), and prints the summary; exit status 1 when a run failed, 2 on
 bad arguments (refused before any run).
 
+``qencode-nb report RUNS_DIR [--out PAGE.html] [--no-notebooks]`` writes one
+self-contained HTML page of the audit notebooks of a folder, each linked to its notebook
+rendered in ``PAGE_notebooks/`` (:func:`qencode_nb.studies.report.write_report`; default
+``RUNS_DIR/report.html``); exit status 2 when RUNS_DIR holds no audit notebook.
+
 ``--engine sector`` (audit, sweep, study threads/kernels/environments) runs the entries
 that map (:func:`qencode_nb.rerun.ci_space_map.unmappable_reason`) on the sector
 engine; the others run their recorded backend and the reason is recorded.
@@ -217,6 +222,20 @@ def _robustness(args) -> int:
     return _print_failures(result.failures())
 
 
+def _report(args) -> int:
+    from qencode_nb.studies.report import write_report
+
+    try:
+        report = write_report(args.runs_dir, args.out, notebooks=args.notebooks)
+    except QencodeNbError as exc:
+        print(f"qencode-nb: {exc}", file=sys.stderr)
+        return 2
+    failed = int((report.table["status"] != "done").sum())
+    print(f"report: {report.path} ({len(report.table)} runs, {failed} failed"
+          + (f"; notebook pages in {report.pages_dir}" if report.pages_dir else "") + ")")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     from qencode_nb.studies.optimizers import DEFAULT_OPTIMIZERS
 
@@ -324,6 +343,14 @@ def build_parser() -> argparse.ArgumentParser:
     rb.add_argument("--out", default="runs/robustness",
                     help="folder for notebooks, CSVs and figure (default runs/robustness)")
     rb.set_defaults(func=_robustness)
+
+    rp = sub.add_parser("report", help="one self-contained HTML page of a folder of "
+                        "executed audits (a sweep's or robustness study's --out)")
+    rp.add_argument("runs_dir", metavar="RUNS_DIR", help="folder of executed audits")
+    rp.add_argument("--out", default=None, help="the page (default RUNS_DIR/report.html)")
+    rp.add_argument("--no-notebooks", dest="notebooks", action="store_false",
+                    help="do not render the executed notebooks to HTML (rows link nowhere)")
+    rp.set_defaults(func=_report)
 
     sk = sub.add_parser("stack", help="package stacks as Jupyter kernels for `study "
                         "environments`")

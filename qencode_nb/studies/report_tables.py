@@ -1,0 +1,229 @@
+"""The report's table (:mod:`qencode_nb.studies.report`): one row per executed audit.
+
+:func:`report_table` reads the audit notebooks of a runs folder (those whose
+``metadata.qencode_nb.kind`` is "audit", :func:`qencode_nb.studies.collect.audit_notebooks`;
+never guessed from a file name) into one row per run: the
+:func:`~qencode_nb.studies.collect.audit_table` columns, the entry's molecule,
+mapping, ansatz and tapered qubits, the reasons behind the three tiers, the replay
+and integrity, the measured fragility of a robustness study in the same folder
+(``robustness_summary.csv``) and the five "Works on my QPU" answers
+(:data:`QPU_QUESTIONS`).  :func:`report_notebooks` refuses a folder without audit
+notebooks (:class:`ReportError`); :func:`run_labels` tells two runs of one entry
+apart as the margin plot does.
+
+Failed runs are rows too, with their failure reason.  Units: errors in mHa, margins
+as fractions of the threshold, times in s, replay |ΔE| in Ha.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from qencode_nb.errors import QencodeNbError
+from qencode_nb.verdict.qpu_questions import QUESTIONS
+
+#: The "Works on my QPU" questions, in column order (code, environment, documentation,
+#: hardware, executability); each answered yes, partly or no
+#: (:mod:`qencode_nb.verdict.qpu_questions`, the audit's ``works_on_my_qpu`` record).
+QPU_QUESTIONS = QUESTIONS
+
+#: The record an audit writes the answers to, when it does.
+QPU_RECORD = "works_on_my_qpu"
+
+#: The three tiers: ``(key, audit_table column, title)``.
+TIERS = (("procedure", "tier_procedure", "procedure"),
+         ("certification", "tier_certification", "certification"),
+         ("bit_identical", "tier_bit_identical", "bit-identical"))
+
+#: Columns of :func:`report_table` beyond :data:`~qencode_nb.studies.collect.AUDIT_COLUMNS`.
+#: ``label`` tells runs apart (two runs of one entry get their notebook's tail in
+#: brackets, as the margin plot's ticks); ``run`` the notebook's file stem;
+#: ``qubits`` the tapered qubit count; ``fragile_measured`` from a robustness study's
+#: summary (None without one); ``*_reason`` the text shown on hover; ``qpu_<q>`` and
+#: ``qpu_<q>_reason`` for each question of :data:`QPU_QUESTIONS`.
+EXTRA_COLUMNS = ("label", "run", "molecule", "mapping", "ansatz", "qubits",
+                 "tier_procedure_reason", "tier_certification_reason",
+                 "tier_bit_identical_reason", "replay_reason", "integrity_reason",
+                 "fragile_measured") + tuple(
+                     c for q in QPU_QUESTIONS for c in (f"qpu_{q}", f"qpu_{q}_reason"))
+
+
+class ReportError(QencodeNbError, FileNotFoundError):
+    """No report can be made of a folder: it is not a folder, or it holds no audit
+    notebook.
+
+    Attributes:
+        folder: the folder given.
+        looked_for: what was looked for in it.
+    """
+
+    def __init__(self, message: str, *, folder, looked_for: str):
+        self.folder = folder
+        self.looked_for = looked_for
+        super().__init__(message)
+
+
+#: What a report looks for in its folder (the error says so).
+LOOKED_FOR = ("executed audit notebooks: *.ipynb whose metadata.qencode_nb.kind is "
+              "\"audit\" (a sweep's or a robustness study's --out folder)")
+
+
+def report_notebooks(folder) -> list[Path]:
+    """The audit notebooks of ``folder`` (:func:`~qencode_nb.studies.collect.audit_notebooks`).
+
+    Raises:
+        ReportError: ``folder`` is not a folder, or holds no audit notebook (the
+            message names the folder and :data:`LOOKED_FOR`; it counts the other
+            ``*.ipynb`` found there).
+    """
+    from qencode_nb.studies.collect import audit_notebooks
+
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise ReportError(f"{str(folder)!r} is not a folder; a report reads a folder of "
+                          f"{LOOKED_FOR}", folder=folder, looked_for=LOOKED_FOR)
+    found = audit_notebooks(folder)
+    if not found:
+        others = len(list(folder.glob("*.ipynb")))
+        raise ReportError(f"folder {str(folder)!r} holds no audit notebook ({others} other "
+                          f".ipynb); looked for {LOOKED_FOR}", folder=folder,
+                          looked_for=LOOKED_FOR)
+    return found
+
+
+def run_labels(entry_ids, notebooks) -> list[str]:
+    """One label per run: the entry's short name
+    (:func:`~qencode_nb.studies.plots.short_name`, the notebook's stem when no entry id
+    was recorded); runs of one entry get the rest of their notebook's stem in brackets
+    (``H2 JW HEA 67c3 [t2__default__python3]``), as the margin plot's ticks."""
+    from qencode_nb.studies.plots import short_name
+
+    stems = [Path(str(n)).stem for n in notebooks]
+    names = [e if isinstance(e, str) and e else s for e, s in zip(entry_ids, stems)]
+    labels = [short_name(n) for n in names]
+    count = {lab: labels.count(lab) for lab in labels}
+    for i, (lab, name, stem) in enumerate(zip(list(labels), names, stems)):
+        if count[lab] > 1:
+            tail = stem[len(name):].strip("_") if stem.startswith(name) else stem
+            labels[i] = f"{lab} [{tail or f'run {i + 1}'}]"
+    return labels
+
+
+def _entry_facts(records: dict, parameters: dict) -> dict:
+    """Molecule, mapping, ansatz, tapered qubits: from the entry the run read (its
+    ``entry_source`` record, else the papermill ``entry`` and ``db`` parameters), else
+    from the ``fields`` and ``hamiltonian`` records; None where neither says."""
+    from qencode_nb.entry import load
+
+    source = records.get("entry_source") or parameters.get("entry")
+    try:
+        e = load(source, db=parameters.get("db")) if source else None
+    except (QencodeNbError, OSError, ValueError, KeyError, TypeError):
+        e = None
+    if e is not None:
+        return {"molecule": e.name, "mapping": e.mapping, "ansatz": e.ansatz,
+                "qubits": e.tapered_num_qubits}
+    declared = {f.get("field"): f.get("declared") for f in records.get("fields") or []
+                if isinstance(f, dict)}
+    return {"molecule": None, "mapping": declared.get("mapping"),
+            "ansatz": declared.get("ansatz"),
+            "qubits": (records.get("hamiltonian") or {}).get("num_qubits")}
+
+
+def _replay_reason(rep: dict | None) -> str | None:
+    if not rep:
+        return None
+    if rep.get("abs_delta_ha") is None:
+        return rep.get("reason")
+    text = (f"|ΔE| {rep['abs_delta_ha']:.3g} Ha against the published energy, tolerance "
+            f"{rep.get('tolerance_ha', 0):g} Ha; {rep.get('engine')} on the "
+            f"{rep.get('hamiltonian')} Hamiltonian")
+    return text + ("; bit-identical" if rep.get("identical") else "")
+
+
+def qpu_answers(records: dict) -> dict:
+    """``{question: (answer, reason)}`` for :data:`QPU_QUESTIONS`: the audit's
+    ``works_on_my_qpu`` record when it wrote one, else
+    :func:`qencode_nb.verdict.qpu_questions.answers` of its records."""
+    given = records.get(QPU_RECORD)
+    if not isinstance(given, list):
+        from qencode_nb.verdict.qpu_questions import answers
+
+        given = answers(records)
+    return {a.get("question"): (a.get("answer"), a.get("reason"))
+            for a in given if isinstance(a, dict)}
+
+
+def _extras(path: Path, failure: str | None) -> dict:
+    """The :data:`EXTRA_COLUMNS` of one run (without ``label`` and
+    ``fragile_measured``), from its notebook's records."""
+    import nbformat
+
+    from qencode_nb.notebook.record import iter_records
+
+    nb = nbformat.read(str(path), as_version=4)
+    r = dict(iter_records(nb))
+    row = {"run": path.stem,
+           **_entry_facts(r, (nb.metadata.get("papermill") or {}).get("parameters") or {})}
+    tiers = r.get("tiers") or {}
+    for key, column, _ in TIERS:
+        reasons = (tiers.get(key) or {}).get("reasons")
+        row[f"{column}_reason"] = "; ".join(map(str, reasons)) if reasons else \
+            (None if tiers else failure)
+    row["replay_reason"] = _replay_reason(r.get("replay")) or failure
+    integ = r.get("integrity") or {}
+    row["integrity_reason"] = "; ".join(integ.get("reasons") or []) or (
+        f"SHA-256 recomputed by QEncode's rule: {integ.get('recomputed')}; signature "
+        f"{integ.get('signature')}" if integ else failure)
+    for q, (answer, reason) in qpu_answers(r).items():
+        if q in QPU_QUESTIONS:
+            row[f"qpu_{q}"], row[f"qpu_{q}_reason"] = answer, reason
+    return row
+
+
+def measured_fragility(folder) -> dict | None:
+    """``{entry: fragile_measured}`` from a robustness study's ``robustness_summary.csv``
+    in ``folder`` (True, False, or None where no ok run had a certification); None when
+    there is no such file."""
+    import pandas as pd
+
+    from qencode_nb.studies.robustness_tables import as_flag
+
+    path = Path(folder) / "robustness_summary.csv"
+    if not path.is_file():
+        return None
+    summary = pd.read_csv(path)
+    return {str(e): as_flag(v) for e, v in zip(summary["entry"], summary["fragile_measured"])}
+
+
+def _fragility_of(entry_id, run: str, measured: dict):
+    for entry, value in measured.items():
+        if entry == entry_id or run == entry or run.startswith(entry + "__"):
+            return value
+    return None
+
+
+def report_table(folder):
+    """One row per audit notebook of ``folder``, in file-name order: the
+    :func:`~qencode_nb.studies.collect.audit_table` columns (errors in mHa, margins as
+    fractions, ``seconds`` the wall time in s, values as audit_table gives them) then
+    :data:`EXTRA_COLUMNS`.  Failed runs are rows, ``status`` "failed" with ``failure``.
+
+    Raises:
+        ReportError: no folder, or no audit notebook in it (:func:`report_notebooks`).
+    """
+    import pandas as pd
+
+    from qencode_nb.studies.collect import AUDIT_COLUMNS, audit_table
+
+    paths = report_notebooks(folder)
+    table = audit_table(paths)
+    extras = pd.DataFrame([_extras(p, f) for p, f in zip(paths, table["failure"])],
+                          dtype=object, columns=[c for c in EXTRA_COLUMNS
+                                   if c not in ("label", "fragile_measured")])
+    table = pd.concat([table, extras], axis=1)
+    table["label"] = run_labels(table["entry_id"], table["notebook"])
+    measured = measured_fragility(folder)
+    table["fragile_measured"] = None if measured is None else [
+        _fragility_of(e, r, measured) for e, r in zip(table["entry_id"], table["run"])]
+    return table[list(AUDIT_COLUMNS) + list(EXTRA_COLUMNS)]
