@@ -151,6 +151,17 @@ report, quoted in issue 14: 17 of 40 entries exceeded it while still valid).
 Used only to count, in the robustness study's drift table; the tiers do not use
 it."""
 
+ACTIVE_BOUNDARY_TOL_HA = 1e-4
+"""An orbital inside the active space and one outside whose RHF orbital energies
+lie closer than this (Ha) make the active space's boundary ambiguous: which of
+the two is active can change with last-digit arithmetic or SCF convergence.
+Why 1e-4 Ha: PySCF's RHF converges to ``conv_tol = 1e-9`` Ha with the orbital
+gradient to ``conv_tol_grad = sqrt(conv_tol)`` = 3.2e-5 (PySCF ``scf.hf``
+defaults, used by the generator), and orbital energies are determined no better
+than about that gradient; 1e-4 is three times it.  Exact degeneracies (a
+symmetry pair split by the boundary) fall under it too.  The audit records a
+warning, it decides no tier (issue 16)."""
+
 REPLAY_TOL_HA = 1e-9
 """A replay passes when ``|E(stored params) - E_published| <= 1e-9`` Ha."""
 

@@ -111,6 +111,15 @@ def test_lih_bundled_entry_end_to_end(tmp_path):
     assert qpu["hardware"]["answer"] == "partly" and "'linux'" in qpu["hardware"]["reason"]
     assert qpu["executability"]["answer"] == "yes"
     _assert_card_first(out, r, "done")
+    # LiH [4e,4o] holds one of its two degenerate pi orbitals: the card warns.
+    boundary = h["active_space_boundary"]
+    assert boundary["status"] == "warning" and boundary["pairs"][0]["inside"] == 3
+    assert 'data-check="warning"' in _outputs(out)[0]["data"]["text/html"]
+    from qencode_nb.studies.collect import audit_table
+    from qencode_nb.studies.sweep import boundary_warnings
+
+    table = audit_table([out])
+    assert boundary_warnings(table) == {"lih": boundary["warning"]}
     pngs = [o for o in _outputs(out) if "image/png" in o.get("data", {})]
     assert len(pngs) == 1 and len(pngs[0]["data"]["image/png"]) > 10_000   # the figure
 

@@ -47,7 +47,9 @@ def hamiltonian_check(entry, rebuilt) -> dict:
     ``hamiltonian_source``).  Without one (a params/ entry without ``db``) the
     rebuilt ground energy is compared with the published exact ground energy
     and the fingerprint is taken from the rebuild.  Both add the chemistry
-    checks: rebuilt HF and CASCI energies minus the published ones (Ha).
+    checks: rebuilt HF and CASCI energies minus the published ones (Ha), and
+    ``active_space_boundary`` (:func:`qencode_nb.problem.orbitals.boundary_check`:
+    a warning when the active space splits near-degenerate RHF orbitals).
 
     On a cache hit it works on the stored Pauli terms and imports neither
     PennyLane nor OpenFermion nor PySCF (numpy only), unless the stored
@@ -85,4 +87,7 @@ def hamiltonian_check(entry, rebuilt) -> dict:
                 "sectors_rebuilt": [int(x) for x in tap.z2_sectors],
                 "sectors_match": [int(x) for x in tap.z2_sectors] == entry.tapering_sectors,
                 "cache_hit": chem.cache_hit, "cache_key": chem.cache_key})
+    from qencode_nb.problem.orbitals import boundary_check
+
+    out["active_space_boundary"] = boundary_check(entry)
     return out

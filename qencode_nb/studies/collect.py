@@ -23,7 +23,8 @@ from qencode_nb.verdict.records import AUDIT_RECORDS, ERROR_RECORD
 
 #: Columns of :func:`audit_table`, in order (new ones are appended: tools outside
 #: read them; ``engine_used`` / ``replay_engine`` name the engines of the re-run and
-#: the replay, issue 14).  Energies in Ha, errors in mHa,
+#: the replay, issue 14; ``active_space_warning`` the Hamiltonian stage's warning that the
+#: active space splits near-degenerate orbitals, issue 16).  Energies in Ha, errors in mHa,
 #: times in s.  ``seconds`` is the wall time of the run (the sweep's
 #: ``<name>.outcome.json``, else papermill's duration).
 AUDIT_COLUMNS = (
@@ -37,7 +38,7 @@ AUDIT_COLUMNS = (
     "error_mha", "published_error_mha", "movement_mha", "threshold_mha",
     "margin_regenerated", "margin_published", "certified", "published_certified",
     "certification_change", "fragile", "bit_identical", "delta_ha", "ulps", "findings",
-    "verdict", "engine_used", "replay_engine",
+    "verdict", "engine_used", "replay_engine", "active_space_warning",
 )
 
 #: The audit records :func:`audit_row` reads (names from
@@ -128,6 +129,7 @@ def audit_row(path) -> dict:
         "published_certified": r.get("published_certified"),
         "delta_ha": diff.get("delta_ha"), "ulps": diff.get("ulps"),
         "findings": " | ".join(rerun.get("findings") or []) or None,
+        "active_space_warning": (h.get("active_space_boundary") or {}).get("warning"),
     }
     if row["published_certified"] is None and r.get("certified") is not None:
         row["published_certified"] = r["certified"] != bool(r.get("certification_change"))

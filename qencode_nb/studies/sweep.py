@@ -349,6 +349,17 @@ def replay_counts(table) -> dict:
     return {str(k): int(v) for k, v in done["replay_status"].value_counts().items()}
 
 
+def boundary_warnings(table) -> dict:
+    """``{run name: warning}`` of the completed audits whose Hamiltonian stage warned
+    that the active space splits near-degenerate orbitals (``active_space_warning``,
+    :func:`qencode_nb.problem.orbitals.boundary_check`), in table order."""
+    if "active_space_warning" not in table.columns:
+        return {}
+    return {Path(n).stem: w for n, w, s in zip(table["notebook"], table["active_space_warning"],
+                                               table["status"])
+            if s == "done" and isinstance(w, str) and w}
+
+
 def failures(table) -> dict:
     """``{run name: failure}`` of the rows whose ``status`` is not "done", in table order
     (a sweep's summary table or a study table: both have ``notebook``, ``status``

@@ -32,7 +32,7 @@ TIERS = (("procedure", "1 procedure"), ("certification", "2 certification"),
 
 #: Badge colours by status (pass/yes green, partly/n/a amber, fail/no red).
 COLOURS = {"pass": "#1a7f37", "yes": "#1a7f37", "fail": "#cf222e", "no": "#cf222e",
-           "n/a": "#9a6700", "partly": "#9a6700", "running": "#57606a",
+           "n/a": "#9a6700", "partly": "#9a6700", "warning": "#9a6700", "running": "#57606a",
            "failed": "#cf222e", "done": "#1a7f37"}
 
 _TEMPLATE = r"""
@@ -199,6 +199,9 @@ class Card:
                         f"fingerprint {h.get('fingerprint_ha', float('nan')):.3g} Ha"
                         if isinstance(h.get("fingerprint_ha"), float) else
                         f"{h.get('n_terms')} terms"))
+        boundary = (h or {}).get("active_space_boundary") if isinstance(h, dict) else None
+        if isinstance(boundary, dict) and boundary.get("warning"):
+            out.append(("warning", "warning", boundary["warning"]))
         alerts = r.get("alerts")
         if alerts is not None:
             out.append(("alerts", "fail" if alerts else "pass",
