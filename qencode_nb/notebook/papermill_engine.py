@@ -8,6 +8,25 @@ notebook's parameters and starts the kernel with the six thread variables
 even when an IPython startup file imports numpy before the pin cell runs.
 Every run starts its own kernel process; concurrent runs never share one.
 
+Its client (:func:`_build_client`) also keeps two messages of the kernel's own off the
+terminal of a successful run:
+
+- ``[IPKernelApp] WARNING | Kernel is running over TCP without encryption ...``
+  (ipykernel ``kernelapp.py``, ``init_sockets``): jupyter_client's kernel manager
+  provisions no CurveZMQ keys unless its ``transport_encryption`` is ``auto`` or
+  ``required`` (default ``disabled``).  The client sets ``auto``: the kernel is
+  launched with Curve keys where its kernelspec declares ``supported_encryption:
+  curve`` (ipykernel's own kernelspecs do) and pyzmq has Curve.
+- ``[IPKernelApp] ERROR | KeyboardInterrupt caught in kernel.`` (ipykernel
+  ``kernelbase.py``, ``dispatch_shell``): jupyter_client's ``shutdown_kernel``
+  always interrupts the kernel (SIGINT to its process group) before it stops it,
+  and papermill stops it right after the *reply* to its last ``kernel_info_request``,
+  while the kernel may still be inside that request's handler, where ipykernel
+  installs Python's SIGINT handler (elsewhere it ignores SIGINT).  Before the
+  kernel is stopped, the client waits until the kernel reports itself idle
+  (:meth:`~QuietClient.set_widgets_metadata`), so the interrupt finds it outside
+  any handler and is ignored.
+
 Papermill loads the entry point while ``papermill.engines`` is still being
 imported, so this module imports no papermill at module level: the class is
 built on first access (PEP 562 ``__getattr__``), by which time
@@ -69,10 +88,61 @@ def kernel_environment(blas_threads=1, blas_coretype=None, base=None) -> dict:
     return env
 
 
-def _build_engine():
+#: How long the client waits for the kernel to report idle before it stops it (s);
+#: a kernel that does not answer by then is stopped anyway.
+IDLE_WAIT_S = 5.0
+
+
+def _build_client():
+    from queue import Empty
+    from time import monotonic
+
+    from nbclient.util import ensure_async, run_sync
     from papermill.clientwrap import PapermillNotebookClient
+
+    class QuietClient(PapermillNotebookClient):
+        """Papermill's client with an encrypted kernel transport where the kernel
+        supports it, and a kernel that is idle when it is stopped (module docstring)."""
+
+        def create_kernel_manager(self):
+            import zmq
+
+            km = super().create_kernel_manager()
+            if km.has_trait("transport_encryption") and zmq.has("curve"):
+                km.transport_encryption = "auto"
+            return km
+
+        def set_widgets_metadata(self):
+            # Papermill's execute() and nbclient's both call this last, with the kernel
+            # still running, right before it is shut down.
+            if self.kc is not None:
+                run_sync(self._async_wait_idle)()
+            super().set_widgets_metadata()
+
+        async def _async_wait_idle(self):
+            """Send one ``kernel_info_request`` and read IOPub until the kernel
+            reports idle after it: the kernel handles shell requests in order, so it
+            is then outside every handler (SIGINT ignored)."""
+            msg_id = self.kc.kernel_info()
+            deadline = monotonic() + IDLE_WAIT_S
+            while (left := deadline - monotonic()) > 0:
+                try:
+                    msg = await ensure_async(self.kc.get_iopub_msg(timeout=left))
+                except Empty:
+                    return
+                if (msg["parent_header"].get("msg_id") == msg_id
+                        and msg["msg_type"] == "status"
+                        and msg["content"].get("execution_state") == "idle"):
+                    return
+
+    return QuietClient
+
+
+def _build_engine():
     from papermill.engines import NBClientEngine
     from papermill.utils import merge_kwargs, remove_args
+
+    client_class = _build_client()
 
     class PinnedEngine(NBClientEngine):
         """nbclient engine whose kernel starts with the BLAS pins in its environment."""
@@ -95,7 +165,7 @@ def _build_engine():
             # holds nothing to save: it is stopped at once, not asked to shut down
             # (nbclient's "graceful" default waits about 1 s per notebook).
             final_kwargs.setdefault("shutdown_kernel", "immediate")
-            return PapermillNotebookClient(nb_man, **final_kwargs).execute(env=env)
+            return client_class(nb_man, **final_kwargs).execute(env=env)
 
     return PinnedEngine
 
