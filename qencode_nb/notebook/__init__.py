@@ -9,4 +9,6 @@
   (pins in the Jupyter kernel's launch environment);
 - :mod:`~qencode_nb.notebook.runner`: papermill execution, parameter names checked;
 - :mod:`~qencode_nb.notebook.provenance`: versions vs pins, git, platform, BLAS pools.
+- :mod:`~qencode_nb.notebook.save_hook`: a Jupyter server extension: saving a notebook
+  source from JupyterLab keeps its committed kernel metadata.
 """
