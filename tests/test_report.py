@@ -99,6 +99,11 @@ def test_one_row_per_audit_notebook_with_audit_table_values(runs, report):
         badge = _cell(done, f"tier_{key}").select_one("span.badge")
         assert badge["title"] == "; ".join(tiers[key]["reasons"])
         assert badge.get_text() == tiers[key]["status"]
+    for row in rows:   # every badge says why on hover
+        for key in ("status", "tier_procedure", "replay_status", "integrity"):
+            assert _cell(row, key).select_one("span.badge").get("title"), (row["data-run"], key)
+    replay = _cell(done, "replay_status").select_one("span.badge")["title"]
+    assert re.match(r"\|ΔE\| \S+ Ha against the published energy, tolerance 1e-09 Ha", replay)
     summary = _soup(report.path).select_one("#qnb-summary").get_text(" ", strip=True)
     assert "8 runs: 7 done, 1 failed" in summary
     assert "procedure 0/7/0" in summary and "replay (pass/fail/n/a): 7/0/0" in summary
@@ -271,3 +276,16 @@ def test_the_page_sorts_filters_and_draws_in_chromium(report, chromium, tmp_path
         page.close()
     assert not problems, problems
     assert not remote, f"the page loaded from the network: {remote}"
+
+
+def test_qpu_answers_are_the_record_else_the_five_questions():
+    from qencode_nb.verdict.qpu_questions import answers
+
+    records = {"mode": "replay", "error": {"stage": "load", "type": "EntryError",
+                                           "message": "field encoding.mapping"}}
+    got = qpu_answers(records)
+    assert list(got) == list(QPU_QUESTIONS)
+    assert got == {a["question"]: (a["answer"], a["reason"]) for a in answers(records)}
+    recorded = [{"question": "code", "answer": "partly", "reason": "as recorded"}]
+    assert qpu_answers({**records, "works_on_my_qpu": recorded}) == {
+        "code": ("partly", "as recorded")}

@@ -39,11 +39,11 @@ TIERS = (("procedure", "tier_procedure", "procedure"),
 #: ``label`` tells runs apart (two runs of one entry get their notebook's tail in
 #: brackets, as the margin plot's ticks); ``run`` the notebook's file stem;
 #: ``qubits`` the tapered qubit count; ``fragile_measured`` from a robustness study's
-#: summary (None without one); ``*_reason`` the text shown on hover; ``qpu_<q>`` and
+#: summary (None without one); ``<column>_reason`` the text shown on hover; ``qpu_<q>`` and
 #: ``qpu_<q>_reason`` for each question of :data:`QPU_QUESTIONS`.
 EXTRA_COLUMNS = ("label", "run", "molecule", "mapping", "ansatz", "qubits",
                  "tier_procedure_reason", "tier_certification_reason",
-                 "tier_bit_identical_reason", "replay_reason", "integrity_reason",
+                 "tier_bit_identical_reason", "replay_status_reason", "integrity_reason",
                  "fragile_measured") + tuple(
                      c for q in QPU_QUESTIONS for c in (f"qpu_{q}", f"qpu_{q}_reason"))
 
@@ -170,7 +170,7 @@ def _extras(path: Path, failure: str | None) -> dict:
         reasons = (tiers.get(key) or {}).get("reasons")
         row[f"{column}_reason"] = "; ".join(map(str, reasons)) if reasons else \
             (None if tiers else failure)
-    row["replay_reason"] = _replay_reason(r.get("replay")) or failure
+    row["replay_status_reason"] = _replay_reason(r.get("replay")) or failure
     integ = r.get("integrity") or {}
     row["integrity_reason"] = "; ".join(integ.get("reasons") or []) or (
         f"SHA-256 recomputed by QEncode's rule: {integ.get('recomputed')}; signature "
