@@ -18,6 +18,8 @@
 - :mod:`~qencode_nb.studies.stacks`: package stacks registered as Jupyter kernelspecs.
 - :mod:`~qencode_nb.studies.collect`: executed notebooks -> DataFrames.
 - :mod:`~qencode_nb.studies.plots`: the figures.
+- :mod:`~qencode_nb.studies.report` (``qencode-nb report``: one self-contained HTML page
+  of a runs folder) and :mod:`~qencode_nb.studies.report_tables` (its table).
 
 Importing this package imports no numpy or pandas (they load when a study runs).
 """
