@@ -96,7 +96,8 @@ def run_adapt(H, pool, hf_state, wires, *, gradient_threshold: float,
               e_target: float | None, early_stop: bool = True,
               inner: str = "cobyla", adapt_engine: str = "qnode",
               backend: str = "default.qubit",
-              callback: Callable[[dict], None] | None = None) -> AdaptResult:
+              callback: Callable[[dict], None] | None = None,
+              checkpoint=None) -> AdaptResult:
     """Re-run ADAPT-VQE with the generator's procedure and order.
 
     ADAPT engine ``"qnode"`` reproduces ``run_vqe_adapt`` with
@@ -122,6 +123,8 @@ def run_adapt(H, pool, hf_state, wires, *, gradient_threshold: float,
         backend: PennyLane device for the QNode engine.
         callback: called after every outer iteration with a dict
             (iteration, max_gradient, selected index, energy, nfev so far).
+        checkpoint: a :class:`qencode_nb.rerun.checkpoint.Checkpoint` of the
+            finished steps (:func:`qencode_nb.rerun.adapt_loop.run_loop`), or None.
 
     Returns:
         :class:`AdaptResult`.
@@ -148,13 +151,15 @@ def run_adapt(H, pool, hf_state, wires, *, gradient_threshold: float,
         engine = QNodeBackend(H, pool, hf_state, wires, backend)
     else:
         engine = StatevectorBackend(H, pool, hf_state, wires)
-    return run_loop(engine, result, early_stop=early_stop, callback=callback, start=start)
+    return run_loop(engine, result, early_stop=early_stop, callback=callback, start=start,
+                    checkpoint=checkpoint)
 
 
 def run_adapt_sector(ci_space, gens, *, gradient_threshold: float, max_operators: int,
                      max_iterations: int, seed=None, e_target: float | None,
                      early_stop: bool = True, inner: str = "l-bfgs-b",
-                     callback: Callable[[dict], None] | None = None) -> AdaptResult:
+                     callback: Callable[[dict], None] | None = None,
+                     checkpoint=None) -> AdaptResult:
     """ADAPT-VQE on the sector engine (the CI space, :mod:`qencode_nb.rerun.ci_space`),
     with the procedure of ``run_vqe_adapt_statevector``.
 
@@ -190,13 +195,15 @@ def run_adapt_sector(ci_space, gens, *, gradient_threshold: float, max_operators
     result = new_result("sector", inner, len(gens), gradient_threshold, max_operators,
                         max_iterations, seed, e_target)
     return run_loop(CISpaceBackend(ci_space, gens), result, early_stop=early_stop,
-                    callback=callback, start=start)
+                    callback=callback, start=start,
+                    checkpoint=checkpoint)
 
 
 def run_adapt_fast(fast_problem, *, gradient_threshold: float, max_operators: int,
                    max_iterations: int, seed=None, e_target: float | None,
                    early_stop: bool = True, inner: str = "cobyla",
-                   callback: Callable[[dict], None] | None = None) -> AdaptResult:
+                   callback: Callable[[dict], None] | None = None,
+                   checkpoint=None) -> AdaptResult:
     """The recorded ADAPT engine's procedure (QNode: ``run_vqe_adapt``,
     commutator screening, COBYLA inner; statevector: ``run_vqe_adapt_statevector``)
     on the compiled statevector engine
@@ -231,4 +238,5 @@ def run_adapt_fast(fast_problem, *, gradient_threshold: float, max_operators: in
     start = time.perf_counter()
     result = new_result(procedure, inner, backend.n_pool, gradient_threshold, max_operators,
                         max_iterations, seed, e_target)
-    return run_loop(backend, result, early_stop=early_stop, callback=callback, start=start)
+    return run_loop(backend, result, early_stop=early_stop, callback=callback, start=start,
+                    checkpoint=checkpoint)

@@ -283,7 +283,8 @@ def inner_step(backend: AdaptBackend, result: AdaptResult, selected, params):
 
 
 def run_loop(backend: AdaptBackend, result: AdaptResult, *, early_stop: bool,
-             callback: Callable[[dict], None] | None, start: float) -> AdaptResult:
+             callback: Callable[[dict], None] | None, start: float,
+             checkpoint=None) -> AdaptResult:
     """Run the outer loop of the module docstring into ``result``.
 
     Args:
@@ -294,6 +295,9 @@ def run_loop(backend: AdaptBackend, result: AdaptResult, *, early_stop: bool,
             (iteration, max_gradient, selected index, n_operators, energy,
             nfev so far).
         start: ``time.perf_counter()`` when the run began (for ``wall_s``).
+        checkpoint: a :class:`qencode_nb.rerun.checkpoint.Checkpoint`: each finished
+            step (screening and inner optimisation) is saved; a step it holds is
+            taken from it exactly as it ran instead of being computed again.
 
     Returns:
         ``result``.
@@ -307,15 +311,31 @@ def run_loop(backend: AdaptBackend, result: AdaptResult, *, early_stop: bool,
     params: list = []
     for iteration in range(result.max_operators):
         result.n_iterations = iteration + 1
-        best_abs, best_idx = screen(backend.pool_gradient(selected, params), result.n_pool,
-                                    selected, result.runner_up_gradients)
+        saved = checkpoint.part(iteration) if checkpoint is not None else None
+        if saved is not None:
+            best_abs, best_idx = saved["max_gradient"], saved["selected"]
+            result.runner_up_gradients.append(saved["runner_up"])
+        else:
+            best_abs, best_idx = screen(backend.pool_gradient(selected, params),
+                                        result.n_pool, selected, result.runner_up_gradients)
         result.max_gradients.append(best_abs)
         if best_idx < 0 or best_abs < result.gradient_threshold:
             result.converged = True
             break
         selected.append(best_idx)
         params.append(0.0)
-        energy, params, raw_nfev, counted_nfev = inner_step(backend, result, selected, params)
+        if saved is not None:
+            energy, params, raw_nfev, counted_nfev = (saved["energy"], list(saved["params"]),
+                                                      saved["raw_nfev"], saved["nfev"])
+        else:
+            energy, params, raw_nfev, counted_nfev = inner_step(backend, result, selected,
+                                                                params)
+            if checkpoint is not None:
+                checkpoint.save(iteration, {
+                    "max_gradient": float(best_abs), "selected": int(best_idx),
+                    "runner_up": float(result.runner_up_gradients[-1]),
+                    "energy": float(energy), "params": [float(x) for x in params],
+                    "raw_nfev": int(raw_nfev), "nfev": int(counted_nfev)})
         result.params = list(params)
         result.best_energy = energy
         result.nfev += counted_nfev

@@ -90,6 +90,16 @@ class Progress:
                 self._bar.update(1)
             self._postfix()
 
+    def restore(self, energies: list) -> None:
+        """A finished part taken from a checkpoint: its evaluated energies (Ha,
+        constant included, as :attr:`energies` holds them) join the trace."""
+        for e in energies:
+            self.energies.append(float(e))
+            self.best = min(self.best, float(e) - self.constant_ha)
+        if self._bar is not None:
+            self._bar.update(len(energies) if self.max_iterations else 1)
+            self._postfix()
+
     def adapt_step(self, info: dict) -> None:
         """The ADAPT loop's callback (:func:`qencode_nb.rerun.adapt_loop.run_loop`)."""
         self.energies.append(float(info["energy"]) + self.constant_ha)

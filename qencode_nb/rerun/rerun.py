@@ -69,7 +69,8 @@ class Rerun:
         return out
 
 
-def rerun(entry, problem, optimizer: str | None = None) -> Rerun:
+def rerun(entry, problem, optimizer: str | None = None, resume: bool = False,
+          checkpoint_dir=None) -> Rerun:
     """Re-run the recorded optimiser with the recorded budgets.
 
     On the sector engine when the problem was built with ``engine="sector"``
@@ -87,27 +88,40 @@ def rerun(entry, problem, optimizer: str | None = None) -> Rerun:
             vocabulary as ``run_config.optimizer``) replacing the recorded
             optimiser of a hea or uccsd entry; the configuration records what
             ran, so tier 1 reports the deviation.
+        resume: continue from the checkpoint of an interrupted run of the same
+            entry, procedure and environment (:mod:`qencode_nb.rerun.checkpoint`);
+            finished restarts / ADAPT steps are taken from it, the result is
+            bit-identical to an uninterrupted run.  Checkpoints are written
+            either way and deleted when the run completes.
+        checkpoint_dir: cache root of the checkpoints (default: the rebuild cache's).
 
     Raises:
         EntryError: an override for an ADAPT entry, or ADAPT as an override.
+        CheckpointCorrupt: ``resume`` and the checkpoint cannot be used (names it).
     """
+    from qencode_nb.rerun.checkpoint import Checkpoint, material
     from qencode_nb.rerun.progress import Progress
 
     is_adapt = problem.is_adapt and optimizer is None
+    checkpoint = Checkpoint(material(entry, problem, str(optimizer or entry.optimizer.name),
+                                     "adapt" if is_adapt else "vqe"),
+                            resume=resume, cache_dir=checkpoint_dir)
     progress = Progress(entry.exact_ground_energy, problem.constant_ha,
                         entry.adapt["max_operators"] if is_adapt else entry.restarts_requested,
                         None if is_adapt else entry.max_iterations, label=entry.name)
     try:
-        out = _dispatch(entry, problem, optimizer, progress)
+        out = _dispatch(entry, problem, optimizer, progress, checkpoint)
     finally:
         progress.close()
+    checkpoint.done()
+    out.details["resumed_parts"] = checkpoint.resumed
     out.trace = progress.trace()
     if problem.engine_requested is not None:
         out.engine_fallback = problem.fallback_reason
     return out
 
 
-def _dispatch(entry, problem, optimizer: str | None, progress) -> Rerun:
+def _dispatch(entry, problem, optimizer: str | None, progress, checkpoint) -> Rerun:
     from qencode_nb.rerun.vqe import run_vqe
 
     opt = entry.optimizer
@@ -120,11 +134,11 @@ def _dispatch(entry, problem, optimizer: str | None, progress) -> Rerun:
                              "override; accepted: COBYLA, L-BFGS-B, Adam(lr=<float>) on "
                              "a hea or uccsd entry", field="optimizer")
     if problem.is_adapt and problem.sector_problem is not None:
-        return _rerun_adapt_sector(entry, problem, progress.adapt_step)
+        return _rerun_adapt_sector(entry, problem, progress.adapt_step, checkpoint)
     if problem.is_adapt and problem.fast_problem is not None:
-        return _rerun_adapt_fast(entry, problem, progress.adapt_step)
+        return _rerun_adapt_fast(entry, problem, progress.adapt_step, checkpoint)
     if problem.is_adapt:
-        return _rerun_adapt(entry, problem, progress.adapt_step)
+        return _rerun_adapt(entry, problem, progress.adapt_step, checkpoint)
     if problem.fast_problem is not None:
         energy = problem.fast_problem.energy()
     else:
@@ -133,7 +147,8 @@ def _dispatch(entry, problem, optimizer: str | None, progress) -> Rerun:
     res = run_vqe(progress.wrap(energy), problem.num_params, optimizer=opt.name,
                   max_iterations=entry.max_iterations, restarts=entry.restarts_requested,
                   seed=entry.seed, e_target=problem.e_target, early_stop=entry.early_stop,
-                  learning_rate=opt.learning_rate or ADAM_DEFAULT_LR, progress=progress)
+                  learning_rate=opt.learning_rate or ADAM_DEFAULT_LR, progress=progress,
+                  checkpoint=checkpoint)
     findings = _constant_finding(
         problem, f"; early stop cannot fire: {res.restarts_run} of "
                  f"{entry.restarts_requested} restarts ran")
@@ -142,7 +157,8 @@ def _dispatch(entry, problem, optimizer: str | None, progress) -> Rerun:
     return Rerun(
         **_outcome(problem, res.best_energy, res.best_params, res.nfev, res.restarts_run,
                    res.stopped_early),
-        details={"energy_calls": energy.calls, "restart_energies": res.restart_energies,
+        details={"energy_calls": energy.calls + checkpoint.restored_calls(),
+                 "restart_energies": res.restart_energies,
                  "restart_nfev": res.restart_nfev},
         config={"optimizer": res.optimizer, "max_iterations": res.max_iterations,
                 "restarts_requested": res.restarts_requested, "seed": res.seed,
@@ -173,7 +189,7 @@ def _constant_finding(problem, consequence: str = "") -> list[str]:
             + consequence]
 
 
-def _rerun_adapt(entry, problem, callback=None) -> Rerun:
+def _rerun_adapt(entry, problem, callback=None, checkpoint=None) -> Rerun:
     """ADAPT-VQE re-run with the recorded threshold, operator cap, inner
     optimiser, engine and ``max_iterations`` (see :func:`qencode_nb.rerun.adapt.run_adapt`)."""
     from qencode_nb.rerun import adapt
@@ -186,11 +202,12 @@ def _rerun_adapt(entry, problem, callback=None) -> Rerun:
                           e_target=problem.e_target, early_stop=entry.early_stop,
                           inner=entry.optimizer.inner or "cobyla",
                           adapt_engine=problem.adapt_engine,
-                          backend=entry.backend, callback=callback)
+                          backend=entry.backend, callback=callback,
+                          checkpoint=checkpoint)
     return _adapt_record(entry, problem, res, entry.backend)
 
 
-def _rerun_adapt_sector(entry, problem, callback=None) -> Rerun:
+def _rerun_adapt_sector(entry, problem, callback=None, checkpoint=None) -> Rerun:
     """The ADAPT re-run of :func:`_rerun_adapt` on the sector engine
     (:func:`qencode_nb.rerun.adapt.run_adapt_sector`): same pool order, rules and
     budgets; the backend is "sector"."""
@@ -203,7 +220,8 @@ def _rerun_adapt_sector(entry, problem, callback=None) -> Rerun:
                                  max_operators=meta["max_operators"],
                                  max_iterations=entry.max_iterations, seed=entry.seed,
                                  e_target=problem.e_target, early_stop=entry.early_stop,
-                                 inner=entry.optimizer.inner or "cobyla", callback=callback)
+                                 inner=entry.optimizer.inner or "cobyla", callback=callback,
+                                 checkpoint=checkpoint)
     out = _adapt_record(entry, problem, res, "sector")
     out.findings.append(
         f"re-run on the sector engine ({sp.ci_space.dim} determinants, H·ψ by "
@@ -226,7 +244,7 @@ def _fast_finding(entry) -> str:
             "one after many steps)")
 
 
-def _rerun_adapt_fast(entry, problem, callback=None) -> Rerun:
+def _rerun_adapt_fast(entry, problem, callback=None, checkpoint=None) -> Rerun:
     """The ADAPT re-run of :func:`_rerun_adapt` (QNode engine's procedure) on the
     compiled statevector engine (:func:`qencode_nb.rerun.adapt.run_adapt_fast`)."""
     from qencode_nb.rerun import adapt
@@ -238,7 +256,8 @@ def _rerun_adapt_fast(entry, problem, callback=None) -> Rerun:
                                max_operators=meta["max_operators"],
                                max_iterations=entry.max_iterations, seed=entry.seed,
                                e_target=problem.e_target, early_stop=entry.early_stop,
-                               inner=entry.optimizer.inner or "cobyla", callback=callback)
+                               inner=entry.optimizer.inner or "cobyla", callback=callback,
+                               checkpoint=checkpoint)
     out = _adapt_record(entry, problem, res, NAME)
     out.findings.append(_fast_finding(entry))
     if res.inner == "l-bfgs-b":

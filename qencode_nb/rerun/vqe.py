@@ -44,7 +44,7 @@ class VQEResult:
 def run_vqe(energy, num_params: int, *, optimizer: str = "cobyla", max_iterations: int,
             restarts: int, seed: int, e_target: float | None = None,
             early_stop: bool = True, learning_rate: float = 0.05,
-            progress=None) -> VQEResult:
+            progress=None, checkpoint=None) -> VQEResult:
     """Multistart VQE as the generator's ``run_vqe``.
 
     Args:
@@ -61,6 +61,10 @@ def run_vqe(energy, num_params: int, *, optimizer: str = "cobyla", max_iteration
         learning_rate: Adam's step size.
         progress: a :class:`qencode_nb.rerun.progress.Progress` told when each
             restart begins (``energy`` is then its wrapped function), or None.
+        checkpoint: a :class:`qencode_nb.rerun.checkpoint.Checkpoint`: each finished
+            restart is saved to it, and a restart it already holds is taken from it
+            (energy, angles, nfev exactly as run) instead of being run again; the
+            start points are drawn in order either way, so the result is the same.
 
     Raises:
         ValueError: unknown optimiser (names the accepted ones).
@@ -80,8 +84,23 @@ def run_vqe(energy, num_params: int, *, optimizer: str = "cobyla", max_iteration
         x0 = np.zeros(num_params) if run == 0 else rng.uniform(-np.pi, np.pi, num_params)
         if progress is not None:
             progress.start_restart(run)
-        e_run, x_run, nfev, stop_inside = runners[optimizer](
-            energy, x0, max_iterations, e_target if early_stop else None, learning_rate)
+        saved = checkpoint.part(run) if checkpoint is not None else None
+        if saved is not None:
+            e_run, x_run, nfev, stop_inside = (saved["energy"], saved["x"], saved["nfev"],
+                                               saved["stop_inside"])
+            if progress is not None:
+                progress.restore(saved["trace"])
+        else:
+            first = len(progress.energies) if progress is not None else 0
+            calls = getattr(energy, "calls", 0)
+            e_run, x_run, nfev, stop_inside = runners[optimizer](
+                energy, x0, max_iterations, e_target if early_stop else None, learning_rate)
+            if checkpoint is not None:
+                checkpoint.save(run, {
+                    "energy": float(e_run), "x": [float(v) for v in np.ravel(x_run)],
+                    "nfev": int(nfev), "stop_inside": bool(stop_inside),
+                    "calls": getattr(energy, "calls", 0) - calls,
+                    "trace": [] if progress is None else progress.energies[first:]})
         out.nfev += nfev
         out.restart_energies.append(float(e_run))
         out.restart_nfev.append(int(nfev))

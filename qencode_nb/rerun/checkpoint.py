@@ -1,0 +1,134 @@
+"""Checkpoints of a long re-run: each finished VQE restart or ADAPT step on disk.
+
+A re-run writes, as each restart (VQE) or outer step (ADAPT) finishes, what that
+part produced to one JSON file (atomic replace, so a kill leaves the previous
+complete file).  A run started again with ``resume=True`` (notebook parameter,
+``qencode-nb audit --resume``; sweeps resume by default) takes the finished parts
+from the file and runs only the rest.  Restarts are independent given their start
+point (restart 0 from zeros, restart k from the k-th draw of
+``default_rng(seed)``, drawn again in order on resume), and an ADAPT step depends
+only on the operators and angles before it, which are stored exactly (JSON floats
+round-trip), so a resumed run ends bit-identical to an uninterrupted one.
+
+The file is ``checkpoints/<key>.json`` under the rebuild cache root
+(:func:`qencode_nb.problem.cache.cache_root`), ``key`` the SHA-256 of everything
+the run's arithmetic depends on (:func:`material`): entry hash, optimiser and
+budgets, engine and backend, BLAS threads and kernel, package versions.  A file
+of another key, format or a corrupt one is refused with :class:`CheckpointCorrupt`
+naming the file; a completed run deletes its checkpoint.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from qencode_nb.errors import QencodeNbError
+
+#: Bump when what a checkpoint holds changes.
+FORMAT = 1
+
+#: Subfolder of the cache root holding checkpoints.
+SUBDIR = "checkpoints"
+
+
+class CheckpointCorrupt(QencodeNbError, ValueError):
+    """A checkpoint file that cannot be used (unreadable, truncated, another run's)."""
+
+
+def material(entry, problem, optimizer_name: str, kind: str) -> dict:
+    """What a re-run's arithmetic depends on (the checkpoint key's material).
+
+    Args:
+        entry: the Entry (its QEncode SHA-256, budgets, seed).
+        problem: the rerun Problem (engine, Hamiltonian origin, parameters).
+        optimizer_name: the optimiser that runs ("cobyla", "adapt", ...).
+        kind: "vqe" or "adapt".
+    """
+    import os
+    from importlib.metadata import version
+
+    from qencode_nb.notebook.pins import THREAD_VARS
+
+    backend = ("sector" if problem.sector_problem is not None else
+               "fast" if problem.fast_problem is not None else entry.backend)
+    return {"format": FORMAT, "kind": kind, "entry_sha256": entry.sha256,
+            "entry_id": entry.entry_id, "optimizer": optimizer_name,
+            "max_iterations": entry.max_iterations, "restarts": entry.restarts_requested,
+            "seed": entry.seed, "early_stop": entry.early_stop, "backend": backend,
+            "hamiltonian": problem.hamiltonian_origin, "num_params": problem.num_params,
+            "threads": {v: os.environ.get(v) for v in THREAD_VARS},
+            "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE"),
+            "versions": {p: version(p) for p in ("numpy", "scipy", "pennylane", "qencode-nb")}}
+
+
+class Checkpoint:
+    """The checkpoint of one re-run: finished parts read back, new ones written.
+
+    Args:
+        material: :func:`material` of the run.
+        resume: take the finished parts from an existing file (else start over,
+            replacing it).
+        cache_dir: cache root (default :func:`qencode_nb.problem.cache.cache_root`).
+
+    Raises:
+        CheckpointCorrupt: ``resume`` and the file is unreadable, truncated, of
+            another format or of another run (names the file and why).
+    """
+
+    def __init__(self, material: dict, resume: bool = False, cache_dir=None):
+        from qencode_nb.problem.cache import cache_root
+        from qencode_nb.problem.cache_key import sha256_json
+
+        self.material = material
+        self.key = sha256_json(material)
+        self.path = cache_root(cache_dir) / SUBDIR / f"{self.key}.json"
+        self.parts: list[dict] = []
+        self.resumed = 0
+        if resume and self.path.exists():
+            self.parts = self._read()
+            self.resumed = len(self.parts)
+
+    def _read(self) -> list[dict]:
+        try:
+            doc = json.loads(self.path.read_text())
+        except (OSError, ValueError) as exc:
+            raise CheckpointCorrupt(f"checkpoint {self.path} is unreadable ({exc}); delete "
+                                    "it or run without resume") from None
+        if not isinstance(doc, dict) or doc.get("format") != FORMAT \
+                or not isinstance(doc.get("parts"), list):
+            raise CheckpointCorrupt(f"checkpoint {self.path} is not a format-{FORMAT} "
+                                    "checkpoint; delete it or run without resume")
+        if doc.get("material") != self.material:
+            raise CheckpointCorrupt(f"checkpoint {self.path} belongs to another run "
+                                    "(its material differs); delete it or run without resume")
+        return doc["parts"]
+
+    def part(self, index: int) -> dict | None:
+        """The finished part ``index`` (restart or ADAPT step, 0-based), or None."""
+        return self.parts[index] if index < len(self.parts) else None
+
+    def restored_calls(self) -> int:
+        """Energy evaluations of the parts taken from the file (``calls`` of each)."""
+        return sum(int(p.get("calls", 0)) for p in self.parts[:self.resumed])
+
+    def save(self, index: int, part: dict) -> None:
+        """Record part ``index`` as finished (JSON-serialisable; floats exact)."""
+        from qencode_nb.problem.cache import write_atomic
+
+        if index < len(self.parts):
+            return
+        self.parts.append(part)
+        doc = {"format": FORMAT, "material": self.material, "parts": self.parts}
+        write_atomic(self.path, json.dumps(doc).encode())
+
+    def done(self) -> None:
+        """The run completed: its checkpoint is no longer needed."""
+        try:
+            Path(self.path).unlink()
+        except OSError:
+            pass
+
+    def record(self) -> dict:
+        """``{"path", "resumed_parts"}`` for the ``rerun`` record."""
+        return {"path": str(self.path), "resumed_parts": self.resumed}
