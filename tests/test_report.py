@@ -194,6 +194,8 @@ def test_a_robustness_study_adds_measured_fragility_and_its_figure(tmp_path):
     measured = str(bool(summary["fragile_measured"].item())).lower()
     assert [_cell(r, "fragile_measured")["data-value"] for r in rows] == [measured] * 2
     assert [_cell(r, "certified")["data-value"] for r in rows] == ["true", "true"]
+    summary = soup.select_one("#qnb-summary").get_text(" ", strip=True)
+    assert "certified by the re-run: 2 of 2 re-run (published certified: 2 of 2)" in summary
     assert soup.select_one("figure#qnb-robustness-plot svg") is not None
     assert soup.select_one("figure#qnb-margin-plot svg") is not None
     assert "<a href" not in str(soup.select_one("table#qnb-report"))   # --no-notebooks
