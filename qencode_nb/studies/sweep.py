@@ -9,7 +9,9 @@ Runs go to a local process pool (``workers``) or, given a scheduler address,
 to a Dask distributed cluster.  A sweep is resumable: an entry whose executed
 notebook recorded ``done`` with the same inputs (the parameters and the entry
 file's SHA-256, kept in ``<name>.inputs.json`` beside the notebook) is not run
-again.  Each run also leaves ``<name>.outcome.json`` (status, failure, wall
+again, and an entry whose run was killed starts with ``resume=True``: its re-run
+continues from the last finished restart or ADAPT step
+(:mod:`qencode_nb.rerun.checkpoint`).  Each run also leaves ``<name>.outcome.json`` (status, failure, wall
 seconds).  Outputs: ``summary.csv`` (:func:`qencode_nb.studies.collect.audit_table`)
 and the margin plot ``margins.png`` / ``margins.svg``
 (:func:`qencode_nb.studies.plots.margin_plot`).  :func:`tier_counts` and
@@ -260,7 +262,8 @@ def sweep(targets, out_dir, *, mode: str = "full", workers: int = 1, blas_thread
         scheduler: a Dask distributed scheduler address (``tcp://host:port``);
             None runs locally.
         subset: a named subset of the targets (:data:`SUBSETS`), e.g. "ci".
-        progress: show a tqdm progress bar.
+        progress: show a progress bar on stderr
+            (:func:`qencode_nb.studies.progress_bar.progress_bar`; in a kernel too).
         plot: write ``margins.png`` and ``margins.svg``.
         engine: audit.ipynb ``engine``: None (each entry's recorded backend)
             or "sector" (the sector engine for the entries that map, the
@@ -270,10 +273,9 @@ def sweep(targets, out_dir, *, mode: str = "full", workers: int = 1, blas_thread
         EntryError: a target that does not exist, an unknown subset.
         ParameterError: a bad parameter value (checked before any run).
     """
-    from tqdm.auto import tqdm
-
     from qencode_nb.notebook.parameters import check_engine, check_mode
     from qencode_nb.studies.collect import audit_table
+    from qencode_nb.studies.progress_bar import advance, progress_bar
     from qencode_nb.notebook.pins import pin_environment
 
     check_mode(mode)
@@ -286,7 +288,9 @@ def sweep(targets, out_dir, *, mode: str = "full", workers: int = 1, blas_thread
     out.mkdir(parents=True, exist_ok=True)
     todo, names = [], []
     for target in select_subset(resolve_targets(targets), subset):
-        params = {"entry": target, "blas_threads": blas_threads, "mode": mode}
+        # resume: a run killed in an earlier sweep continues from its checkpoint
+        # (qencode_nb.rerun.checkpoint); a fresh run has none and starts at zero.
+        params = {"entry": target, "blas_threads": blas_threads, "mode": mode, "resume": True}
         if engine is not None:
             params["engine"] = engine
         if blas_coretype:
@@ -301,13 +305,12 @@ def sweep(targets, out_dir, *, mode: str = "full", workers: int = 1, blas_thread
         return job[0], str(out.resolve()), job[1], timeout, cell_timeout
 
     todo = longest_first(todo)
-    bar = tqdm(total=len(names), initial=len(names) - len(todo), disable=not progress,
-               desc="audits", unit="entry")
+    bar = progress_bar(len(names), "audits", "entry", initial=len(names) - len(todo),
+                       enabled=progress)
     runs = run_dask(todo, scheduler, submit_args) if scheduler else \
         run_local(todo, workers, submit_args)
     for outcome in runs:
-        bar.update(1)
-        bar.set_postfix_str(f"{outcome['name'][:24]} {outcome['status']}")
+        advance(bar, f"{outcome['name'][:24]} {outcome['status']}")
     bar.close()
     table = audit_table([out / f"{n}.ipynb" for n in names])
     table.to_csv(out / "summary.csv", index=False)
