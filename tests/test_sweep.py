@@ -320,7 +320,8 @@ def test_margin_plot_sorts_marks_clipped_zeros_and_tells_runs_apart(tmp_path):
     legend = ax.get_legend_handles_labels()[1]
     assert "regenerated error" not in legend, "no re-run: nothing to show"
     assert "published error < 1e-06 mHa (drawn at the floor)" in legend
-    assert ax.get_title() == "3 entries, 0 re-run; fragile: 1 by published margin, 0 by the re-run"
+    assert fig.get_suptitle() == ("3 entries, 0 re-run; fragile: 1 by published margin, 0 "
+                                  "by the re-run")
     assert ax.get_xlabel() == "entries by published margin (smallest first)"
 
     two_runs = pd.DataFrame([row(lih, f"{lih}__t1", 5.18, 5.2, False),

@@ -139,12 +139,14 @@ def margin_plot(table, stem, *, title: str | None = None):
     ax.set_xlim(-0.5, max(len(df) - 0.5, 0.5))
     ax.set_ylabel("|E - E_exact| (mHa)")
     ax.set_xlabel("entries by published margin (smallest first)")
-    ax.set_title(title or f"{len(df)} entries, {int(has.sum())} re-run; fragile: "
+    # The title over the whole figure, left-aligned: over the axes alone it is wider
+    # than a few entries' axes and was cut on the left (the legend sits outside).
+    fig.suptitle(title or f"{len(df)} entries, {int(has.sum())} re-run; fragile: "
                  f"{int(fragile_pub.sum())} by published margin, {int(fragile.sum())} "
-                 "by the re-run")
+                 "by the re-run", x=0.01, ha="left", fontsize=11)
     ax.grid(axis="y", which="major", alpha=0.3)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
-    fig.tight_layout()
+    fig.set_layout_engine("constrained")
     _save(fig, stem)
     return fig
 
