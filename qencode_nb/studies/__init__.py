@@ -16,6 +16,8 @@
   :mod:`~qencode_nb.studies.robustness_tables` (its rows and per-entry summary:
   ``fragile_measured``) and :mod:`~qencode_nb.studies.robustness_plot` (its figure).
 - :mod:`~qencode_nb.studies.stacks`: package stacks registered as Jupyter kernelspecs.
+- :mod:`~qencode_nb.studies.progress_bar`: the text progress bar over a sweep's or a
+  study's runs (a terminal, JupyterLab and papermill alike).
 - :mod:`~qencode_nb.studies.collect`: executed notebooks -> DataFrames.
 - :mod:`~qencode_nb.studies.plots`: the figures.
 - :mod:`~qencode_nb.studies.report` (``qencode-nb report``: one self-contained HTML page

@@ -241,7 +241,8 @@ def robustness(targets, out_dir="runs/robustness", *, threads=None, coretypes=No
             with ``scheduler``.
         scheduler: a Dask distributed scheduler address (``tcp://host:port``).
         timeout: per-run wall-clock limit in seconds (None: none).
-        progress: show a tqdm progress bar.
+        progress: show a progress bar on stderr
+            (:func:`qencode_nb.studies.progress_bar.progress_bar`; in a kernel too).
         plot: write the figure.
 
     Returns:
@@ -254,9 +255,8 @@ def robustness(targets, out_dir="runs/robustness", *, threads=None, coretypes=No
         ParameterError: a kernelspec Jupyter does not find, mode "replay",
             ``timeout`` <= 0, ``workers`` < 1, an empty axis.
     """
-    from tqdm.auto import tqdm
-
     from qencode_nb.notebook.parameters import check_engine, check_mode
+    from qencode_nb.studies.progress_bar import advance, progress_bar
     from qencode_nb.studies.runner import STUDY_MODES
     from qencode_nb.studies.sweep import (inputs_of, is_complete, longest_first,
                                           resolve_targets, run_dask, run_local, run_name,
@@ -296,14 +296,13 @@ def robustness(targets, out_dir="runs/robustness", *, threads=None, coretypes=No
                 todo.append((target, str(out), params, timeout, None, name, p.kernelspec))
     outcomes = {}
     todo = longest_first(todo)
-    with tqdm(total=len(runs), initial=len(runs) - len(todo), disable=not progress,
-              desc="robustness", unit="run") as bar:
+    with progress_bar(len(runs), "robustness", "run", initial=len(runs) - len(todo),
+                      enabled=progress) as bar:
         dispatched = run_dask(todo, scheduler, lambda job: job) if scheduler else \
             run_local(todo, workers, lambda job: job)
         for outcome in dispatched:
             outcomes[outcome["name"]] = outcome
-            bar.update(1)
-            bar.set_postfix_str(f"{outcome['name'][-28:]} {outcome['status']}")
+            advance(bar, f"{outcome['name'][-28:]} {outcome['status']}")
     table = _table(out, runs, outcomes, engine)
     summary = summarise_robustness(table)
     table.to_csv(out / "robustness.csv", index=False)

@@ -117,7 +117,8 @@ def run_jobs(entry, jobs, out_dir, *, mode, db, workers, progress, timeout, desc
         mode: "rerun" or "full" (:data:`STUDY_MODES`).
         db: folder of QEncode JSON files completing a bundled entry, or None.
         workers: local processes, each running one notebook (own kernel) at a time.
-        progress: show a tqdm progress bar titled ``desc``.
+        progress: show a progress bar titled ``desc`` on stderr
+            (:func:`qencode_nb.studies.progress_bar.progress_bar`; in a kernel too).
         timeout: per-run wall-clock limit in seconds, or None.
         engine: audit.ipynb ``engine`` (None: the recorded backend; "sector").
         kernelspecs: ``{run name: Jupyter kernelspec}`` (default the notebook's).
@@ -127,8 +128,7 @@ def run_jobs(entry, jobs, out_dir, *, mode, db, workers, progress, timeout, desc
         EntryError: an unknown mode or engine, an entry that does not exist
             or is a folder.
     """
-    from tqdm.auto import tqdm
-
+    from qencode_nb.studies.progress_bar import advance, progress_bar
     from qencode_nb.studies.sweep import resolve_targets, run_local
     from qencode_nb.notebook.parameters import check_engine, check_mode
 
@@ -157,11 +157,10 @@ def run_jobs(entry, jobs, out_dir, *, mode, db, workers, progress, timeout, desc
     todo = [(target, str(out), {**base, **extra}, timeout, None, name,
              (kernelspecs or {}).get(name)) for _, _, name, extra in jobs]
     outcomes = {}
-    with tqdm(total=len(todo), disable=not progress, desc=desc, unit="run") as bar:
+    with progress_bar(len(todo), desc, "run", enabled=progress) as bar:
         for outcome in run_local(todo, workers, lambda job: job):
             outcomes[outcome["name"]] = outcome
-            bar.update(1)
-            bar.set_postfix_str(f"{outcome['name'][-16:]} {outcome['status']}")
+            advance(bar, f"{outcome['name'][-16:]} {outcome['status']}")
     return [run_row(out, outcomes[name]) for _, _, name, _ in jobs]
 
 
