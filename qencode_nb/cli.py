@@ -4,7 +4,7 @@
 [--subset ci] [--timeout S] [--engine sector|fast] [--out RUNS_DIR]`` audits many entries
 (:mod:`qencode_nb.studies.sweep`), one process and kernel each, and writes
 ``RUNS_DIR/summary.csv`` and ``RUNS_DIR/margins.{png,svg}``; exit status 1
-when any audit failed (each failure is listed), 2 on bad arguments.
+when any audit failed (each failure listed first, with its notebook), 2 on bad arguments.
 
 ``qencode-nb audit ENTRY [--threads N] [--coretype K] [--mode M] [--db DIR]
 [--engine sector|fast] [--out OUT.ipynb] [--json]`` runs ``notebooks/audit.ipynb`` through the
@@ -14,8 +14,7 @@ with ``--json`` every record as one JSON object.  The executed notebook is
 directory (:data:`AUDIT_OUT_DIR`; never a loose file beside it).  Exit status: 0 when the
 run recorded ``done`` with no alert, 3 when it did but raised alerts
 (integrity or replay failed, inconsistent published numbers), 1 when it
-failed (the executed notebook is kept and the reason printed), 2 on bad
-arguments.
+failed (stderr: the reason, the notebook kept, ``--traceback``), 2 on bad arguments.
 
 ``qencode-nb study threads ENTRY [--threads 1 2 4] [--repeats R] [--mode M]
 [--db DIR] [--workers N] [--out DIR]`` re-runs one entry R times per BLAS
@@ -93,7 +92,7 @@ ENGINE_HELP = ("sector: run the ADAPT entries that map (qencode_nb.rerun.ci_spac
 def _audit(args) -> int:
     from qencode_nb.notebook.parameters import MODES, check_engine
     from qencode_nb.notebook.record import encode, read_records
-    from qencode_nb.notebook.runner import NOTEBOOKS, run_notebook
+    from qencode_nb.notebook.runner import NOTEBOOKS, explain_failure, run_notebook
 
     if args.mode not in MODES:
         print(f"qencode-nb: --mode {args.mode!r} is not accepted; accepted: "
@@ -121,7 +120,8 @@ def _audit(args) -> int:
     except QencodeNbError as exc:
         if args.json and out.exists():
             print(json.dumps(encode(read_records(out)), indent=1, sort_keys=True))
-        print(f"qencode-nb: {exc}", file=sys.stderr)
+        reason, *more = explain_failure(exc, out, traceback=args.traceback)
+        print(f"qencode-nb: audit failed: {reason}", *more, sep="\n", file=sys.stderr)
         return 1
     if args.json:
         print(json.dumps(encode(records), indent=1, sort_keys=True))
@@ -142,7 +142,7 @@ def _sweep(args) -> int:
     except QencodeNbError as exc:
         print(f"qencode-nb: {exc}", file=sys.stderr)
         return 2
-    failed = failures(table)
+    status = _print_failures(failed := failures(table), Path(args.out))   # failures first
     print(f"{len(table) - len(failed)}/{len(table)} audits done; summary: "
           f"{Path(args.out) / 'summary.csv'}; margin plot: {Path(args.out) / 'margins.png'}")
     if len(failed) < len(table):
@@ -152,13 +152,14 @@ def _sweep(args) -> int:
         replays = replay_counts(table)
         print("replay (pass/fail/n/a): "
               + "/".join(str(replays.get(v, 0)) for v in ("pass", "fail", "n/a")))
-    return _print_failures(failed)
+    return status
 
 
-def _print_failures(failed: dict) -> int:
-    """One ``FAILED <run>: <reason>`` line per failed run; exit status 1 if any, else 0."""
+def _print_failures(failed: dict, folder: Path | None = None) -> int:
+    """``FAILED <run>: <reason>`` per failed run (and its notebook in ``folder``); 1 if any."""
     for name, failure in failed.items():
-        print(f"FAILED {name}: {failure}")
+        print(f"FAILED {name}: {failure}" + (f"\n  executed notebook: {folder / name}.ipynb"
+                                             if folder else ""))
     return 1 if failed else 0
 
 
@@ -256,6 +257,7 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--timeout", type=int, default=None,
                        help="per-cell timeout in seconds (default: none)")
     audit.add_argument("--json", action="store_true", help="print all records as JSON")
+    audit.add_argument("--traceback", action="store_true", help="a failure's cell traceback")
     audit.add_argument("--engine", default=None, help=ENGINE_HELP)
     audit.set_defaults(func=_audit)
 

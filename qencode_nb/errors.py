@@ -6,9 +6,23 @@ accepted, so that a user can fix the entry without reading the code.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 
 class QencodeNbError(Exception):
-    """Base class of every error raised by qencode-nb."""
+    """Base class of every error raised by qencode-nb.
+
+    In a notebook its message comes first: IPython asks an exception for
+    ``_render_traceback_()`` before it formats one, and ipykernel sends those
+    lines as the cell's error output (papermill prints them when the run
+    fails).  They are the message and one line saying where it was raised; the
+    library frames below the cell are left out (the message names the field,
+    the value and what is accepted).  ``%xmode Verbose`` brings IPython's full
+    traceback back, below the message.
+    """
+
+    def _render_traceback_(self) -> list[str]:
+        return render_traceback(self)
 
 
 class EntryError(QencodeNbError, ValueError):
@@ -51,3 +65,45 @@ class RunFailed(QencodeNbError, RuntimeError):
 class StrictRefused(QencodeNbError, RuntimeError):
     """``strict=True`` refused to run: environment drift, a dirty git tree or
     more than one BLAS thread (strict mode is for writing entries)."""
+
+
+#: The checkout's root (the folder above ``qencode_nb/``): frames under it are
+#: named by their path relative to it.
+_ROOT = Path(__file__).resolve().parent.parent
+
+
+def render_traceback(exc: BaseException) -> list[str]:
+    """The lines IPython shows for ``exc`` (:meth:`QencodeNbError._render_traceback_`).
+
+    ``["<Type>: <message>", "  at Cell In[5], line 14 (qencode_nb/entry/lookup.py:72,
+    in load)"]``, the type in red as IPython draws it; in ``%xmode Verbose`` the
+    message and then IPython's own traceback.
+    """
+    import traceback
+
+    try:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+    except ImportError:
+        shell = None
+    head = f"\x1b[1;31m{type(exc).__name__}\x1b[0m: {exc}"
+    tb = getattr(shell, "InteractiveTB", None)
+    if tb is not None and getattr(tb, "mode", None) == "Verbose":
+        return [head, ""] + tb.structured_traceback(type(exc), exc, exc.__traceback__)
+    frames = traceback.extract_tb(exc.__traceback__)
+    compiler = getattr(shell, "compile", None)
+    cells = [compiler.format_code_name(f.filename) if compiler is not None else None
+             for f in frames]     # ("Cell", "In[5]") for a notebook cell's frame
+    cell = next((f"{' '.join(label)}, line {f.lineno}"
+                 for f, label in zip(reversed(frames), reversed(cells)) if label), None)
+    if not frames or cells[-1]:   # raised by the cell's own code
+        return [head] + ([f"  at {cell}"] if cell else [])
+    last = frames[-1]
+    path = Path(last.filename)
+    try:
+        path = path.resolve().relative_to(_ROOT)
+    except ValueError:
+        pass
+    where = f"{path}:{last.lineno}, in {last.name}"
+    return [head, f"  at {cell} ({where})" if cell else f"  at {where}"]

@@ -21,7 +21,7 @@ import papermill  # loads papermill.engines, which registers our engine's entry 
 from qencode_nb.errors import ParameterError, RunFailed  # noqa: E402
 from qencode_nb.notebook.papermill_engine import ENGINE_NAME, PinnedEngine, kernel_environment
 
-__all__ = ["ENGINE_NAME", "NOTEBOOKS", "PinnedEngine", "check_parameters",
+__all__ = ["ENGINE_NAME", "NOTEBOOKS", "PinnedEngine", "check_parameters", "explain_failure",
            "kernel_environment", "mark_failed", "run_notebook"]
 
 from qencode_nb.paths import NOTEBOOKS, ROOT  # noqa: E402
@@ -57,6 +57,8 @@ def run_notebook(notebook, output, parameters: dict | None = None, *, timeout=No
         parameters: papermill parameters (validated by :func:`check_parameters`).
         timeout: per-cell execution timeout in seconds (None: none).
         kernel_name: Jupyter kernel (default: the notebook's).
+        progress_bar: papermill's progress bar on stderr, drawn only when stderr
+            is a terminal (in a pipe or a log file it is noise before the reason).
 
     Returns:
         ``{name: value}`` records (:func:`qencode_nb.read_records`).
@@ -77,7 +79,8 @@ def run_notebook(notebook, output, parameters: dict | None = None, *, timeout=No
     try:
         papermill.execute_notebook(str(notebook), str(output), parameters=parameters,
                                    engine_name=ENGINE_NAME, kernel_name=kernel_name,
-                                   progress_bar=progress_bar, execution_timeout=timeout,
+                                   progress_bar=progress_bar and sys.stderr.isatty(),
+                                   execution_timeout=timeout,
                                    cwd=str(ROOT))
     except PapermillExecutionError as exc:
         failure = f"{exc.ename}: {exc.evalue}"
@@ -94,8 +97,58 @@ def run_notebook(notebook, output, parameters: dict | None = None, *, timeout=No
         why = failure or "the notebook ended without recording done"
         if "error" not in records:   # e.g. a dead kernel or a timeout: no stage recorded it
             mark_failed(output, "run", why.split(":", 1)[0], why)
+        elif failure:
+            _banner_reason(output, records["error"])
         raise RunFailed(f"{output}: {why}")
     return records
+
+
+def explain_failure(exc, output, *, traceback: bool = False) -> list[str]:
+    """What to print for a failed :func:`run_notebook`: the reason first (the
+    ``error`` record as :func:`~qencode_nb.notebook.stages.failure_line`, else the
+    exception), then where the executed notebook is, then with ``traceback`` the
+    failing cell's traceback as the notebook holds it (colours stripped), else a hint
+    at ``--traceback``."""
+    import re
+
+    import nbformat
+
+    from qencode_nb.notebook.record import read_records
+    from qencode_nb.notebook.stages import failure_line
+
+    if not (isinstance(exc, RunFailed) and Path(output).is_file()):
+        return [str(exc)]
+    error = read_records(output).get("error")
+    lines = [failure_line(error) if isinstance(error, dict) else str(exc),
+             f"executed notebook: {output}"]
+    if not traceback:
+        return lines + ["(--traceback prints the failing cell's traceback)"]
+    errors = [o for c in nbformat.read(str(output), as_version=4).cells
+              for o in c.get("outputs") or [] if o.get("output_type") == "error"]
+    tb = (errors[-1].get("traceback") or []) if errors else ["(no traceback recorded)"]
+    return lines + [re.sub(r"\x1b\[[0-9;]*m", "", line) for line in tb]
+
+
+def _banner_reason(output, error: dict) -> None:
+    """Add the recorded reason (:func:`~qencode_nb.notebook.stages.failure_line`) to
+    papermill's red "An Exception was encountered" cell at the top of a failed run,
+    so the notebook's first cell says why, not only where."""
+    import html
+
+    import nbformat
+    from papermill.execute import ERROR_MARKER_TAG
+
+    from qencode_nb.notebook.stages import failure_line
+
+    nb = nbformat.read(str(output), as_version=4)
+    banner = nb.cells[0] if nb.cells else None
+    if (banner is None or banner.cell_type != "markdown"
+            or ERROR_MARKER_TAG not in banner.metadata.get("tags", [])
+            or "qnb-reason" in banner.source):
+        return
+    banner.source += ('\n\n<div class="qnb-reason" style="font-family: monospace; font-size: '
+                      f'1.1em;"><b>{html.escape(failure_line(error), quote=False)}</b></div>')
+    nbformat.write(nb, str(output))
 
 
 def _set_kernelspec(output, kernel_name: str) -> None:

@@ -4,9 +4,17 @@ strict mode's refusal (for writing entries, never needed to audit)."""
 from __future__ import annotations
 
 import contextlib
+import html
 
-from qencode_nb.errors import StrictRefused
+from qencode_nb.errors import QencodeNbError, StrictRefused
 from qencode_nb.notebook.record import record
+
+
+def failure_line(error: dict) -> str:
+    """The one-line reason of a failed run from its ``error`` record:
+    ``"<stage>: <type>: <message>"`` (what the CLI, the sweep's ``failure``
+    column and the verdict card show)."""
+    return f"{error.get('stage')}: {error.get('type')}: {error.get('message')}"
 
 
 @contextlib.contextmanager
@@ -14,7 +22,11 @@ def stage(name: str):
     """Run one notebook stage; on failure record ``error`` (stage, type, message), re-raise.
 
     A failed run thus keeps its executed notebook *and* a record of why it
-    failed, readable with :func:`qencode_nb.read_records`.
+    failed, readable with :func:`qencode_nb.read_records`.  The failing cell
+    shows the reason first: a :class:`~qencode_nb.errors.QencodeNbError` is
+    drawn by IPython as its message (:func:`qencode_nb.errors.render_traceback`);
+    any other exception gets one readable line (:func:`failure_line`) displayed
+    above the traceback IPython prints for it.
     """
     try:
         yield
@@ -22,8 +34,23 @@ def stage(name: str):
         message = str(exc)
         if isinstance(exc, KeyboardInterrupt) and not message:
             message = "interrupted (a cell timeout or a user interrupt)"
-        record("error", {"stage": name, "type": type(exc).__name__, "message": message})
+        error = {"stage": name, "type": type(exc).__name__, "message": message}
+        record("error", error)
+        if not isinstance(exc, QencodeNbError):
+            _show_failure(error)
         raise
+
+
+def _show_failure(error: dict) -> None:
+    """Display ``FAILED <stage>: <type>: <message>`` (HTML and plain text)."""
+    from IPython.display import display
+
+    line = failure_line(error)
+    display({"text/plain": f"FAILED {line}\n(the traceback follows)",
+             "text/html": '<div class="qnb-stage-failure" style="margin: 4px 0; padding: 6px '
+                          '8px; background: #ffebe9; border-left: 4px solid #cf222e;"><b>FAILED'
+                          f'</b> {html.escape(line, quote=False)}<br><span style="color: #57606a;">the '
+                          'traceback follows</span></div>'}, raw=True)
 
 
 def check_strict(provenance: dict, blas_threads: int) -> None:
