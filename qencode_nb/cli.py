@@ -59,6 +59,12 @@ self-contained HTML page of the audit notebooks of a folder, each linked to its 
 rendered in ``PAGE_notebooks/`` (:func:`qencode_nb.studies.report.write_report`; default
 ``RUNS_DIR/report.html``); exit status 2 when RUNS_DIR holds no audit notebook.
 
+``qencode-nb keygen --out KEY``, ``sign RUNS_DIR|AUDIT.ipynb --key KEY``, ``verify
+ATTESTATION --public-key PUB`` and ``crate RUNS_DIR|AUDIT.ipynb``: Ed25519 attestations of
+executed audits and their Process Run Crate (:mod:`qencode_nb.commands.trust`).  The
+handlers of ``stack``, ``data`` and these are in :mod:`qencode_nb.commands`; this module
+registers them.
+
 ``--engine sector`` (audit, sweep, study threads/kernels/environments) runs the entries
 that map (:func:`qencode_nb.rerun.ci_space_map.unmappable_reason`) on the sector
 engine; the others run their recorded backend and the reason is recorded.
@@ -354,91 +360,11 @@ def build_parser() -> argparse.ArgumentParser:
                     help="do not render the executed notebooks to HTML (rows link nowhere)")
     rp.set_defaults(func=_report)
 
-    sk = sub.add_parser("stack", help="package stacks as Jupyter kernels for `study "
-                        "environments`")
-    acts = sk.add_subparsers(dest="action", required=True)
-    cr = acts.add_parser("create", help="create a venv and register kernel qencode-nb-NAME")
-    cr.add_argument("name", help="stack name; 'reference' and 'latest' are also recipes")
-    cr.add_argument("--recipe", default=None,
-                    help="reference (requirements.lock) or latest (unpinned dependencies)")
-    cr.add_argument("--requirements", nargs="+", default=None,
-                    help="a requirements file or requirement strings, e.g. scipy==1.16.3")
-    cr.add_argument("--overlay", action="store_true",
-                    help="start from this environment's packages, install only "
-                         "--requirements on top (without it, --requirements are installed "
-                         "with pyproject's dependencies in a fresh venv)")
-    cr.add_argument("--replace", action="store_true",
-                    help="remove an existing stack of that name first")
-    acts.add_parser("list", help="list the stacks")
-    rm = acts.add_parser("remove", help="delete a stack and its kernelspec")
-    rm.add_argument("name")
-    for p in (cr, rm):
-        p.add_argument("--jupyter-prefix", default=None,
-                       help="prefix whose share/jupyter/kernels holds the kernelspec (default: "
-                            "this environment's sys.prefix; another one needs JUPYTER_PATH)")
-    sk.set_defaults(func=_stack)
+    from qencode_nb.commands import data, stack, trust
 
-    da = sub.add_parser("data", help="the public QEncode v4.4 database on demand "
-                                     "(pooch, every file's SHA-256 checked)")
-    dacts = da.add_subparsers(dest="action", required=True)
-    fe = dacts.add_parser("fetch", help="download the database (or the files named) into "
-                                        "the cache folder and print it; its db/ holds the entries")
-    fe.add_argument("--only", nargs="+", default=None,
-                    help="entry ids or release file names (default: every file)")
-    fe.add_argument("--base-url", default=None,
-                    help="a mirror laid out like the cache folder (default: the QEncode "
-                         "repository at the registry's commit)")
-    fe.add_argument("--dir", default=None,
-                    help="cache folder (default: $QENCODE_NB_DATA, else ~/.cache/qencode-nb/"
-                         "qencode-v4)")
-    fe.add_argument("--retries", type=int, default=None,
-                    help="attempts after the first when a download fails or its hash differs")
-    da.set_defaults(func=_data)
+    for commands in (stack, data, trust):   # stack, data; keygen, sign, verify, crate
+        commands.add_parsers(sub)
     return parser
-
-
-def _data(args) -> int:
-    from qencode_nb.entry import database
-
-    retries = database.RETRIES if args.retries is None else args.retries
-    try:
-        folder = database.fetch(args.only, base_url=args.base_url, path=args.dir,
-                                retries=retries, progress=sys.stderr.isatty())
-    except QencodeNbError as exc:
-        print(f"qencode-nb: {exc}", file=sys.stderr)
-        return 1 if isinstance(exc, database.DataFetchError) else 2
-    n = len(database.select(args.only))
-    print(f"{n} file(s) of QEncode v4.4 checked in {folder} (entries in {folder / 'db'})")
-    return 0
-
-
-def _stack(args) -> int:
-    from qencode_nb.studies import stacks
-
-    try:
-        if args.action == "create":
-            reqs = args.requirements or None
-            if reqs and len(reqs) == 1 and Path(reqs[0]).suffix in (".txt", ".lock", ".in"):
-                reqs = reqs[0]
-            rec = stacks.create_stack(args.name, args.recipe, requirements=reqs,
-                                      overlay=args.overlay, jupyter_prefix=args.jupyter_prefix,
-                                      replace=args.replace)
-            print(f"stack {rec['name']}: kernelspec {rec['kernelspec']} (Python {rec['python']}) in "
-                  f"{rec['path']}")
-            for pkg in ("numpy", "scipy", "pennylane", "pyscf", "openfermion"):
-                print(f"  {pkg} {rec['freeze'].get(pkg)}")
-        elif args.action == "list":
-            for rec in stacks.list_stacks():
-                print(f"{rec['name']}\t{rec.get('kernelspec')}\t{rec.get('status')}\t"
-                      f"{rec.get('recipe') or ' '.join(rec.get('requirements') or [])}"
-                      + ("\toverlay" if rec.get("overlay_of") else ""))
-        else:
-            stacks.remove_stack(args.name, jupyter_prefix=args.jupyter_prefix)
-            print(f"removed stack {args.name}")
-    except QencodeNbError as exc:
-        print(f"qencode-nb: {exc}", file=sys.stderr)
-        return 2 if not isinstance(exc, stacks.StackError) else 1
-    return 0
 
 
 def main(argv=None) -> int:

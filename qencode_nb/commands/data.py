@@ -1,0 +1,45 @@
+"""``qencode-nb data fetch``: the public QEncode v4.4 database on demand
+(:mod:`qencode_nb.entry.database`: pooch, every file's SHA-256 checked); exit status 1
+when a download failed or its hash differs, 2 on bad arguments.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from qencode_nb.errors import QencodeNbError
+
+
+def add_parsers(sub) -> None:
+    """Add ``data`` and its actions to the subparsers ``sub``."""
+    da = sub.add_parser("data", help="the public QEncode v4.4 database on demand "
+                                     "(pooch, every file's SHA-256 checked)")
+    dacts = da.add_subparsers(dest="action", required=True)
+    fe = dacts.add_parser("fetch", help="download the database (or the files named) into "
+                                        "the cache folder and print it; its db/ holds the entries")
+    fe.add_argument("--only", nargs="+", default=None,
+                    help="entry ids or release file names (default: every file)")
+    fe.add_argument("--base-url", default=None,
+                    help="a mirror laid out like the cache folder (default: the QEncode "
+                         "repository at the registry's commit)")
+    fe.add_argument("--dir", default=None,
+                    help="cache folder (default: $QENCODE_NB_DATA, else ~/.cache/qencode-nb/"
+                         "qencode-v4)")
+    fe.add_argument("--retries", type=int, default=None,
+                    help="attempts after the first when a download fails or its hash differs")
+    da.set_defaults(func=_data)
+
+
+def _data(args) -> int:
+    from qencode_nb.entry import database
+
+    retries = database.RETRIES if args.retries is None else args.retries
+    try:
+        folder = database.fetch(args.only, base_url=args.base_url, path=args.dir,
+                                retries=retries, progress=sys.stderr.isatty())
+    except QencodeNbError as exc:
+        print(f"qencode-nb: {exc}", file=sys.stderr)
+        return 1 if isinstance(exc, database.DataFetchError) else 2
+    n = len(database.select(args.only))
+    print(f"{n} file(s) of QEncode v4.4 checked in {folder} (entries in {folder / 'db'})")
+    return 0

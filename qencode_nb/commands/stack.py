@@ -1,0 +1,70 @@
+"""``qencode-nb stack create | list | remove``: package stacks as Jupyter kernelspecs
+for ``qencode-nb study environments`` (:mod:`qencode_nb.studies.stacks`).
+
+``qencode-nb stack create NAME [--recipe reference|latest | --requirements
+FILE_OR_SPECS... [--overlay]]``, ``stack list`` and ``stack remove NAME``; exit status 1
+when pip or ipykernel failed (the log is kept), 2 on bad arguments.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from qencode_nb.errors import QencodeNbError
+
+
+def add_parsers(sub) -> None:
+    """Add ``stack`` and its actions to the subparsers ``sub``."""
+    sk = sub.add_parser("stack", help="package stacks as Jupyter kernels for `study "
+                        "environments`")
+    acts = sk.add_subparsers(dest="action", required=True)
+    cr = acts.add_parser("create", help="create a venv and register kernel qencode-nb-NAME")
+    cr.add_argument("name", help="stack name; 'reference' and 'latest' are also recipes")
+    cr.add_argument("--recipe", default=None,
+                    help="reference (requirements.lock) or latest (unpinned dependencies)")
+    cr.add_argument("--requirements", nargs="+", default=None,
+                    help="a requirements file or requirement strings, e.g. scipy==1.16.3")
+    cr.add_argument("--overlay", action="store_true",
+                    help="start from this environment's packages, install only "
+                         "--requirements on top (without it, --requirements are installed "
+                         "with pyproject's dependencies in a fresh venv)")
+    cr.add_argument("--replace", action="store_true",
+                    help="remove an existing stack of that name first")
+    acts.add_parser("list", help="list the stacks")
+    rm = acts.add_parser("remove", help="delete a stack and its kernelspec")
+    rm.add_argument("name")
+    for p in (cr, rm):
+        p.add_argument("--jupyter-prefix", default=None,
+                       help="prefix whose share/jupyter/kernels holds the kernelspec (default: "
+                            "this environment's sys.prefix; another one needs JUPYTER_PATH)")
+    sk.set_defaults(func=_stack)
+
+
+def _stack(args) -> int:
+    from qencode_nb.studies import stacks
+
+    try:
+        if args.action == "create":
+            reqs = args.requirements or None
+            if reqs and len(reqs) == 1 and Path(reqs[0]).suffix in (".txt", ".lock", ".in"):
+                reqs = reqs[0]
+            rec = stacks.create_stack(args.name, args.recipe, requirements=reqs,
+                                      overlay=args.overlay, jupyter_prefix=args.jupyter_prefix,
+                                      replace=args.replace)
+            print(f"stack {rec['name']}: kernelspec {rec['kernelspec']} (Python {rec['python']}) in "
+                  f"{rec['path']}")
+            for pkg in ("numpy", "scipy", "pennylane", "pyscf", "openfermion"):
+                print(f"  {pkg} {rec['freeze'].get(pkg)}")
+        elif args.action == "list":
+            for rec in stacks.list_stacks():
+                print(f"{rec['name']}\t{rec.get('kernelspec')}\t{rec.get('status')}\t"
+                      f"{rec.get('recipe') or ' '.join(rec.get('requirements') or [])}"
+                      + ("\toverlay" if rec.get("overlay_of") else ""))
+        else:
+            stacks.remove_stack(args.name, jupyter_prefix=args.jupyter_prefix)
+            print(f"removed stack {args.name}")
+    except QencodeNbError as exc:
+        print(f"qencode-nb: {exc}", file=sys.stderr)
+        return 2 if not isinstance(exc, stacks.StackError) else 1
+    return 0
