@@ -118,13 +118,15 @@ COLUMNS = (
     ("replay_status", "replay", "checks", "badge", "stored parameters on the stored "
      "Hamiltonian vs the published energy (1e-9 Ha)"),
     ("integrity", "integrity", "checks", "badge", "SHA-256 recomputed by QEncode's rule"),
+    ("active_space", "active space", "checks", "badge", "the active space's boundary: "
+     "'warning' when it splits near-degenerate RHF orbitals (< 1e-4 Ha)"),
     ("seconds", "time (s)", "time", "1f", "wall time of the run (s)"),
 ) + tuple((f"qpu_{q}", q, "Works on my QPU", "badge", f"Works on my QPU: {q}")
           for q in QPU_QUESTIONS)
 
 #: Badge colour of a value (CSS class ``b-<name>``); anything else is "na".
 BADGE_CLASS = {"pass": "ok", "yes": "ok", "done": "ok", "fail": "bad", "no": "bad",
-               "failed": "bad", "partly": "warn"}
+               "failed": "bad", "partly": "warn", "warning": "warn", "ok": "ok"}
 
 
 def _missing(value) -> bool:

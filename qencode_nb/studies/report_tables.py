@@ -40,11 +40,12 @@ TIERS = (("procedure", "tier_procedure", "procedure"),
 #: brackets, as the margin plot's ticks); ``run`` the notebook's file stem;
 #: ``qubits`` the tapered qubit count; ``fragile_measured`` from a robustness study's
 #: summary (None without one); ``<column>_reason`` the text shown on hover; ``qpu_<q>`` and
-#: ``qpu_<q>_reason`` for each question of :data:`QPU_QUESTIONS`.
+#: ``qpu_<q>_reason`` for each question of :data:`QPU_QUESTIONS`; ``active_space`` the
+#: Hamiltonian stage's boundary check ("ok" / "warning", the warning on hover).
 EXTRA_COLUMNS = ("label", "run", "molecule", "mapping", "ansatz", "qubits",
                  "tier_procedure_reason", "tier_certification_reason",
                  "tier_bit_identical_reason", "replay_status_reason", "integrity_reason",
-                 "fragile_measured") + tuple(
+                 "fragile_measured", "active_space", "active_space_reason") + tuple(
                      c for q in QPU_QUESTIONS for c in (f"qpu_{q}", f"qpu_{q}_reason"))
 
 
@@ -175,6 +176,11 @@ def _extras(path: Path, failure: str | None) -> dict:
     row["integrity_reason"] = "; ".join(integ.get("reasons") or []) or (
         f"SHA-256 recomputed by QEncode's rule: {integ.get('recomputed')}; signature "
         f"{integ.get('signature')}" if integ else failure)
+    boundary = (r.get("hamiltonian") or {}).get("active_space_boundary") or {}
+    row["active_space"] = boundary.get("status")
+    row["active_space_reason"] = boundary.get("warning") or (
+        "no orbital pair across the boundary within "
+        f"{boundary.get('tolerance_ha')} Ha" if boundary else failure)
     for q, (answer, reason) in qpu_answers(r).items():
         if q in QPU_QUESTIONS:
             row[f"qpu_{q}"], row[f"qpu_{q}_reason"] = answer, reason
