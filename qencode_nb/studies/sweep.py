@@ -318,7 +318,23 @@ def sweep(targets, out_dir, *, mode: str = "full", workers: int = 1, blas_thread
         from qencode_nb.studies.plots import margin_plot
 
         margin_plot(table, out / "margins")
+    _write_crate(out, [out / f"{n}.ipynb" for n in names])
     return table
+
+
+def _write_crate(out: Path, notebooks: list) -> None:
+    """The folder's provenance crate (:func:`qencode_nb.trust.crate.write_crate`), a
+    by-product: when it cannot be written the sweep's results stand and a warning
+    says why."""
+    import warnings
+
+    try:
+        from qencode_nb.trust.crate import write_crate
+
+        write_crate(out, [p for p in notebooks if p.is_file()], summary=out / "summary.csv")
+    except Exception as exc:   # noqa: BLE001 - never lose a finished sweep to its crate
+        warnings.warn(f"{out}: no ro-crate-metadata.json written: {type(exc).__name__}: {exc}",
+                      stacklevel=3)
 
 
 #: The tier columns of ``summary.csv`` (:data:`qencode_nb.studies.collect.AUDIT_COLUMNS`).

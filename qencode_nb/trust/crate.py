@@ -247,13 +247,13 @@ class _Builder:
                 for name, value in env.items() if value is not None]
 
     def audit(self, notebook: Path):
-        import nbformat
+        import json
 
         from qencode_nb.notebook.record import iter_records
 
-        nb = nbformat.read(str(notebook), as_version=4)
+        nb = json.loads(notebook.read_text(encoding="utf-8"))   # nbformat's import: seconds
         r = {k: v for k, v in iter_records(nb) if k in READ_RECORDS}
-        pm = nb.metadata.get("papermill") or {}
+        pm = (nb.get("metadata") or {}).get("papermill") or {}
         stem = notebook.name[:-len(".ipynb")]
         aid = f"#audit-{_slug(stem)}"
         prov = r.get("provenance") or {}
