@@ -18,7 +18,7 @@ AUDIT_RECORDS = {
     "mode": "audit mode: full, replay or rerun",
     "strict": "whether strict mode was requested",
     "provenance": "versions vs pins, git, platform, CPU, every BLAS pool",
-    "integrity": "SHA-256 by QEncode's rule, signature state",
+    "integrity": "SHA-256 by QEncode's rule, the entry's own signature state and the public key it was checked with (signature_key), QEncode's signing_key_id",
     "hamiltonian": "the Hamiltonian check: terms, ground energies, fingerprint, cache",
     "engine": "engine requested (None, sector, fast) and used, and why the requested one did not run",
     "replay": "energy of the stored optimal parameters vs the published energy",
