@@ -247,6 +247,9 @@ def test_keygen_writes_a_0600_pair_and_refuses_to_overwrite(tmp_path, capsys):
     (tmp_path / "signing.pub").unlink()                      # the .pub alone missing
     assert main(["keygen", "--out", str(out)]) == 2
     assert out.read_bytes() == before[0]
+    deep = tmp_path / "new" / "folder" / "key"                 # a missing folder: 0700
+    assert main(["keygen", "--out", str(deep)]) == 0
+    assert (deep.parent.stat().st_mode & 0o777) == 0o700 and (deep.stat().st_mode & 0o777) == 0o600
 
 
 # --- an entry's own trust.signature_b64, as QEncode signs it ---------------------------

@@ -64,13 +64,14 @@ def generate(out) -> tuple[Path, Path, str]:
     """A new Ed25519 key pair: ``out`` (private, PKCS8 PEM, mode 0600) and ``out.pub``.
 
     Neither file is overwritten: both are created exclusively, the private key with
-    mode 0600 from the start (never readable by others, not even briefly).
+    mode 0600 from the start (never readable by others, not even briefly); a missing
+    folder is made with mode 0700.
 
     Returns:
         ``(private path, public path, key id)``.
 
     Raises:
-        KeyFileError: ``out`` or ``out.pub`` exists, or its folder does not.
+        KeyFileError: ``out`` or ``out.pub`` exists, or its folder cannot be made.
     """
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -81,9 +82,11 @@ def generate(out) -> tuple[Path, Path, str]:
             raise KeyFileError(path, "exists; keygen never overwrites a key",
                                "a path where no file is (remove the old pair first, or "
                                "choose another --out)")
-    if not private_path.parent.is_dir():
-        raise KeyFileError(private_path, f"its folder {private_path.parent} does not exist",
-                           "a path in an existing folder")
+    try:
+        private_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError as exc:
+        raise KeyFileError(private_path, f"its folder cannot be made ({exc.strerror})",
+                           "a path in a folder this user can write") from None
     key = Ed25519PrivateKey.generate()
     private_pem = key.private_bytes(serialization.Encoding.PEM,
                                     serialization.PrivateFormat.PKCS8,
