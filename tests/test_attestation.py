@@ -279,6 +279,9 @@ def test_entry_signature_absent_verified_invalid(tmp_path):
     for given in (None, public):                 # real v4 entries: signature_b64 null
         rec = integrity(real, given).to_record()
         assert rec["status"] == "pass" and rec["signature"] == "absent"
+    shared = sorted(SHARED_DB.glob("*.json"))
+    assert len(shared) == 40
+    assert {integrity(read_qencode_json(p), public).signature for p in shared} == {"absent"}
     assert integrity(real, public).signature_key == {"path": str(public), "key_id": kid}
     assert integrity(real).signature_key is None
     signed = read_qencode_json(_qencode_signed(tmp_path, keys.load_private_key(private)))
