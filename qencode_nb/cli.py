@@ -7,7 +7,7 @@
 when any audit failed (each failure listed first, with its notebook), 2 on bad arguments.
 
 ``qencode-nb audit ENTRY [--threads N] [--coretype K] [--mode M] [--db DIR]
-[--engine sector|fast] [--out OUT.ipynb] [--json]`` runs ``notebooks/audit.ipynb`` through the
+[--engine sector|fast] [--out OUT.ipynb] [--json] [--resume]`` runs ``notebooks/audit.ipynb`` through the
 pinned papermill engine (:mod:`qencode_nb.notebook.runner`) and prints the verdict, or
 with ``--json`` every record as one JSON object.  The executed notebook is
 ``OUT.ipynb``, by default ``runs/audit/<entry stem>.ipynb`` under the working
@@ -118,6 +118,8 @@ def _audit(args) -> int:
         params["engine"] = args.engine
     if args.db:
         params["db"] = str(Path(args.db).resolve())
+    if args.resume:
+        params["resume"] = True
     if Path(args.entry).exists() or Path(args.entry).suffix in (".json", ".yaml", ".yml"):
         params["entry"] = str(Path(args.entry).resolve())   # the kernel runs elsewhere
     try:
@@ -138,7 +140,8 @@ def _audit(args) -> int:
 
 
 def _sweep(args) -> int:
-    from qencode_nb.studies.sweep import failures, replay_counts, sweep, tier_counts
+    from qencode_nb.studies.sweep import (boundary_warnings, failures, replay_counts, sweep,
+                                          tier_counts)
 
     try:
         table = sweep(args.targets, args.out, mode=args.mode, workers=args.workers,
@@ -158,6 +161,8 @@ def _sweep(args) -> int:
         replays = replay_counts(table)
         print("replay (pass/fail/n/a): "
               + "/".join(str(replays.get(v, 0)) for v in ("pass", "fail", "n/a")))
+        for name, warning in boundary_warnings(table).items():
+            print(f"WARNING {name}: {warning}")
     return status
 
 
@@ -265,6 +270,8 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--json", action="store_true", help="print all records as JSON")
     audit.add_argument("--traceback", action="store_true", help="a failure's cell traceback")
     audit.add_argument("--engine", default=None, help=ENGINE_HELP)
+    audit.add_argument("--resume", action="store_true", help="continue an interrupted "
+                       "re-run from its checkpoint (finished restarts / ADAPT steps)")
     audit.set_defaults(func=_audit)
 
     sw = sub.add_parser("sweep", help="audit many entries, one kernel each; writes summary.csv")

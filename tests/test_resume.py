@@ -131,3 +131,28 @@ def test_a_corrupt_or_foreign_checkpoint_is_refused_naming_it(tmp_path):
     cp.path.write_text(good[:20])          # truncated
     with pytest.raises(CheckpointCorrupt, match="is unreadable"):
         Checkpoint(material, resume=True, cache_dir=tmp_path)
+
+
+@pytest.mark.notebook
+def test_the_cli_passes_resume_and_a_sweep_resumes_by_default(tmp_path):
+    """``qencode-nb audit --resume`` reaches the notebook; a sweep starts its runs with
+    resume=True (and prints the active-space warning of LiH's split pi pair)."""
+    exe = ROOT / ".venv" / "bin" / "qencode-nb"
+    env = _env(tmp_path / "cache")
+    out = tmp_path / "h2.ipynb"
+    proc = subprocess.run([str(exe), "audit", "h2", "--mode", "rerun", "--resume", "--out",
+                           str(out)], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    r = read_records(out)
+    assert r["rerun"]["resumed_parts"] == 0 and r["done"] is True   # nothing to resume
+    import nbformat
+
+    assert nbformat.read(str(out), as_version=4).metadata.papermill.parameters["resume"] is True
+    runs = tmp_path / "runs"
+    proc = subprocess.run([str(exe), "sweep", "lih", "--mode", "replay", "--out", str(runs)],
+                          capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    nb = nbformat.read(str(runs / "lih.ipynb"), as_version=4)
+    assert nb.metadata.papermill.parameters["resume"] is True
+    assert "WARNING lih: active-space boundary splits near-degenerate orbitals: MO 4 " \
+        "(virtual" in proc.stdout
