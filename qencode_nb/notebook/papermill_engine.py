@@ -35,7 +35,6 @@ built on first access (PEP 562 ``__getattr__``), by which time
 
 from __future__ import annotations
 
-import ast
 import logging
 import os
 
@@ -49,19 +48,15 @@ def _notebook_parameters(nb) -> dict:
     """Defaults of the ``parameters`` cell, overridden by papermill's injected values.
 
     Raises:
-        ParameterError: an injected name the notebook does not declare
-            (papermill itself only warns).
+        ParameterError: no cell tagged ``parameters`` (says so); a statement in it that
+            is not a literal assignment (names it,
+            :func:`qencode_nb.notebook.contract.literal_assignments`); an injected name
+            the notebook does not declare (papermill itself only warns).
     """
-    from papermill.inspection import _infer_parameters
-
     from qencode_nb.errors import ParameterError
+    from qencode_nb.notebook.contract import literal_assignments, tagged_source
 
-    values = {}
-    for p in _infer_parameters(nb):
-        try:
-            values[p.name] = ast.literal_eval(p.default)
-        except (ValueError, SyntaxError):
-            values[p.name] = p.default
+    values = literal_assignments(tagged_source(nb))
     injected = (nb.metadata.get("papermill") or {}).get("parameters") or {}
     unknown = sorted(set(injected) - set(values))
     if unknown:

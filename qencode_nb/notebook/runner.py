@@ -34,9 +34,17 @@ def check_parameters(notebook, parameters: dict) -> None:
     silently run at the default.
 
     Raises:
-        ParameterError: names the unknown parameter(s) and the accepted ones.
+        ParameterError: names the unknown parameter(s) and the accepted ones; a
+            notebook without a cell tagged ``parameters`` is refused saying so
+            (:func:`qencode_nb.notebook.contract.tagged_source`).
     """
     declared = papermill.inspect_notebook(str(notebook))
+    if not declared:
+        import nbformat
+
+        from qencode_nb.notebook.contract import tagged_source
+
+        tagged_source(nbformat.read(str(notebook), as_version=4))   # raises without the tag
     unknown = sorted(set(parameters) - set(declared))
     if unknown:
         raise ParameterError(

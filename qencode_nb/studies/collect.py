@@ -80,8 +80,10 @@ def _blas_kernel(records) -> str | None:
 def audit_row(path) -> dict:
     """One row of :data:`AUDIT_COLUMNS` from an executed audit notebook.
 
-    ``status`` is "done" (the run recorded ``done``) or "failed" (with
-    ``failure`` = the recorded error, or papermill's, or "no done record").
+    ``status`` is "done" (the run recorded ``done``), "inconsistent" (its recorded
+    parameter values contradict papermill's metadata, :func:`inconsistent_parameters`;
+    never done) or "failed" (with ``failure`` = the recorded error, or papermill's, or
+    "no done record").
     """
     import nbformat
 
@@ -90,8 +92,10 @@ def audit_row(path) -> dict:
     nb = nbformat.read(str(path), as_version=4)
     r = dict(iter_records(nb))
     pm = nb.metadata.get("papermill") or {}
-    done = r.get("done") is True
-    failure = None if done else (_recorded_failure(r, nb) or "the notebook has no done record")
+    inconsistent = inconsistent_parameters(r, nb)
+    done = r.get("done") is True and inconsistent is None
+    failure = None if done else (inconsistent or _recorded_failure(r, nb)
+                                 or "the notebook has no done record")
     h = r.get("hamiltonian") or {}
     rep = r.get("replay") or {}
     rerun = r.get("rerun") or {}
@@ -104,7 +108,8 @@ def audit_row(path) -> dict:
     seconds = (outcome or {}).get("seconds") or pm.get("duration")
     row = {
         "notebook": str(path),
-        "status": "done" if done else "failed", "failure": failure, "seconds": seconds,
+        "status": "done" if done else ("inconsistent" if inconsistent else "failed"),
+        "failure": failure, "seconds": seconds,
         "kernel": _blas_kernel(r),
         "tier_procedure": _get(tiers, "procedure", "status"),
         "tier_certification": _get(tiers, "certification", "status"),
@@ -136,6 +141,22 @@ def audit_row(path) -> dict:
     for name in COPIED_RECORDS:
         row[name] = r.get(name)
     return row
+
+
+def inconsistent_parameters(records: dict, nb) -> str | None:
+    """Why a run's recorded parameter values (``parameters_in_force``, taken at the pin
+    cell) contradict papermill's ``metadata.papermill.parameters``, or None when they
+    agree (or either is absent: a notebook run without papermill, or older)."""
+    in_force = records.get("parameters_in_force")
+    given = (nb.metadata.get("papermill") or {}).get("parameters") or {}
+    if not isinstance(in_force, dict) or not given:
+        return None
+    differ = {k: (v, in_force[k]) for k, v in given.items()
+              if k in in_force and in_force[k] != v}
+    if not differ:
+        return None
+    return "inconsistent parameters: " + "; ".join(
+        f"{k}={a!r} in papermill's metadata but {b!r} in force" for k, (a, b) in differ.items())
 
 
 def _recorded_failure(records: dict, nb) -> str | None:
@@ -228,7 +249,9 @@ COLLECT_COLUMNS = ("notebook", "status", "failure", "done", "duration", "excepti
 def collect_row(path) -> dict:
     """One :func:`collect` row from an executed notebook (any notebook, not only audits).
 
-    ``status``: "done" (the ``done`` record is true), "failed" (not done, and
+    ``status``: "done" (the ``done`` record is true and the recorded parameter values
+    agree with papermill's metadata), "inconsistent" (they do not,
+    :func:`inconsistent_parameters`: never done), "failed" (not done, and
     the notebook says why: an ``error`` record, papermill's exception, or the
     sweep's ``<name>.outcome.json``; the reason is in ``failure``), or
     "partial" (not done and no reason: execution stopped early, e.g. killed
@@ -251,10 +274,12 @@ def collect_row(path) -> dict:
         return {**row, "status": "failed", "done": False,
                 "failure": f"not a readable notebook: {type(exc).__name__}: {exc}"}
     pm = nb.metadata.get("papermill") or {}
-    done = records.get("done") is True
-    failure = None if done else (_recorded_failure(records, nb)
-                                 or (_outcome(Path(path)) or {}).get("failure"))
-    row.update({"status": "done" if done else ("failed" if failure else "partial"),
+    inconsistent = inconsistent_parameters(records, nb)
+    done = records.get("done") is True and inconsistent is None
+    failure = inconsistent or (None if done else (_recorded_failure(records, nb)
+                                                  or (_outcome(Path(path)) or {}).get("failure")))
+    row.update({"status": "done" if done else ("inconsistent" if inconsistent else
+                                               "failed" if failure else "partial"),
                 "failure": failure if done or failure else "the notebook has no done record",
                 "done": done, "duration": pm.get("duration"), "exception": pm.get("exception"),
                 "kernelspec": (nb.metadata.get("kernelspec") or {}).get("name")})

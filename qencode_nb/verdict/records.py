@@ -9,6 +9,7 @@ thresholds in mHa, margins as fractions.
 
 #: ``{record name: meaning}``, in the order an audit writes them.
 AUDIT_RECORDS = {
+    "parameters_in_force": "the notebook parameters' values at the pin cell (qencode_nb.notebook.contract.capture)",
     "blas_threads": "BLAS threads measured by threadpoolctl (every pool)",
     "blas_coretype": "OPENBLAS_CORETYPE in force, or None",
     "kernel_mismatches": "OpenBLAS pools not running the requested kernel",
