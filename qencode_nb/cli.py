@@ -7,7 +7,7 @@
 when any audit failed (each failure listed first, with its notebook), 2 on bad arguments.
 
 ``qencode-nb audit ENTRY [--threads N] [--coretype K] [--mode M] [--db DIR]
-[--engine sector|fast] [--out OUT.ipynb] [--json] [--resume]`` runs ``notebooks/audit.ipynb`` through the
+[--engine sector|fast] [--out OUT.ipynb] [--json] [--resume] [--public-key PUB]`` runs ``notebooks/audit.ipynb`` through the
 pinned papermill engine (:mod:`qencode_nb.notebook.runner`) and prints the verdict, or
 with ``--json`` every record as one JSON object.  The executed notebook is
 ``OUT.ipynb``, by default ``runs/audit/<entry stem>.ipynb`` under the working
@@ -120,6 +120,8 @@ def _audit(args) -> int:
         params["db"] = str(Path(args.db).resolve())
     if args.resume:
         params["resume"] = True
+    if args.public_key:
+        params["public_key"] = str(Path(args.public_key).resolve())
     if Path(args.entry).exists() or Path(args.entry).suffix in (".json", ".yaml", ".yml"):
         params["entry"] = str(Path(args.entry).resolve())   # the kernel runs elsewhere
     try:
@@ -272,6 +274,8 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--engine", default=None, help=ENGINE_HELP)
     audit.add_argument("--resume", action="store_true", help="continue an interrupted "
                        "re-run from its checkpoint (finished restarts / ADAPT steps)")
+    audit.add_argument("--public-key", default=None, help="Ed25519 public key (PEM) to "
+                       "verify the entry's own trust.signature_b64")
     audit.set_defaults(func=_audit)
 
     sw = sub.add_parser("sweep", help="audit many entries, one kernel each; writes summary.csv")

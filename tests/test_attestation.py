@@ -301,3 +301,30 @@ def test_entry_signature_absent_verified_invalid(tmp_path):
     assert any("the entry changed after signing" in r for r in bad.reasons)
     with pytest.raises(keys.KeyFileError, match="holds a private key"):
         integrity(signed, private)
+
+
+@pytest.mark.notebook
+def test_the_audit_says_which_key_and_absent_for_a_real_v4_entry(key_pair, tmp_path):
+    """``qencode-nb audit h2 --public-key PUB`` (the notebook's ``public_key``): the
+    integrity record names the key and reads "absent" (every public v4 entry carries
+    ``trust.signature_b64: null``); a bad key file fails the integrity stage, naming it."""
+    import json as _json
+
+    exe = ROOT / ".venv" / "bin" / "qencode-nb"
+    out = tmp_path / "h2.ipynb"
+    proc = subprocess.run([str(exe), "audit", "h2", "--mode", "replay", "--public-key",
+                           str(key_pair[1]), "--out", str(out), "--json"],
+                          capture_output=True, text=True, env=pinned_env(1), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    integ = _json.loads(proc.stdout)["integrity"]
+    assert integ["signature"] == "absent" and integ["status"] == "pass"
+    assert integ["signature_key"]["path"] == str(key_pair[1])
+    assert integ["signature_key"]["key_id"] == keys.key_id(keys.load_public_key(key_pair[1]))
+    bad = tmp_path / "bad.pub"
+    bad.write_text("not a key")
+    proc = subprocess.run([str(exe), "audit", "h2", "--mode", "replay", "--public-key",
+                           str(bad), "--out", str(tmp_path / "bad.ipynb")],
+                          capture_output=True, text=True, env=pinned_env(1), cwd=tmp_path)
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("qencode-nb: audit failed: integrity: KeyFileError: ")
+    assert str(bad) in proc.stderr.splitlines()[0]
