@@ -82,11 +82,11 @@ def boundary_check(entry, cache_dir=None, tol: float = ACTIVE_BOUNDARY_TOL_HA) -
 
     Returns:
         ``{"status": "ok"|"warning", "tolerance_ha", "n_core", "active": [first, last]
-        (0-based MO indices), "pairs": boundary_pairs(...), "warning": str or None,
-        "cache": status}``; the warning names each pair's orbitals, energies (Ha)
-        and gap.
+        (0-based MO indices), "pairs": boundary_pairs(...), "warning": str or None}``
+        (the same on a cache hit: the cache status is not part of it); the warning
+        names each pair's orbitals, energies (Ha) and gap.
     """
-    orbitals, status = orbital_energies(entry, cache_dir)
+    orbitals, _ = orbital_energies(entry, cache_dir)
     ne, no = entry.active_space
     n_core = (orbitals["n_electrons"] - ne) // 2
     pairs = boundary_pairs(orbitals["mo_energy"], n_core, no, tol)
@@ -98,5 +98,4 @@ def boundary_check(entry, cache_dir=None, tol: float = ACTIVE_BOUNDARY_TOL_HA) -
             for p in pairs) + f" (< {tol:g} Ha, rules.ACTIVE_BOUNDARY_TOL_HA): which "
             "orbital is active can change with last-digit arithmetic")
     return {"status": "warning" if pairs else "ok", "tolerance_ha": tol, "n_core": n_core,
-            "active": [n_core, n_core + no - 1], "pairs": pairs, "warning": warning,
-            "cache": status}
+            "active": [n_core, n_core + no - 1], "pairs": pairs, "warning": warning}
