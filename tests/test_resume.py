@@ -20,7 +20,7 @@ import pytest
 
 from conftest import AUDIT_NB, ROOT, pinned_env
 from qencode_nb import read_records
-from qencode_nb.rerun.checkpoint import CheckpointCorrupt, Checkpoint
+from qencode_nb.rerun.checkpoint import Checkpoint
 
 PAPERMILL = [sys.executable, "-m", "papermill", "--no-progress-bar"]
 
@@ -115,7 +115,12 @@ def test_a_killed_adapt_rerun_resumes_bit_identically(tmp_path):
     assert b["rerun"]["max_gradients"] == a["rerun"]["max_gradients"]
 
 
-def test_a_corrupt_or_foreign_checkpoint_is_refused_naming_it(tmp_path):
+def test_a_corrupt_or_foreign_checkpoint_is_set_aside_naming_it(tmp_path):
+    """An unusable checkpoint is never resumed from: it is moved to
+    ``<key>.json.corrupt`` with a CheckpointWarning naming both files, and the run
+    starts over (``discarded`` says why; tests/test_faults.py shows it in a sweep)."""
+    from qencode_nb.rerun.checkpoint import CheckpointWarning
+
     material = {"format": 1, "kind": "vqe", "entry_sha256": "ab"}
     cp = Checkpoint(material, cache_dir=tmp_path)
     cp.save(0, {"energy": -1.0, "x": [0.5], "nfev": 3, "stop_inside": False, "calls": 3,
@@ -123,14 +128,18 @@ def test_a_corrupt_or_foreign_checkpoint_is_refused_naming_it(tmp_path):
     assert Checkpoint(material, resume=True, cache_dir=tmp_path).part(0)["energy"] == -1.0
     assert Checkpoint(material, resume=False, cache_dir=tmp_path).part(0) is None
     good = cp.path.read_text()
+    aside = cp.path.with_name(cp.path.name + ".corrupt")
     doc = json.loads(good)                 # another run's material under this run's name
     doc["material"] = {**doc["material"], "entry_sha256": "cd"}
-    cp.path.write_text(json.dumps(doc))
-    with pytest.raises(CheckpointCorrupt, match="belongs to another run"):
-        Checkpoint(material, resume=True, cache_dir=tmp_path)
-    cp.path.write_text(good[:20])          # truncated
-    with pytest.raises(CheckpointCorrupt, match="is unreadable"):
-        Checkpoint(material, resume=True, cache_dir=tmp_path)
+    for text, why in ((json.dumps(doc), "belongs to another run"),
+                      (good[:20], "is unreadable")):          # truncated
+        cp.path.write_text(text)
+        with pytest.warns(CheckpointWarning, match=why) as caught:
+            again = Checkpoint(material, resume=True, cache_dir=tmp_path)
+        assert str(cp.path) in str(caught[0].message) and str(aside) in again.discarded
+        assert again.part(0) is None and again.resumed == 0 and "starts over" in again.discarded
+        assert aside.read_text() == text and not cp.path.exists()
+        assert Checkpoint(material, resume=True, cache_dir=tmp_path).discarded is None
 
 
 @pytest.mark.notebook

@@ -15,7 +15,10 @@ kernel (the whole process tree) and the study goes on.  Two ways to start it
   :envvar:`QENCODE_NB_RUN_PROCESS` is ``subprocess``.
 
 Both get the caller's environment and a working directory, and report the
-same one-line reason when a run fails.
+same one-line reason when a run fails.  Both die with the process that started
+them (:func:`die_with_parent`): a sweep worker killed mid-run takes its run with
+it (the kernel, polling its parent, ends too), so no orphan goes on writing the
+notebook that the sweep records as failed or that a retry writes again.
 """
 
 from __future__ import annotations
@@ -75,6 +78,32 @@ def kill_tree(pid: int) -> None:
     psutil.wait_procs(procs, timeout=10)
 
 
+def die_with_parent(parent_pid: int) -> None:
+    """Have this process killed (SIGKILL) when its parent ends (Linux
+    ``prctl(PR_SET_PDEATHSIG)``; elsewhere nothing), and end now if the parent
+    ``parent_pid`` is already gone.  Called first in a forked run and, between
+    fork and exec, in a runner subprocess.  (The signal follows the thread that
+    started the process: a pool worker's main thread, or the Dask worker thread
+    blocked on the run until it ends.)"""
+    if _PRCTL is not None:
+        _PRCTL(1, 9)   # PR_SET_PDEATHSIG, SIGKILL
+    if os.getppid() != parent_pid:
+        os._exit(1)
+
+
+def _prctl():
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None, use_errno=True).prctl if sys.platform == "linux" else None
+    except (OSError, AttributeError):   # pragma: no cover - no libc prctl
+        return None
+
+
+#: libc's prctl, resolved once (a subprocess's preexec step calls it between fork and exec).
+_PRCTL = _prctl()
+
+
 class RunTimedOut(Exception):
     """The run passed its wall-clock limit and was killed (internal to
     :func:`run_isolated`'s callers)."""
@@ -123,8 +152,10 @@ def _run_subprocess(notebook, output, parameters, timeout, cell_timeout, kernel,
         cmd += ["--cell-timeout", str(int(cell_timeout))]
     if kernel:
         cmd += ["--kernel", str(kernel)]
+    import functools
+
     proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+                            text=True, preexec_fn=functools.partial(die_with_parent, os.getpid()))
     try:
         _, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -136,10 +167,11 @@ def _run_subprocess(notebook, output, parameters, timeout, cell_timeout, kernel,
     return _last_line(err) or f"runner exited with status {proc.returncode}"
 
 
-def _child(conn, notebook, output, parameters, cell_timeout, kernel, cwd):
+def _child(conn, notebook, output, parameters, cell_timeout, kernel, cwd, parent_pid):
     """The forked run: the working directory, output discarded as the subprocess
     path discards it (the kernel inherits it), then run_notebook; sends None or
-    the reason (one line) and exits 0 / 1."""
+    the reason (one line) and exits 0 / 1; it dies with the worker that forked it."""
+    die_with_parent(parent_pid)
     os.chdir(cwd)
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
@@ -166,7 +198,8 @@ def _run_forked(notebook, output, parameters, timeout, cell_timeout, kernel, cwd
     ctx = multiprocessing.get_context("fork")
     parent, child = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_child, args=(child, str(notebook), str(output),
-                                            dict(parameters), cell_timeout, kernel, cwd))
+                                            dict(parameters), cell_timeout, kernel, cwd,
+                                            os.getpid()))
     proc.start()
     child.close()
     proc.join(timeout)

@@ -49,7 +49,12 @@ def hamiltonian_check(entry, rebuilt) -> dict:
     and the fingerprint is taken from the rebuild.  Both add the chemistry
     checks: rebuilt HF and CASCI energies minus the published ones (Ha), and
     ``active_space_boundary`` (:func:`qencode_nb.problem.orbitals.boundary_check`:
-    a warning when the active space splits near-degenerate RHF orbitals).
+    a warning when the active space splits near-degenerate RHF orbitals), and the
+    rebuild cache's ``cache_status``: "hit", "absent" (built now), or "corrupt:
+    <why>" when the entry's cache file was unreadable (truncated, checksum...):
+    the cache reported it (:class:`~qencode_nb.problem.cache.CacheWarning`, shown
+    in the notebook), rebuilt the problem and replaced the file, and the audit
+    goes on with the rebuilt problem (tests/test_faults.py).
 
     On a cache hit it works on the stored Pauli terms and imports neither
     PennyLane nor OpenFermion nor PySCF (numpy only), unless the stored
@@ -86,7 +91,8 @@ def hamiltonian_check(entry, rebuilt) -> dict:
                 "e_casci_diff": chem.e_casci - entry.casci_energy,
                 "sectors_rebuilt": [int(x) for x in tap.z2_sectors],
                 "sectors_match": [int(x) for x in tap.z2_sectors] == entry.tapering_sectors,
-                "cache_hit": chem.cache_hit, "cache_key": chem.cache_key})
+                "cache_hit": chem.cache_hit, "cache_key": chem.cache_key,
+                "cache_status": chem.cache_status})
     from qencode_nb.problem.orbitals import boundary_check
 
     out["active_space_boundary"] = boundary_check(entry)

@@ -13,9 +13,19 @@ round-trip), so a resumed run ends bit-identical to an uninterrupted one.
 The file is ``checkpoints/<key>.json`` under the rebuild cache root
 (:func:`qencode_nb.problem.cache.cache_root`), ``key`` the SHA-256 of everything
 the run's arithmetic depends on (:func:`material`): entry hash, optimiser and
-budgets, engine and backend, BLAS threads and kernel, package versions.  A file
-of another key, format or a corrupt one is refused with :class:`CheckpointCorrupt`
-naming the file; a completed run deletes its checkpoint.
+budgets, engine and backend, BLAS threads and kernel, package versions.  A
+completed run deletes its checkpoint.
+
+A checkpoint that cannot be used -- unreadable, truncated, not JSON, of another
+format or of another run (:class:`CheckpointCorrupt` says which file and why) --
+is **set aside and the run starts over**: resuming asks to save time, never to
+change the result, so a corrupt file costs the finished parts, not the audit.
+The file is moved to ``<key>.json.corrupt`` beside it (kept for inspection; the
+next one replaces it), a :class:`CheckpointWarning` is issued (shown in the
+notebook's re-run cell) and the reason, naming both files, is recorded as
+``checkpoint_discarded`` in the ``rerun`` record, with ``resumed_parts`` 0.  A
+sweep (which resumes every run) thus completes such a run instead of failing it
+at every attempt (tests/test_faults.py).
 """
 
 from __future__ import annotations
@@ -34,6 +44,10 @@ SUBDIR = "checkpoints"
 
 class CheckpointCorrupt(QencodeNbError, ValueError):
     """A checkpoint file that cannot be used (unreadable, truncated, another run's)."""
+
+
+class CheckpointWarning(RuntimeWarning):
+    """A checkpoint could not be used: it was set aside and the run starts over."""
 
 
 def material(entry, problem, optimizer_name: str, kind: str) -> dict:
@@ -68,12 +82,10 @@ class Checkpoint:
     Args:
         material: :func:`material` of the run.
         resume: take the finished parts from an existing file (else start over,
-            replacing it).
+            replacing it).  A file that cannot be used (:class:`CheckpointCorrupt`)
+            is set aside with a :class:`CheckpointWarning` and the run starts
+            over; :attr:`discarded` says why.
         cache_dir: cache root (default :func:`qencode_nb.problem.cache.cache_root`).
-
-    Raises:
-        CheckpointCorrupt: ``resume`` and the file is unreadable, truncated, of
-            another format or of another run (names the file and why).
     """
 
     def __init__(self, material: dict, resume: bool = False, cache_dir=None):
@@ -85,23 +97,40 @@ class Checkpoint:
         self.path = cache_root(cache_dir) / SUBDIR / f"{self.key}.json"
         self.parts: list[dict] = []
         self.resumed = 0
+        self.discarded: str | None = None
         if resume and self.path.exists():
-            self.parts = self._read()
+            try:
+                self.parts = self._read()
+            except CheckpointCorrupt as exc:
+                self.discarded = self._set_aside(exc)
             self.resumed = len(self.parts)
+
+    def _set_aside(self, exc: CheckpointCorrupt) -> str:
+        """Move the unusable file to ``<key>.json.corrupt``, warn, return the reason."""
+        import warnings
+
+        aside = self.path.with_name(self.path.name + ".corrupt")
+        try:
+            self.path.replace(aside)
+            where = f"set aside as {aside}"
+        except OSError as err:
+            where = f"left in place ({err.strerror or err}; it is replaced as the run goes)"
+        reason = f"{exc}: {where}; the re-run starts over"
+        warnings.warn(reason, CheckpointWarning, stacklevel=3)
+        return reason
 
     def _read(self) -> list[dict]:
         try:
             doc = json.loads(self.path.read_text())
         except (OSError, ValueError) as exc:
-            raise CheckpointCorrupt(f"checkpoint {self.path} is unreadable ({exc}); delete "
-                                    "it or run without resume") from None
+            raise CheckpointCorrupt(f"checkpoint {self.path} is unreadable ({exc})") from None
         if not isinstance(doc, dict) or doc.get("format") != FORMAT \
                 or not isinstance(doc.get("parts"), list):
             raise CheckpointCorrupt(f"checkpoint {self.path} is not a format-{FORMAT} "
-                                    "checkpoint; delete it or run without resume")
+                                    "checkpoint")
         if doc.get("material") != self.material:
             raise CheckpointCorrupt(f"checkpoint {self.path} belongs to another run "
-                                    "(its material differs); delete it or run without resume")
+                                    "(its material differs)")
         return doc["parts"]
 
     def part(self, index: int) -> dict | None:
@@ -130,5 +159,6 @@ class Checkpoint:
             pass
 
     def record(self) -> dict:
-        """``{"path", "resumed_parts"}`` for the ``rerun`` record."""
-        return {"path": str(self.path), "resumed_parts": self.resumed}
+        """``{"path", "resumed_parts", "discarded"}`` for the ``rerun`` record."""
+        return {"path": str(self.path), "resumed_parts": self.resumed,
+                "discarded": self.discarded}

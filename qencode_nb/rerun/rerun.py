@@ -92,12 +92,13 @@ def rerun(entry, problem, optimizer: str | None = None, resume: bool = False,
             entry, procedure and environment (:mod:`qencode_nb.rerun.checkpoint`);
             finished restarts / ADAPT steps are taken from it, the result is
             bit-identical to an uninterrupted run.  Checkpoints are written
-            either way and deleted when the run completes.
+            either way and deleted when the run completes.  A checkpoint that
+            cannot be used is set aside with a warning and the run starts over
+            (``checkpoint_discarded`` in the record says why).
         checkpoint_dir: cache root of the checkpoints (default: the rebuild cache's).
 
     Raises:
         EntryError: an override for an ADAPT entry, or ADAPT as an override.
-        CheckpointCorrupt: ``resume`` and the checkpoint cannot be used (names it).
     """
     from qencode_nb.rerun.checkpoint import Checkpoint, material
     from qencode_nb.rerun.progress import Progress
@@ -115,6 +116,8 @@ def rerun(entry, problem, optimizer: str | None = None, resume: bool = False,
         progress.close()
     checkpoint.done()
     out.details["resumed_parts"] = checkpoint.resumed
+    if checkpoint.discarded:
+        out.details["checkpoint_discarded"] = checkpoint.discarded
     out.trace = progress.trace()
     if problem.engine_requested is not None:
         out.engine_fallback = problem.fallback_reason

@@ -2,6 +2,9 @@
 
 - :mod:`~qencode_nb.studies.sweep`: audit.ipynb once per entry of a folder (local
   pool or Dask), resumable; ``summary.csv``, tier counts, failures.
+- :mod:`~qencode_nb.studies.pool` (the local pool: a dead worker fails only its own
+  run) and :mod:`~qencode_nb.studies.run_folder` (the output folder checked writable,
+  a lock per run, atomic ``summary.csv``): what keeps a sweep whole when a run breaks.
 - :mod:`~qencode_nb.studies.study`: :func:`run`, the one entry point of a study
   (CLI ``qencode-nb study`` and ``notebooks/threading.ipynb``), and its
   :class:`StudyResult`.

@@ -18,6 +18,16 @@ and the margin plot ``margins.png`` / ``margins.svg``
 :func:`failures` read a summary table the same way for the CLI and
 ``suite.ipynb``; :func:`run_local` and :func:`run_dask` are the two ways runs
 are dispatched (studies use the local pool too).
+
+Faults (tests/test_faults.py): the output folder is checked writable before any
+run, each run holds ``<name>.lock`` (a second sweep on the folder waits, then
+skips what is done; :mod:`qencode_nb.studies.run_folder`), and a run whose worker
+dies -- a local pool worker (:mod:`qencode_nb.studies.pool`; the others go on) or
+a Dask worker lost for good (``KilledWorker``) -- is a failed row, ``run:
+WorkerLost: ...``, its partial notebook kept.  Dask retries a task whose worker
+died (``distributed.scheduler.allowed-failures``): a retry that completes is a done
+row (the retry's complete notebook, resumed from the checkpoint); the dead
+worker's run died with it (:func:`~qencode_nb.notebook.run_process.die_with_parent`).
 """
 
 from __future__ import annotations
@@ -30,6 +40,7 @@ import time
 from pathlib import Path
 
 from qencode_nb.errors import EntryError
+from qencode_nb.studies.pool import expected_cost, longest_first  # noqa: F401 - re-exported
 
 
 def resolve_targets(items) -> list[str]:
@@ -152,12 +163,31 @@ def run_one(target: str, out_dir: str, parameters: dict, timeout: float | None =
         "kernelspec", "timeout_s", "worker_pid", "host"}`` (the process that dispatched the
         run; also written to ``<name>.outcome.json``).
     """
-    from qencode_nb.notebook.run_process import RunTimedOut, run_isolated
-    from qencode_nb.paths import NOTEBOOKS, ROOT
+    from qencode_nb.studies.run_folder import run_lock
 
     name = name or run_name(target)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    nb_path = out / f"{name}.ipynb"
+    with run_lock(out, name) as waited:
+        if waited and is_complete(out, name, inputs_of(target, parameters)):
+            return _stored_outcome(out, name)   # another sweep did it while this one waited
+        for stale in (nb_path, out / f"{name}.outcome.json"):   # a lost run keeps only its own
+            stale.unlink(missing_ok=True)
+        return _run_one(target, out, parameters, timeout, cell_timeout, name, kernelspec)
+
+
+def _stored_outcome(out: Path, name: str) -> dict:
+    try:
+        return json.loads((out / f"{name}.outcome.json").read_text())
+    except (OSError, ValueError):
+        return {"name": name, "status": "done", "failure": None, "seconds": None}
+
+
+def _run_one(target, out: Path, parameters, timeout, cell_timeout, name, kernelspec) -> dict:
+    from qencode_nb.notebook.run_process import RunTimedOut, run_isolated
+    from qencode_nb.paths import NOTEBOOKS, ROOT
+
     nb_path = out / f"{name}.ipynb"
     start = time.monotonic()
     try:
@@ -170,7 +200,12 @@ def run_one(target: str, out_dir: str, parameters: dict, timeout: float | None =
         failure = (f"RunTimeout: the run exceeded the per-run timeout of {timeout:g} s "
                    "and was killed")
         mark_failed(nb_path, "run", "RunTimeout", failure)
-    seconds = time.monotonic() - start
+    return _finish(target, out, parameters, name, failure, time.monotonic() - start,
+                   kernelspec, timeout)
+
+
+def _finish(target, out: Path, parameters, name, failure, seconds, kernelspec=None,
+            timeout=None) -> dict:
     outcome = {"name": name, "status": "failed" if failure else "done", "failure": failure,
                "seconds": seconds, "kernelspec": kernelspec, "timeout_s": timeout,
                "worker_pid": os.getpid(), "host": socket.gethostname()}
@@ -180,66 +215,71 @@ def run_one(target: str, out_dir: str, parameters: dict, timeout: float | None =
     return outcome
 
 
-def expected_cost(target) -> float:
-    """A rough re-run cost of an entry, to start the longest runs first (a pool
-    then finishes with short ones instead of one long straggler): optimiser
-    steps times the square of the parameter count ``n`` (COBYLA's own work per
-    step grows so; N2 JW/UCCSD, 10,000 steps at n = 404, is the longest on the
-    fast engine).  Steps are the published ``results.vqe.nfev``, divided by the
-    generator's per-step count for L-BFGS-B (``1 + 2n``; ADAPT: ``1 + n``).
-    0 for a target that cannot be read (it fails in its own run instead)."""
-    from qencode_nb.entry import load
+def lost_run(args, reason: str) -> dict:
+    """The outcome of a run whose worker died before it answered (``args``:
+    :func:`run_one`'s arguments): once the run's lock is free (its processes died
+    with the worker), a run that another sweep completed meanwhile is taken as
+    done, one whose notebook recorded ``done`` (it finished just before) too;
+    otherwise its notebook (the partial one, or a new one) gets an ``error``
+    record ``run: WorkerLost: <reason>`` and the outcome is failed."""
+    from qencode_nb.notebook.record import read_records
+    from qencode_nb.notebook.runner import mark_failed
+    from qencode_nb.studies.run_folder import run_lock
 
-    try:
-        entry = load(target)
-    except Exception:  # noqa: BLE001 - the run itself reports the reason
-        return 0.0
-    n = max(1, len(entry.optimal_params or ()))
-    opt = entry.optimizer
-    per_step = 1
-    if opt.name == "l-bfgs-b":
-        per_step = 1 + 2 * n
-    elif opt.name == "adapt" and (opt.inner or "") == "l-bfgs-b":
-        per_step = 1 + n
-    return float(entry.published_nfev or 0) / per_step * n * n
-
-
-def longest_first(jobs, target=lambda job: job[0]) -> list:
-    """``jobs`` sorted by :func:`expected_cost` of their target, largest first
-    (stable: equal costs keep their order)."""
-    costs = {id(job): expected_cost(target(job)) for job in jobs}
-    return sorted(jobs, key=lambda job: -costs[id(job)])
+    target, out_dir, parameters = args[:3]
+    name = (args[5] if len(args) > 5 else None) or run_name(target)
+    kernelspec = args[6] if len(args) > 6 else None
+    out, reason = Path(out_dir), f"{reason}; the run was stopped with it"
+    nb = out / f"{name}.ipynb"
+    with run_lock(out, name):
+        if is_complete(out, name, inputs_of(target, parameters)):
+            return _stored_outcome(out, name)
+        try:
+            done = read_records(nb).get("done") is True
+        except (OSError, ValueError):
+            done = False
+        if not done:
+            mark_failed(nb, "run", "WorkerLost", reason)
+        failure = None if done else f"WorkerLost: {reason}"
+        return _finish(target, out, parameters, name, failure, None, kernelspec,
+                       args[3] if len(args) > 3 else None)
 
 
 def run_local(jobs, workers: int, submit_args):
-    """Run ``jobs`` on a local process pool of ``workers`` processes; yield each
-    :func:`run_one` outcome as it completes (not in job order).
+    """Run ``jobs`` on a local pool of ``workers`` warm processes
+    (:func:`qencode_nb.studies.pool.run_pool`); yield each :func:`run_one` outcome
+    as it completes (not in job order).  A worker that dies fails its own run
+    (:func:`lost_run`); the others go on.
 
     ``submit_args(job)`` gives :func:`run_one`'s positional arguments for a job.
     """
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-
     from qencode_nb.notebook.run_process import warm_up
+    from qencode_nb.studies.pool import run_pool
 
-    with ProcessPoolExecutor(max_workers=max(1, workers), initializer=warm_up) as pool:
-        futures = [pool.submit(run_one, *submit_args(job)) for job in jobs]
-        for fut in as_completed(futures):
-            yield fut.result()
+    yield from run_pool(run_one, [tuple(submit_args(job)) for job in jobs], workers,
+                        lost=lost_run, initializer=warm_up)
 
 
 def run_dask(jobs, scheduler: str, submit_args):
     """As :func:`run_local`, on the Dask distributed cluster at ``scheduler``
-    (``tcp://host:port``); each job is one task, never cached (``pure=False``)."""
+    (``tcp://host:port``); each job is one task, never cached (``pure=False``).
+    A task Dask gives up on (``KilledWorker``: its workers died while running it;
+    any other error of the task) is a failed run (:func:`lost_run`) naming why."""
     from distributed import Client, as_completed
 
     with Client(scheduler, set_as_default=False) as client:
-        futures = [client.submit(run_one, *submit_args(job), pure=False,
-                                 key=f"qencode-nb-audit-{run_name(job[0])}-{time.time_ns()}")
-                   for job in jobs]
+        futures = {client.submit(run_one, *submit_args(job), pure=False,
+                                 key=f"qencode-nb-audit-{run_name(job[0])}-{time.time_ns()}"):
+                   tuple(submit_args(job)) for job in jobs}
         # The client's own loop: as_completed otherwise needs a default client, which
         # a caller outside a `with Client(...)` block (the CLI) does not have.
-        for fut in as_completed(futures, loop=client.loop):
-            yield fut.result()
+        for fut in as_completed(list(futures), loop=client.loop):
+            try:
+                yield fut.result()
+            except Exception as exc:  # noqa: BLE001 - the run's row says why
+                text = " ".join(str(exc).split(". ")[0].split())
+                yield lost_run(futures[fut], f"the Dask worker running it died or the task "
+                                             f"failed ({type(exc).__name__}: {text})")
 
 
 def sweep(targets, out_dir, *, mode: str = "full", workers: int = 1, blas_threads: int = 1,
@@ -272,11 +312,13 @@ def sweep(targets, out_dir, *, mode: str = "full", workers: int = 1, blas_thread
     Raises:
         EntryError: a target that does not exist, an unknown subset.
         ParameterError: a bad parameter value (checked before any run).
+        OutputFolderError: ``out_dir`` cannot be written (before any run).
     """
     from qencode_nb.notebook.parameters import check_engine, check_mode
     from qencode_nb.studies.collect import audit_table
     from qencode_nb.studies.progress_bar import advance, progress_bar
     from qencode_nb.notebook.pins import pin_environment
+    from qencode_nb.studies.run_folder import folder_lock, write_text_atomic, writable_folder
 
     check_mode(mode)
     engine = check_engine(engine)
@@ -284,8 +326,7 @@ def sweep(targets, out_dir, *, mode: str = "full", workers: int = 1, blas_thread
     if timeout is not None and not timeout > 0:
         raise EntryError(f"{timeout!r} is not accepted; accepted: seconds > 0 or None",
                          field="timeout")
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = writable_folder(out_dir)   # before any run: a clear error naming the folder
     todo, names = [], []
     for target in select_subset(resolve_targets(targets), subset):
         # resume: a run killed in an earlier sweep continues from its checkpoint
@@ -312,13 +353,14 @@ def sweep(targets, out_dir, *, mode: str = "full", workers: int = 1, blas_thread
     for outcome in runs:
         advance(bar, f"{outcome['name'][:24]} {outcome['status']}")
     bar.close()
-    table = audit_table([out / f"{n}.ipynb" for n in names])
-    table.to_csv(out / "summary.csv", index=False)
-    if plot and len(table):
-        from qencode_nb.studies.plots import margin_plot
+    with folder_lock(out):   # another sweep on this folder writes its files before or after
+        table = audit_table([out / f"{n}.ipynb" for n in names])
+        write_text_atomic(out / "summary.csv", table.to_csv(index=False))
+        if plot and len(table):
+            from qencode_nb.studies.plots import margin_plot
 
-        margin_plot(table, out / "margins")
-    _write_crate(out, [out / f"{n}.ipynb" for n in names])
+            margin_plot(table, out / "margins")
+        _write_crate(out, [out / f"{n}.ipynb" for n in names])
     return table
 
 

@@ -1,0 +1,187 @@
+"""The local pool of a sweep or study: warm worker processes, where a dead worker
+fails only its own run.
+
+:func:`run_pool` replaces :class:`concurrent.futures.ProcessPoolExecutor` for
+:func:`qencode_nb.studies.sweep.run_local`.  That executor marks the whole pool
+broken when one worker dies (killed, out of memory): every pending run raises
+``BrokenProcessPool``, the other workers are terminated mid-run, and the sweep
+ends in a traceback with nothing recorded.  Here each worker is a process of its
+own with a pipe; the dispatcher watches the pipes and the processes' sentinels, so
+a worker that dies hands its job to ``lost(args, reason)`` (the sweep records a
+failed row with the reason), is replaced by a fresh warm worker, and the other
+runs go on.  Workers are forked (the platform's default start method) and die
+with the dispatcher (:func:`qencode_nb.notebook.run_process.die_with_parent`).
+:func:`longest_first` orders the jobs (the longest expected re-runs first).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+
+
+def _serve(conn, fn, initializer, parent_pid):
+    """A worker: run ``fn(*args)`` for each ``(index, args)`` received, answer
+    ``(index, ok, result or exception)``, stop at None or when the pipe closes."""
+    from qencode_nb.notebook.run_process import die_with_parent
+
+    die_with_parent(parent_pid)
+    if initializer is not None:
+        initializer()
+    while True:
+        try:
+            message = conn.recv()
+        except EOFError:
+            return
+        if message is None:
+            return
+        index, args = message
+        try:
+            answer = (index, True, fn(*args))
+        except Exception as exc:  # noqa: BLE001 - re-raised in the dispatcher
+            answer = (index, False, exc)
+        try:
+            conn.send(answer)
+        except Exception as exc:  # noqa: BLE001 - e.g. an exception that does not pickle
+            conn.send((index, False, RuntimeError(f"{type(exc).__name__}: {exc}")))
+
+
+def death(exitcode) -> str:
+    """How a process ended, from its exit code: "killed by SIGKILL", "exit status 1"."""
+    if exitcode is not None and exitcode < 0:
+        try:
+            return f"killed by {signal.Signals(-exitcode).name}"
+        except ValueError:
+            return f"killed by signal {-exitcode}"
+    return f"exit status {exitcode}"
+
+
+def run_pool(fn, jobs, workers: int, *, lost, initializer=None):
+    """Run ``fn(*args)`` for every ``args`` of ``jobs`` on ``workers`` processes;
+    yield the results as they complete (not in job order).
+
+    Args:
+        fn: a module-level function (it runs in the workers).
+        jobs: argument tuples, picklable.
+        workers: processes (at least 1; no more than there are jobs).
+        lost: ``lost(args, reason) -> result``, called here for a job whose worker
+            died before answering; ``reason`` names the worker's pid and how it
+            ended.  Its result is yielded in place of ``fn``'s.
+        initializer: called once in each worker before its first job.
+
+    Raises:
+        Exception: what ``fn`` raised, as the executor's ``Future.result`` does
+            (the remaining workers are stopped first).
+    """
+    import multiprocessing
+    from multiprocessing.connection import wait
+
+    from qencode_nb.notebook.run_process import kill_tree
+
+    jobs = list(jobs)
+    queue = list(range(len(jobs)))[::-1]   # pop() takes the first job first
+    ctx = multiprocessing.get_context()
+    busy = {}                               # connection -> (process, job index or None)
+
+    def start():
+        parent_end, child_end = ctx.Pipe()
+        proc = ctx.Process(target=_serve, args=(child_end, fn, initializer, os.getpid()),
+                           daemon=False)
+        proc.start()
+        child_end.close()
+        busy[parent_end] = (proc, None)
+
+    def feed(conn):
+        proc, _ = busy[conn]
+        if queue:
+            index = queue.pop()
+            try:
+                conn.send((index, jobs[index]))
+            except OSError:   # the worker died before it took the job: another one will
+                queue.append(index)
+                busy[conn] = (proc, None)
+                return
+            busy[conn] = (proc, index)
+        else:
+            try:
+                conn.send(None)
+            except OSError:
+                pass
+            del busy[conn]
+            conn.close()
+            proc.join()
+
+    finished = False
+    try:
+        for _ in range(min(max(1, workers), len(jobs))):
+            start()
+        for conn in list(busy):
+            feed(conn)
+        while busy:
+            sentinels = {busy[c][0].sentinel: c for c in busy}
+            for ready in wait(list(busy) + list(sentinels)):
+                conn = sentinels.get(ready, ready)
+                if conn not in busy:
+                    continue
+                proc, index = busy[conn]
+                try:
+                    answer, closed = (conn.recv() if conn.poll() else None), False
+                except (EOFError, OSError):   # the worker is gone (or going)
+                    answer, closed = None, True
+                if answer is not None:
+                    _, ok, value = answer
+                    if not ok:
+                        raise value
+                    busy[conn] = (proc, None)
+                    feed(conn)
+                    yield value
+                    continue
+                if not closed and proc.is_alive():
+                    continue   # nothing to read yet
+                proc.join()
+                del busy[conn]
+                conn.close()
+                if queue:
+                    start()
+                    feed(list(busy)[-1])
+                if index is not None:
+                    yield lost(jobs[index], f"the sweep worker (pid {proc.pid}) running it "
+                                            f"died ({death(proc.exitcode)})")
+        finished = True
+    finally:
+        if not finished:   # fn raised, or the caller stopped early: stop every worker
+            for conn, (proc, _) in list(busy.items()):
+                kill_tree(proc.pid)
+                proc.join()
+                conn.close()
+
+
+def expected_cost(target) -> float:
+    """A rough re-run cost of an entry, to start the longest runs first (a pool
+    then finishes with short ones instead of one long straggler): optimiser
+    steps times the square of the parameter count ``n`` (COBYLA's own work per
+    step grows so; N2 JW/UCCSD, 10,000 steps at n = 404, is the longest on the
+    fast engine).  Steps are the published ``results.vqe.nfev``, divided by the
+    generator's per-step count for L-BFGS-B (``1 + 2n``; ADAPT: ``1 + n``).
+    0 for a target that cannot be read (it fails in its own run instead)."""
+    from qencode_nb.entry import load
+
+    try:
+        entry = load(target)
+    except Exception:  # noqa: BLE001 - the run itself reports the reason
+        return 0.0
+    n = max(1, len(entry.optimal_params or ()))
+    opt = entry.optimizer
+    per_step = 1
+    if opt.name == "l-bfgs-b":
+        per_step = 1 + 2 * n
+    elif opt.name == "adapt" and (opt.inner or "") == "l-bfgs-b":
+        per_step = 1 + n
+    return float(entry.published_nfev or 0) / per_step * n * n
+
+
+def longest_first(jobs, target=lambda job: job[0]) -> list:
+    """``jobs`` sorted by :func:`expected_cost` of their target, largest first
+    (stable: equal costs keep their order)."""
+    costs = {id(job): expected_cost(target(job)) for job in jobs}
+    return sorted(jobs, key=lambda job: -costs[id(job)])

@@ -1,0 +1,131 @@
+"""A sweep's output folder: checked writable before any run, a lock per run, a lock
+over the folder's summary files, atomic writes.
+
+- :func:`writable_folder`: the folder is created and a file written in it before
+  anything runs; a folder that cannot be (a path under a regular file, no write
+  permission, a read-only file system) is refused with
+  :class:`OutputFolderError` naming it, never a traceback after the runs.
+- :func:`run_lock`: ``<name>.lock`` beside the run's notebook, an advisory
+  ``fcntl.flock`` held for as long as the run goes on (the OS releases it when its
+  holder dies, so a killed sweep leaves no stale lock; the file says who holds
+  it: pid, host, since).  Two sweeps started on one folder at once: the second
+  to reach a run **waits** for the first to finish it, then finds it done with
+  the same inputs and skips it (with other inputs it runs it after: the later
+  sweep's inputs win, as when the two run one after the other).  Waiting, not
+  skipping, so that both sweeps end with every row of the folder complete.
+- :func:`folder_lock`: ``.sweep.lock``, held while a sweep writes ``summary.csv``
+  (atomically, :func:`write_text_atomic`), the margin plot and the crate, so two
+  sweeps never interleave those files.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+from qencode_nb.errors import QencodeNbError
+
+
+class OutputFolderError(QencodeNbError, OSError):
+    """A sweep's output folder cannot be created or written (names the folder and why)."""
+
+
+def _why(folder: Path, exc: OSError) -> str:
+    for parent in (folder, *folder.parents):
+        if parent.exists():
+            if not parent.is_dir():
+                return f"{parent} is a file, not a folder"
+            break
+    return exc.strerror or str(exc)
+
+
+def writable_folder(path) -> Path:
+    """Create ``path`` (with its parents) and prove it can be written: a probe file
+    is created and removed.  Returns it as a Path.
+
+    Raises:
+        OutputFolderError: it cannot be created or written; names the folder and
+            why (e.g. "... is a file, not a folder", "Permission denied").
+    """
+    import tempfile
+
+    folder = Path(path)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=".qencode-nb-write-probe-")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise OutputFolderError(f"output folder {folder} cannot be written: "
+                                f"{_why(folder, exc)}; choose another --out") from None
+    return folder
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same folder and
+    ``os.replace``: a reader sees the old file or the new one, never a part."""
+    from qencode_nb.problem.cache import write_atomic
+
+    write_atomic(Path(path), text.encode())
+
+
+def _holder(handle) -> str:
+    handle.seek(0)
+    text = handle.read().strip()
+    try:
+        doc = json.loads(text)
+        return f"pid {doc['pid']} on {doc['host']} since {doc['since']}"
+    except (ValueError, KeyError, TypeError):
+        return "another process"
+
+
+@contextmanager
+def _flock(path: Path):
+    """Hold an exclusive ``flock`` on ``path``; yields the holder that was waited
+    for ("pid N on HOST since T"), or None when the lock was free."""
+    import fcntl
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+") as handle:
+        waited = None
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            waited = _holder(handle)
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        handle.seek(0)
+        handle.truncate()
+        handle.write(json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
+                                 "since": time.strftime("%Y-%m-%dT%H:%M:%S%z")}))
+        handle.flush()
+        try:
+            yield waited
+        finally:
+            handle.seek(0)
+            handle.truncate()
+            handle.flush()
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def run_lock(folder, name: str):
+    """The lock of run ``name`` in ``folder`` (``<name>.lock``), a context manager
+    yielding None (it was free) or who held it while this process waited."""
+    return _flock(Path(folder) / f"{name}.lock")
+
+
+def folder_lock(folder):
+    """The lock over a folder's summary files (``.sweep.lock``), as :func:`run_lock`."""
+    return _flock(Path(folder) / ".sweep.lock")
+
+
+def lock_holder(folder, name: str) -> dict | None:
+    """``{"pid", "host", "since"}`` of the process holding run ``name``'s lock now,
+    or None (free, or no lock file)."""
+    try:
+        return json.loads((Path(folder) / f"{name}.lock").read_text()) or None
+    except (OSError, ValueError):
+        return None
