@@ -85,7 +85,8 @@ def test_a_cache_hit_imports_no_pennylane_openfermion_or_pyscf(entries, tmp_path
         assert h["record"] == w["eager"]
         # ... and the cold build's, but for the cache fact.
         assert h["record"]["cache_hit"] is True and w["cold"]["cache_hit"] is False
-        assert {**h["record"], "cache_hit": False} == w["cold"]
+        assert h["record"]["cache_status"] == "hit" and w["cold"]["cache_status"] == "absent"
+        assert {**h["record"], "cache_hit": False, "cache_status": "absent"} == w["cold"]
         assert h["record"]["ground_method"] == "given"
         assert h["record"]["stored_ground_method"].startswith("reused rebuilt ground")
 
