@@ -467,3 +467,43 @@ def test_a_truncated_cache_file_is_rebuilt_with_the_warning_recorded(cache, tmp_
     stamps = _stamps(out)
     sweep(["h2", str(H2_BK)], out, workers=2, **FAST)
     assert _stamps(out) == stamps, "both are done: the second sweep runs nothing"
+
+
+# ------------------------------------------------------ the pool itself (no kernel, fast)
+
+def _job(name: str, seconds: float, folder: str):
+    Path(folder, name).write_text(str(os.getpid()))   # who runs it
+    if name == "raises":
+        raise KeyError(name)
+    time.sleep(seconds)
+    return name, os.getpid()
+
+
+def test_run_pool_hands_a_dead_workers_job_to_lost_and_the_others_go_on(tmp_path):
+    """The pool under the sweep (qencode_nb.studies.pool): the worker running "slow" is
+    killed; its job goes to ``lost`` with the pid and the signal, a fresh worker takes
+    the jobs left, and an exception of the job function is raised in the caller."""
+    from qencode_nb.studies.pool import run_pool
+
+    def pid_of_slow():
+        try:
+            return int((tmp_path / "slow").read_text())
+        except (OSError, ValueError):   # not written yet
+            return None
+
+    def kill():
+        pid = _wait(pid_of_slow, "the worker running slow")
+        os.kill(pid, signal.SIGKILL)
+        return pid
+    join = _in_thread(kill)
+    jobs = [("slow", 30, str(tmp_path)), ("a", 0.5, str(tmp_path)),
+            ("b", 0.1, str(tmp_path)), ("c", 0.1, str(tmp_path))]
+    got = list(run_pool(_job, jobs, 2, lost=lambda args, why: ("lost", args[0], why)))
+    killed = join()
+    lost = [g for g in got if g[0] == "lost"]
+    assert lost == [("lost", "slow", f"the sweep worker (pid {killed}) running it died "
+                                     "(killed by SIGKILL)")]
+    assert sorted(g[0] for g in got if g[0] != "lost") == ["a", "b", "c"]
+    with pytest.raises(KeyError, match="raises"):
+        list(run_pool(_job, [("raises", 0, str(tmp_path)), ("a", 0, str(tmp_path))], 1,
+                      lost=lambda args, why: None))

@@ -277,8 +277,9 @@ def robustness(targets, out_dir="runs/robustness", *, threads=None, coretypes=No
         targets = [targets]
     resolved = list(dict.fromkeys(select_subset(resolve_targets([str(t) for t in targets]),
                                                 subset)))   # one run per entry and perturbation
-    out = Path(out_dir).resolve()
-    out.mkdir(parents=True, exist_ok=True)
+    from qencode_nb.studies.run_folder import writable_folder
+
+    out = writable_folder(Path(out_dir).resolve())   # before any run, naming the folder
     runs, todo = [], []
     for target in resolved:
         for p in perturbations:

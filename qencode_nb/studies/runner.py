@@ -147,8 +147,9 @@ def run_jobs(entry, jobs, out_dir, *, mode, db, workers, progress, timeout, desc
         (target,) = resolve_targets([entry])
     except EntryError as exc:
         raise EntryError(exc.message, field="entry") from None
-    out = Path(out_dir).resolve()
-    out.mkdir(parents=True, exist_ok=True)
+    from qencode_nb.studies.run_folder import writable_folder
+
+    out = writable_folder(Path(out_dir).resolve())   # before any run, naming the folder
     base = {"entry": target, "mode": mode}
     if engine is not None:
         base["engine"] = engine
