@@ -144,7 +144,8 @@ def _gone(pids, limit_s: float = 15) -> list[int]:
 
 
 def _checkpoint_parts(cache: Path, entry_prefix: str) -> int:
-    for f in (cache / "checkpoints").glob("*.json") if (cache / "checkpoints").is_dir() else ():
+    folder = cache / "checkpoints"
+    for f in folder.glob("[!.]*.json") if folder.is_dir() else ():
         try:
             doc = json.loads(f.read_text())
         except (OSError, ValueError):
@@ -155,7 +156,7 @@ def _checkpoint_parts(cache: Path, entry_prefix: str) -> int:
 
 
 def _checkpoint_file(cache: Path, entry_prefix: str) -> Path:
-    for f in (cache / "checkpoints").glob("*.json"):
+    for f in (cache / "checkpoints").glob("[!.]*.json"):   # not a write's .tmp- file
         if json.loads(f.read_text())["material"]["entry_id"].startswith(entry_prefix):
             return f
     raise AssertionError(f"no checkpoint of {entry_prefix}")
@@ -180,12 +181,14 @@ def killed_lih(tmp_path_factory, warm_rebuilds):
         kernel = _kernel_under(_holder(out, "lih"))
         assert kernel is not None, "no kernel under the worker holding lih.lock"
         os.kill(kernel.pid, signal.SIGKILL)
-        return held, kernel.pid
-    join = _in_thread(kill)
-    table = sweep(["lih", "h2"], out, mode="rerun", workers=2, progress=False, plot=False)
-    held, kernel_pid = join()
-    yield out, cache, table, held
-    mp.undo()
+        return held
+    try:
+        join = _in_thread(kill)
+        table = sweep(["lih", "h2"], out, mode="rerun", workers=2, progress=False,
+                      plot=False)
+        yield out, cache, table, join()
+    finally:
+        mp.undo()
 
 
 def _copy_of(killed, tmp_path, monkeypatch):

@@ -10,9 +10,10 @@ over the folder's summary files, atomic writes.
   holder dies, so a killed sweep leaves no stale lock; the file says who holds
   it: pid, host, since).  Two sweeps started on one folder at once: the second
   to reach a run **waits** for the first to finish it, then finds it done with
-  the same inputs and skips it (with other inputs it runs it after: the later
-  sweep's inputs win, as when the two run one after the other).  Waiting, not
-  skipping, so that both sweeps end with every row of the folder complete.
+  the same inputs and skips it (with other inputs, or when the first one's run
+  failed, it runs it after: as when the two sweeps run one after the other).
+  Waiting, not skipping, so that both sweeps end with every row of the folder
+  complete; no run is executed twice at once, so no notebook has two writers.
 - :func:`folder_lock`: ``.sweep.lock``, held while a sweep writes ``summary.csv``
   (atomically, :func:`write_text_atomic`), the margin plot and the crate, so two
   sweeps never interleave those files.
