@@ -106,6 +106,9 @@ def _audit(args) -> int:
         return 2
     try:
         check_engine(args.engine)
+        from qencode_nb.notebook.pins import pin_environment
+
+        pin_environment(args.threads, args.coretype)   # --threads, --coretype: before any run
     except QencodeNbError as exc:
         print(f"qencode-nb: {exc}", file=sys.stderr)
         return 2

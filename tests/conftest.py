@@ -168,3 +168,13 @@ def chromium():
         browser = launch(p)
         yield browser
         browser.close()
+
+
+def pytest_sessionstart(session):
+    """The tests read the forty real QEncode v4.4 entries from ``../shared/qencode-v4/db``
+    (README, "Run the tests"); without them, say so once instead of a collection error."""
+    if not SHARED_DB.is_dir():
+        raise pytest.UsageError(
+            f"the tests read the forty real QEncode v4.4 entries from {SHARED_DB}, which "
+            "does not exist: the test suite needs ../shared/qencode-v4 beside the "
+            "checkout (the notebooks and the CLI do not)")

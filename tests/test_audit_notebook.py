@@ -114,7 +114,7 @@ def test_lih_bundled_entry_end_to_end(tmp_path):
     # LiH [4e,4o] holds one of its two degenerate pi orbitals: the card warns.
     boundary = h["active_space_boundary"]
     assert boundary["status"] == "warning" and boundary["pairs"][0]["inside"] == 3
-    assert 'data-check="warning"' in _outputs(out)[0]["data"]["text/html"]
+    assert 'data-check="active space"' in _outputs(out)[0]["data"]["text/html"]
     from qencode_nb.studies.collect import audit_table
     from qencode_nb.studies.sweep import boundary_warnings
 

@@ -34,13 +34,14 @@ def check_mode(mode) -> str:
 
 
 def check_engine(engine):
-    """``None`` or a name of :data:`ENGINE_CHOICES` (case-insensitive).
+    """``None`` (also the string "None", as a command line gives it) or a name of
+    :data:`ENGINE_CHOICES` (case-insensitive).
 
     Raises:
         EntryError: naming the field ``engine``, the value and the accepted values.
     """
-    if engine is None:
-        return None
+    if engine is None or str(engine).strip().lower() in ("none", ""):
+        return None     # the recorded backend ("None" as the CLI spells it)
     name = str(engine).strip().lower()
     if name not in ENGINE_CHOICES:
         raise EntryError(f"engine {engine!r} is not accepted; accepted: None (the recorded "

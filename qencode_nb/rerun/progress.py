@@ -128,8 +128,11 @@ class Progress:
         return "-" if self.best == math.inf else f"{self.error_mha(self.best):.4g} mHa"
 
     def _postfix(self, force: bool = False) -> None:
-        text = (f"restart {self._restart + 1}/{self.restarts}, evals {len(self.energies)}, "
-                f"error {self._best_text()}")
+        if self.max_iterations:
+            text = (f"restart {self._restart + 1}/{self.restarts}, evals "
+                    f"{len(self.energies)}, error {self._best_text()}")
+        else:   # ADAPT: the bar counts operators (of the cap), the postfix the error
+            text = f"operators {len(self.energies)}/{self.restarts}, error {self._best_text()}"
         self._bar.set_postfix_str(text, refresh=force)
 
 

@@ -47,7 +47,7 @@ def error_trace_plot(records: dict):
         ax.plot(x, error, ".", ms=2 if len(error) > 500 else 5, color="#8fb8ef",
                 label="re-run: every evaluation")
         ax.plot(x, np.minimum.accumulate(error), "-", color="#0969da", lw=1.5,
-                label="re-run: best so far")
+                drawstyle="steps-post", label="re-run: best so far")
         for k, start in enumerate(trace.get("restart_starts") or []):
             if k:
                 ax.axvline(start + 0.5, color="#d0d7de", lw=0.8, zorder=0)
@@ -67,10 +67,10 @@ def error_trace_plot(records: dict):
     lo = min([float(error.min())] + marks)
     hi = max([float(error.max())] + marks)
     ax.set_ylim(max(lo / 10, ERROR_FLOOR_MHA / 2), hi * 10)
-    if per_operator:
-        from matplotlib.ticker import MaxNLocator
+    from matplotlib.ticker import MaxNLocator
 
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
+    if per_operator:
         ax.set_xlim(0.5, len(error) + 0.5)
     ax.set_ylabel("|E - E_exact| (mHa)")
     ax.set_title(f"{short_name(records.get('entry_id', ''))}: re-run error"

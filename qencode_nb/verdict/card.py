@@ -37,7 +37,7 @@ COLOURS = {"pass": "#1a7f37", "yes": "#1a7f37", "fail": "#cf222e", "no": "#cf222
 
 _TEMPLATE = r"""
 <div class="qnb-card" data-state="{{ state }}" data-entry-id="{{ entry_id|e }}"
-     style="font-family: system-ui, sans-serif; border: 2px solid {{ colour(state) }};
+     style="font-family: system-ui, sans-serif; border: 2px solid {{ border }};
             border-radius: 8px; padding: 10px 14px; max-width: 980px; line-height: 1.35;">
   <div style="font-size: 1.15em; font-weight: 600;">{{ headline|e }}</div>
   <div style="color: #57606a; font-size: 0.9em;">{{ entry_id|e }} · mode {{ mode|e }} · engine {{ engine|e }}</div>
@@ -151,7 +151,8 @@ class Card:
         return {"entry_id": entry_id, "mode": r.get("mode") or p.get("mode") or "?",
                 "engine": engine_text, "state": self.state, "failure": failure,
                 "headline": self._headline(failure), "errors": errors, "tiers": tiers,
-                "checks": self._checks(), "questions": self._questions()}
+                "checks": self._checks(), "questions": self._questions(),
+                "border": self.border()}
 
     def _headline(self, failure) -> str:
         r = self.records
@@ -160,21 +161,39 @@ class Card:
             return "Audit running" + (f": {', '.join(done)} done" if done else "")
         if failure:
             return "Audit failed"
+        alerts = r.get("alerts") or []
+        head = f"ALERTS ({len(alerts)}: see below); " if alerts else ""
+        threshold = r.get("threshold_mha", float("nan"))
         certified = r.get("certified")
         if certified is None:
             cert = ("published certified" if r.get("published_certified")
-                    else "published not certified") + ", no re-run"
-        else:
-            cert = "certified" if certified else "not certified"
-            change = r.get("certification_change")
-            if change:
-                cert += f" ({change} certification)"
-            if r.get("fragile"):
-                cert += ", fragile"
-        return f"{cert}; regenerated error {_fmt_mha(r.get('error_mha'))} mHa " \
+                    else "published not certified")
+            return (f"{head}{cert}, no re-run (mode={r.get('mode')}): published error "
+                    f"{_fmt_mha(r.get('published_error_mha'))} mHa (threshold "
+                    f"{threshold:g}), published margin {_fmt_margin(r.get('margin_published'))}")
+        cert = "certified" if certified else "not certified"
+        change = r.get("certification_change")
+        if change:
+            cert += f" ({change} certification)"
+        if r.get("fragile"):
+            cert += ", fragile"
+        return f"{head}{cert}; regenerated error {_fmt_mha(r.get('error_mha'))} mHa " \
                f"(published {_fmt_mha(r.get('published_error_mha'))}, threshold " \
-               f"{r.get('threshold_mha', float('nan')):g}), margin " \
-               f"{_fmt_margin(r.get('margin_regenerated', r.get('margin_published')))}"
+               f"{threshold:g}), margin {_fmt_margin(r.get('margin_regenerated'))}"
+
+    def border(self) -> str:
+        """The card's colour: red when failed or with alerts, amber with a warning
+        (or while running: grey), green otherwise."""
+        r = self.records
+        if self.state == "failed" or r.get("alerts"):
+            return COLOURS["fail"]
+        if self.state == "running":
+            return COLOURS["running"]
+        boundary = (r.get("hamiltonian") or {}).get("active_space_boundary") \
+            if isinstance(r.get("hamiltonian"), dict) else None
+        if isinstance(boundary, dict) and boundary.get("warning"):
+            return COLOURS["warning"]
+        return COLOURS["pass"]
 
     def _checks(self) -> list:
         r = self.records
@@ -187,21 +206,26 @@ class Card:
             out.append(("replay", rep.get("status"), phrase.strip(" ()") or "-"))
         integ = r.get("integrity")
         if isinstance(integ, dict):
-            text = f"SHA-256 {'matches' if integ.get('id_matches_hash') else 'differs'}" \
-                if integ.get("status") != "n/a" else "; ".join(integ.get("reasons") or [])
+            if integ.get("recomputed") is None:
+                text = "; ".join(integ.get("reasons") or []) or "SHA-256 not recomputed"
+            elif integ.get("recomputed") == integ.get("recorded") and integ.get("id_matches_hash"):
+                text = "SHA-256 recomputed, equal to the recorded one and the id"
+            else:
+                text = "; ".join(integ.get("reasons") or []) or "SHA-256 differs"
             text += f"; signature {integ.get('signature')}"
             out.append(("integrity", integ.get("status"), text))
         h = r.get("hamiltonian")
         if isinstance(h, dict) and "terms_match" in h:
             ok = h.get("terms_match")
             out.append(("hamiltonian", "pass" if ok else ("n/a" if ok is None else "fail"),
-                        f"{h.get('n_terms')} terms, {h.get('num_qubits')} qubits, "
+                        f"{h.get('n_terms')} terms, {h.get('num_qubits')} "
+                        f"qubit{'' if h.get('num_qubits') == 1 else 's'}, "
                         f"fingerprint {h.get('fingerprint_ha', float('nan')):.3g} Ha"
                         if isinstance(h.get("fingerprint_ha"), float) else
                         f"{h.get('n_terms')} terms"))
         boundary = (h or {}).get("active_space_boundary") if isinstance(h, dict) else None
         if isinstance(boundary, dict) and boundary.get("warning"):
-            out.append(("warning", "warning", boundary["warning"]))
+            out.append(("active space", "warning", boundary["warning"]))
         alerts = r.get("alerts")
         if alerts is not None:
             out.append(("alerts", "fail" if alerts else "pass",
