@@ -287,11 +287,13 @@ def test_rerun_h8_statevector(problem):
 
 
 @pytest.mark.slow
+@pytest.mark.heavy
 def test_h10_pool_and_replay(problem):
     """20 -> 18 qubits, 875 tapered generators (all pass B^3 = -B), 300 operators,
     replayed on the statevector engine bit for bit.  PennyLane's CSR Hamiltonian
     has 185,860,096 non-zeros (3.7 GB; most of the 2,532 X/Y patterns x 2^18
-    rows cancel below 1e-16), built in about 2 minutes."""
+    rows cancel below 1e-16), built in about 2 minutes.  Heavy (6 min here): CI
+    replays H10 on the sector engine instead (tests/test_sector.py)."""
     prob = problem("H10")
     _check_pool_size(prob)
     assert _check_replay(prob) == prob.vqe["best_energy_hartree"]

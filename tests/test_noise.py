@@ -89,6 +89,13 @@ papermill.execute_notebook(sys.argv[1], sys.argv[2], engine_name=sys.argv[3] or 
                            progress_bar=False, shutdown_kernel="graceful")'''
 
 
+def _parameters_cell():
+    """The tagged parameters cell the notebook contract asks of every notebook."""
+    cell = nbformat.v4.new_code_cell("blas_threads = 1")
+    cell.metadata["tags"] = ["parameters"]
+    return cell
+
+
 @pytest.mark.notebook
 def test_the_shutdown_interrupt_finds_the_kernel_idle(tmp_path):
     """The kernel is stopped only once it reported idle: the interrupt that
@@ -96,7 +103,7 @@ def test_the_shutdown_interrupt_finds_the_kernel_idle(tmp_path):
     engine shows both messages on the same notebook (the README's troubleshooting
     line); a graceful shutdown leaves the kernel time to print."""
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(SLOW_KERNEL_INFO)]
+    nb.cells = [_parameters_cell(), nbformat.v4.new_code_cell(SLOW_KERNEL_INFO)]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
                                  "language": "python"}
     src = tmp_path / "slow.ipynb"
@@ -166,7 +173,7 @@ def test_any_exception_in_a_stage_is_announced_above_its_traceback(tmp_path):
     traceback, below one readable line; the sweep lists the failure first with its
     notebook."""
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(FOREIGN)]
+    nb.cells = [_parameters_cell(), nbformat.v4.new_code_cell(FOREIGN)]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
                                  "language": "python"}
     src = tmp_path / "foreign.ipynb"
