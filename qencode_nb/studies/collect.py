@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from qencode_nb.notebook.stages import failure_line
 from qencode_nb.verdict.records import AUDIT_RECORDS, ERROR_RECORD
 
 #: Columns of :func:`audit_table`, in order (new ones are appended: tools outside
@@ -165,7 +166,7 @@ def _recorded_failure(records: dict, nb) -> str | None:
     output's "name: value" when a cell has one); None when it says nothing."""
     err = records.get("error")
     if isinstance(err, dict):
-        return f"{err.get('stage')}: {err.get('type')}: {err.get('message')}"
+        return failure_line(err)
     if (nb.metadata.get("papermill") or {}).get("exception"):
         outputs = [o for c in nb.cells for o in (c.get("outputs") or [])
                    if o.get("output_type") == "error"]

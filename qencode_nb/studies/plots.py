@@ -29,7 +29,7 @@ DEFAULT_THRESHOLD_MHA = CERTIFICATION_THRESHOLD_HA * 1e3
 
 __all__ = ["DEFAULT_THRESHOLD_MHA", "ERROR_FLOOR_MHA", "GROUP_LABELS", "OPTIMIZER_AXES",
            "STUDY_GROUPS", "adapt_operator_plot", "distribution_plot", "margin_plot",
-           "optimizer_plot", "short_name", "study_plot"]
+           "optimizer_plot", "run_labels", "short_name", "study_plot"]
 
 
 def _pyplot():
@@ -49,6 +49,22 @@ def _save(fig, stem) -> None:
     fig.savefig(stem.with_suffix(".png"), dpi=120)
     fig.savefig(stem.with_suffix(".svg"))
     _pyplot().close(fig)
+
+
+def run_labels(entry_ids, notebooks) -> list[str]:
+    """One label per run: the entry's :func:`short_name` (the notebook's stem when no
+    entry id was recorded); runs of one entry get the rest of their notebook's stem in
+    brackets (``H2 JW HEA 67c3 [t2__default__python3]``), ``[run N]`` when the stem
+    holds nothing more.  The margin plot's ticks and the report's rows use it."""
+    stems = [Path(str(n)).stem for n in notebooks]
+    names = [e if isinstance(e, str) and e else s for e, s in zip(entry_ids, stems)]
+    labels = [short_name(n) for n in names]
+    count = {lab: labels.count(lab) for lab in labels}
+    for i, (lab, name, stem) in enumerate(zip(list(labels), names, stems)):
+        if count[lab] > 1:   # runs of one entry, told apart by their notebooks
+            tail = stem[len(name):].strip("_") if stem.startswith(name) else stem
+            labels[i] = f"{lab} [{tail or f'run {i + 1}'}]"
+    return labels
 
 
 def short_name(entry_id: str) -> str:
@@ -88,17 +104,7 @@ def margin_plot(table, stem, *, title: str | None = None):
     df["_thr"] = df["threshold_mha"].astype(float).fillna(DEFAULT_THRESHOLD_MHA)
     df["_pub_margin"] = (df["_thr"] - df["published_error_mha"].astype(float)) / df["_thr"]
     df = df.sort_values("_pub_margin", kind="stable", na_position="last").reset_index(drop=True)
-    names = [e if isinstance(e, str) else Path(str(n)).stem
-             for e, n in zip(df["entry_id"], df["notebook"])]
-    labels = [short_name(e) for e in names]
-    seen = {}
-    for lab in labels:
-        seen[lab] = seen.get(lab, 0) + 1
-    for i, (lab, nb) in enumerate(zip(list(labels), df["notebook"])):
-        if seen[lab] > 1:   # runs of one entry, told apart by their notebooks
-            stem_ = Path(str(nb)).stem
-            tail = stem_[len(names[i]):].strip("_") if stem_.startswith(names[i]) else stem_
-            labels[i] = f"{lab} [{tail or i}]"
+    labels = run_labels(df["entry_id"], df["notebook"])
     x = np.arange(len(df))
     pub_raw = df["published_error_mha"].astype(float).to_numpy()
     pub = np.maximum(pub_raw, ERROR_FLOOR_MHA)

@@ -8,8 +8,8 @@ mapping, ansatz and tapered qubits, the reasons behind the three tiers, the repl
 and integrity, the measured fragility of a robustness study in the same folder
 (``robustness_summary.csv``) and the five "Works on my QPU" answers
 (:data:`QPU_QUESTIONS`).  :func:`report_notebooks` refuses a folder without audit
-notebooks (:class:`ReportError`); :func:`run_labels` tells two runs of one entry
-apart as the margin plot does.
+notebooks (:class:`ReportError`); runs of one entry are told apart by
+:func:`qencode_nb.studies.plots.run_labels`, as on the margin plot.
 
 Failed runs are rows too, with their failure reason.  Units: errors in mHa, margins
 as fractions of the threshold, times in s, replay |ΔE| in Ha.
@@ -90,24 +90,6 @@ def report_notebooks(folder) -> list[Path]:
                           f".ipynb); looked for {LOOKED_FOR}", folder=folder,
                           looked_for=LOOKED_FOR)
     return found
-
-
-def run_labels(entry_ids, notebooks) -> list[str]:
-    """One label per run: the entry's short name
-    (:func:`~qencode_nb.studies.plots.short_name`, the notebook's stem when no entry id
-    was recorded); runs of one entry get the rest of their notebook's stem in brackets
-    (``H2 JW HEA 67c3 [t2__default__python3]``), as the margin plot's ticks."""
-    from qencode_nb.studies.plots import short_name
-
-    stems = [Path(str(n)).stem for n in notebooks]
-    names = [e if isinstance(e, str) and e else s for e, s in zip(entry_ids, stems)]
-    labels = [short_name(n) for n in names]
-    count = {lab: labels.count(lab) for lab in labels}
-    for i, (lab, name, stem) in enumerate(zip(list(labels), names, stems)):
-        if count[lab] > 1:
-            tail = stem[len(name):].strip("_") if stem.startswith(name) else stem
-            labels[i] = f"{lab} [{tail or f'run {i + 1}'}]"
-    return labels
 
 
 def _entry_facts(records: dict, parameters: dict) -> dict:
@@ -228,6 +210,8 @@ def report_table(folder):
                           dtype=object, columns=[c for c in EXTRA_COLUMNS
                                    if c not in ("label", "fragile_measured")])
     table = pd.concat([table, extras], axis=1)
+    from qencode_nb.studies.plots import run_labels
+
     table["label"] = run_labels(table["entry_id"], table["notebook"])
     measured = measured_fragility(folder)
     table["fragile_measured"] = None if measured is None else [

@@ -17,6 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from qencode_nb.errors import EntryError, ParameterError
+from qencode_nb.notebook.stages import failure_line
 
 #: Audit modes that re-run the optimiser (a study compares re-run energies).
 STUDY_MODES = ("rerun", "full")
@@ -73,8 +74,7 @@ def run_row(out: Path, outcome: dict) -> dict:
     failure = outcome.get("failure")
     if r.get("done") is not True and not failure:
         err = r.get("error")
-        failure = (f"{err['stage']}: {err['type']}: {err['message']}" if err
-                   else "the notebook has no done record")
+        failure = failure_line(err) if err else "the notebook has no done record"
     energy = r.get("rerun_energy")
     energy = float(energy) if isinstance(energy, (int, float)) else None
     prov = r.get("provenance") or {}

@@ -36,6 +36,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from qencode_nb.errors import QencodeNbError
+from qencode_nb.notebook.stages import failure_line
 
 #: The profile the crate conforms to.
 PROFILE = "https://w3id.org/ro/wfrun/process/0.6"
@@ -280,8 +281,8 @@ class _Builder:
                  "startTime": pm.get("start_time"), "endTime": pm.get("end_time"),
                  "actionStatus": {"@id": COMPLETED if done else FAILED}}
         if not done:
-            props["error"] = (f"{error.get('stage')}: {error.get('type')}: {error.get('message')}"
-                              if isinstance(error, dict) else "the notebook has no done record")
+            props["error"] = (failure_line(error) if isinstance(error, dict)
+                              else "the notebook has no done record")
         action = self.crate.add_action(instruments, identifier=aid,
                                        properties={k: v for k, v in props.items() if v},
                                        result=result)

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import html
 
+from qencode_nb.notebook.stages import failure_line
+
 #: The IPython display id of the audit's card (one per notebook).
 DISPLAY_ID = "qnb-verdict-card"
 
@@ -131,8 +133,7 @@ class Card:
         if isinstance(engine, dict) and engine.get("reason"):
             engine_text += f" ({engine['reason']})"
         err = r.get("error")
-        failure = (f"{err.get('stage')}: {err.get('type')}: {err.get('message')}"
-                   if isinstance(err, dict) else None)
+        failure = failure_line(err) if isinstance(err, dict) else None
         threshold = r.get("threshold_mha")
         errors = []
         if "published_error_mha" in r:

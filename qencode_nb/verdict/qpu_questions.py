@@ -23,6 +23,8 @@ Each answer is "yes", "partly" or "no", with the reason.
 
 from __future__ import annotations
 
+from qencode_nb.notebook.stages import failure_line
+
 #: The questions, in order.
 QUESTIONS = ("code", "environment", "documentation", "hardware", "executability")
 
@@ -133,7 +135,7 @@ def _hardware(ep: dict) -> dict:
 def _failure(records: dict) -> str:
     err = records.get("error")
     if isinstance(err, dict):
-        return f" ({err.get('stage')}: {err.get('type')}: {err.get('message')})"
+        return f" ({failure_line(err)})"
     return ""
 
 
