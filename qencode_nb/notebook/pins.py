@@ -18,6 +18,7 @@ import os
 import sys
 
 from qencode_nb.errors import PinError
+from qencode_nb.notebook import blas_profiles
 
 #: The six thread variables set by the pin (DESIGN.md, notebook contract).
 THREAD_VARS = (
@@ -30,7 +31,13 @@ THREAD_VARS = (
 )
 
 #: Variables that describe the OpenBLAS kernel choice; recorded in provenance.
-BLAS_KERNEL_VARS = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+BLAS_KERNEL_VARS = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "NPY_DISABLE_CPU_FEATURES",
+                    "QENCODE_NB_BLAS_PROFILE")
+
+#: Set at launch to the kernel profile in force (``reference``, ``portable``), so
+#: that the rebuild cache's key and the checkpoints' key, which read the
+#: environment, tell runs under different per-copy kernels apart.
+PROFILE_VAR = "QENCODE_NB_BLAS_PROFILE"
 
 #: CPU flags (as in /proc/cpuinfo) each OpenBLAS coretype needs to run.
 #: Source: OpenBLAS ``driver/others/dynamic.c`` (the checks behind
@@ -108,18 +115,52 @@ def check_thread_count(blas_threads) -> int:
 
 
 def pin_environment(blas_threads: int = 1, blas_coretype: str | None = None) -> dict[str, str]:
-    """The environment variables that pin ``blas_threads`` (and the BLAS kernel).
+    """The environment variables that pin ``blas_threads`` (and the BLAS kernel) at
+    launch, before numpy loads.
 
     Returns a dict of the six :data:`THREAD_VARS` set to ``str(blas_threads)``,
-    plus ``OPENBLAS_CORETYPE`` when ``blas_coretype`` is given (validated with
-    :func:`check_coretype`).  Used by the pin cell and by the papermill engine
-    for the Jupyter kernel's launch environment.
+    plus, where ``blas_coretype`` resolves to a kernel
+    (:func:`qencode_nb.notebook.blas_profiles.resolve`), ``OPENBLAS_CORETYPE``
+    for numpy's copy (the first to load) and ``NPY_DISABLE_CPU_FEATURES`` when
+    the profile turns numpy's AVX-512 loops off.  ``host``/None and a
+    ``reference`` this CPU cannot run leave the inherited variables as they are.
+    Used by the pin cell and by the papermill engine for the Jupyter kernel's
+    launch environment.
+
+    Raises:
+        PinError: a bad thread count or ``blas_coretype`` (naming the value and
+            what is accepted, or the CPU flags a kernel needs).
     """
     n = check_thread_count(blas_threads)
     env = {var: str(n) for var in THREAD_VARS}
-    if blas_coretype:
-        env["OPENBLAS_CORETYPE"] = check_coretype(blas_coretype)
+    env.update(profile_environment(blas_profiles.resolve(blas_coretype), "numpy"))
     return env
+
+
+def profile_environment(resolution, copy: str) -> dict[str, str]:
+    """The kernel variables in force while ``copy`` (:data:`blas_profiles.COPIES`)
+    loads under ``resolution``: ``OPENBLAS_CORETYPE`` (and, for numpy,
+    ``NPY_DISABLE_CPU_FEATURES``); empty when the copy keeps the host's kernel."""
+    env = {}
+    if copy == "numpy" and resolution.used in blas_profiles.PROFILES:
+        env[PROFILE_VAR] = resolution.used
+        env["NPY_DISABLE_CPU_FEATURES"] = ""
+    if resolution.coretypes.get(copy):
+        env["OPENBLAS_CORETYPE"] = resolution.coretypes[copy]
+    if copy == "numpy" and resolution.numpy_disable:
+        env["NPY_DISABLE_CPU_FEATURES"] = " ".join(resolution.numpy_disable)
+    return env
+
+
+def check_blas_coretype(blas_coretype) -> str:
+    """Validate a ``blas_coretype`` value (a profile, ``host`` or an OpenBLAS
+    coretype) for this CPU; returns its canonical spelling (``reference`` even
+    where it falls back to the host's kernels).
+
+    Raises:
+        PinError: as :func:`blas_profiles.resolve`.
+    """
+    return blas_profiles.resolve(blas_coretype).requested
 
 
 def blas_pools() -> list[dict]:
@@ -158,41 +199,71 @@ def measured_blas_threads(pools: list[dict] | None = None) -> int:
     return counts.pop()
 
 
+def copy_of(filepath: str | None) -> str | None:
+    """The package whose OpenBLAS copy lives at ``filepath`` (``numpy``, ``scipy``,
+    ``pyscf``, from the folder under ``site-packages``: ``numpy.libs`` -> numpy), or
+    None for a library outside a package."""
+    from pathlib import Path
+
+    parts = Path(str(filepath or "")).parts
+    if "site-packages" not in parts or parts.index("site-packages") + 1 >= len(parts):
+        return None
+    return parts[parts.index("site-packages") + 1].split(".")[0]
+
+
+def copy_kernels(pools: list[dict] | None = None) -> dict:
+    """``{copy: architecture}`` of every OpenBLAS copy loaded (threadpoolctl's
+    ``architecture``, the kernel in use), keyed by :func:`copy_of`."""
+    pools = blas_pools() if pools is None else pools
+    return {copy_of(p.get("filepath")) or p.get("filepath"): p.get("architecture")
+            for p in pools if p.get("internal_api") == "openblas"}
+
+
 def pin(blas_threads: int = 1, blas_coretype: str | None = None) -> dict:
-    """Pin BLAS threads (and the OpenBLAS CPU kernel), then import numpy and scipy.
+    """Pin BLAS threads and the OpenBLAS kernel of every copy, then load the copies.
 
     The pin cell of every notebook calls this before anything else imports
     numpy.  Steps:
 
-    1. If numpy or scipy is already imported, the pin can no longer take
+    1. Resolve ``blas_coretype`` (:func:`blas_profiles.resolve`: a profile such
+       as ``reference``, ``host``/None, or one OpenBLAS coretype); ``reference``
+       on a CPU that cannot run it falls back to the host's kernels, saying why.
+    2. If numpy or scipy is already imported, the pin can no longer take
        effect through the environment: refuse unless the BLAS pools already
-       run ``blas_threads`` threads (and the requested kernel).
-    2. Set the six :data:`THREAD_VARS` (and ``OPENBLAS_CORETYPE``).
-    3. Import numpy and ``scipy.linalg`` (scipy wheels carry a second
-       OpenBLAS).
+       run ``blas_threads`` threads (and the requested kernels).
+    3. Set the six :data:`THREAD_VARS`, then load the copies in
+       :data:`blas_profiles.COPIES` order (numpy, ``scipy.linalg``, ``pyscf.lib``),
+       each with ``OPENBLAS_CORETYPE`` set to its kernel while it loads (an
+       OpenBLAS copy reads the variable once, when it loads).  Afterwards
+       ``OPENBLAS_CORETYPE`` holds numpy's value again (the launch value).
     4. Measure with threadpoolctl.  OpenBLAS caps its pool at the number of
        cores; a larger request is applied through threadpoolctl's runtime
        limit and measured again.  Every threaded BLAS pool must report
-       ``blas_threads``.  With a coretype, pools reporting another
-       ``architecture`` are listed (:func:`kernel_mismatches`), not refused.
+       ``blas_threads``.  Copies reporting another ``architecture`` than asked
+       are listed (:func:`kernel_mismatches`: an OpenBLAS build maps a kernel it
+       lacks to its nearest one), not refused.
 
     Args:
         blas_threads: requested BLAS threads (int >= 1).
-        blas_coretype: optional ``OPENBLAS_CORETYPE`` (e.g. "Cooperlake").
+        blas_coretype: a ``blas_coretype`` value (see step 1).
 
     Returns:
-        ``{"blas_threads": measured int, "blas_coretype": the
-        OPENBLAS_CORETYPE in force (requested, or inherited from the
-        environment) or None, "pools": [threadpoolctl dicts],
-        "kernel_mismatches": [str]}``.
+        ``{"blas_threads": measured int, "blas_coretype": the OPENBLAS_CORETYPE
+        in force when numpy loaded (requested, or inherited) or None,
+        "profile": Resolution.to_record() plus "kernels" ({copy: measured
+        architecture}), "pools": [threadpoolctl dicts], "kernel_mismatches":
+        [str]}``.
 
     Raises:
         PinError: numpy/scipy imported earlier with another count, or
             without the requested kernel in the environment; no BLAS pool
-            found; a pool not running the requested count; a coretype this
-            CPU cannot run.
+            found; a pool not running the requested count; a bad
+            ``blas_coretype`` or one this CPU cannot run.
     """
+    import importlib
+
     env = pin_environment(blas_threads, blas_coretype)
+    resolution = blas_profiles.resolve(blas_coretype)
     coretype = env.get("OPENBLAS_CORETYPE")
     preloaded = sorted(m for m in ("numpy", "scipy") if m in sys.modules)
     if preloaded:
@@ -213,8 +284,18 @@ def pin(blas_threads: int = 1, blas_coretype: str | None = None) -> dict:
                 "so the BLAS kernel pin cannot take effect any more. Run the notebook through "
                 "the qencode-nb papermill engine, which sets it at Jupyter kernel launch")
     os.environ.update(env)
-    import numpy  # noqa: F401  (the point: load BLAS under the pins)
-    import scipy.linalg  # noqa: F401  (scipy's own OpenBLAS)
+    launch = os.environ.get("OPENBLAS_CORETYPE")
+    for copy in blas_profiles.COPIES:
+        os.environ.update(profile_environment(resolution, copy))
+        try:
+            importlib.import_module(blas_profiles.COPY_MODULES[copy])
+        except ImportError:
+            if copy == "numpy":
+                raise
+    if launch is None:
+        os.environ.pop("OPENBLAS_CORETYPE", None)
+    else:
+        os.environ["OPENBLAS_CORETYPE"] = launch
 
     pools = blas_pools()
     have = measured_blas_threads(pools)
@@ -227,9 +308,15 @@ def pin(blas_threads: int = 1, blas_coretype: str | None = None) -> dict:
     if have != blas_threads:
         raise PinError(f"requested {blas_threads} BLAS thread(s) but threadpoolctl "
                        f"measures {have}")
-    in_force = os.environ.get("OPENBLAS_CORETYPE") or None
-    return {"blas_threads": have, "blas_coretype": in_force, "pools": pools,
-            "kernel_mismatches": kernel_mismatches(pools, in_force)}
+    kernels = copy_kernels(pools)
+    profile = resolution.to_record()
+    profile["kernels"] = kernels
+    mismatches = [f"{copy}'s OpenBLAS runs {kernels.get(copy)} (asked: {want})"
+                  for copy, want in resolution.coretypes.items()
+                  if want and copy in kernels
+                  and str(kernels.get(copy)).lower() != want.lower()]
+    return {"blas_threads": have, "blas_coretype": launch or None, "profile": profile,
+            "pools": pools, "kernel_mismatches": mismatches}
 
 
 def kernel_mismatches(pools: list[dict], coretype: str | None) -> list[str]:

@@ -119,10 +119,15 @@ def collect(tool_versions: dict | None = None) -> dict:
     Returns a dict with ``versions`` (drift table), ``installed`` (the
     toolkit's stack), ``packages`` (every distribution the kernel's Python
     sees, :func:`installed_packages`), ``executable`` (that Python), ``git``, ``platform``, ``python``, ``cpu``,
-    ``cpu_flags_avx512_bf16``, ``runnable_coretypes`` and ``blas`` (every
+    ``cpu_flags_avx512_bf16``, ``runnable_coretypes``, ``blas`` (every
     pool with library, version, architecture and threads, plus
-    ``OPENBLAS_CORETYPE`` and ``OPENBLAS_L2_SIZE``).
+    ``OPENBLAS_CORETYPE`` and ``OPENBLAS_L2_SIZE``) and ``numeric``, the
+    numeric fingerprint (:func:`qencode_nb.notebook.fingerprint.collect`: every
+    OpenBLAS copy, PySCF's included, numpy's ufunc dispatch, numba's target CPU,
+    libc, the variables in force, and its short ``hash``).
     """
+    from qencode_nb.notebook import fingerprint
+
     installed = {name: installed_version(name) for name in
                  (*PINNED_PACKAGES, "pennylane_lightning", "papermill", "threadpoolctl")}
     flags = threads.cpu_flags()
@@ -137,4 +142,5 @@ def collect(tool_versions: dict | None = None) -> dict:
         "cpu": cpu_model(),
         "runnable_coretypes": threads.runnable_coretypes(flags),
         "blas": threads.blas_report(),
+        "numeric": fingerprint.collect(),
     }

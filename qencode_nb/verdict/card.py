@@ -43,6 +43,7 @@ _TEMPLATE = r"""
             border-radius: 8px; padding: 10px 14px; max-width: 980px; line-height: 1.35;">
   <div style="font-size: 1.15em; font-weight: 600;">{{ headline|e }}</div>
   <div style="color: #57606a; font-size: 0.9em;">{{ entry_id|e }} · mode {{ mode|e }} · engine {{ engine|e }}</div>
+  {% if environment %}<div class="qnb-environment" style="color: #57606a; font-size: 0.9em;">{{ environment|e }}</div>{% endif %}
   {% if failure %}
   <div class="qnb-failure" style="margin: 8px 0; padding: 6px 8px; background: #ffebe9; border-left: 4px solid #cf222e;">
     <b>Failed:</b> {{ failure|e }}</div>
@@ -150,10 +151,34 @@ class Card:
             if isinstance(t, dict):
                 tiers.append((key, label, t.get("status"), list(t.get("reasons") or [])))
         return {"entry_id": entry_id, "mode": r.get("mode") or p.get("mode") or "?",
-                "engine": engine_text, "state": self.state, "failure": failure,
+                "engine": engine_text, "environment": self._environment(),
+                "state": self.state, "failure": failure,
                 "headline": self._headline(failure), "errors": errors, "tiers": tiers,
                 "checks": self._checks(), "questions": self._questions(),
                 "border": self.border()}
+
+    def _environment(self) -> str | None:
+        """The environment line: the BLAS kernel profile used (and why it is not the
+        one asked for), the kernel of each OpenBLAS copy and the numeric
+        fingerprint's hash (:mod:`qencode_nb.notebook.fingerprint`)."""
+        r = self.records
+        profile = r.get("blas_profile")
+        numeric = (r.get("provenance") or {}).get("numeric") or {}
+        if not isinstance(profile, dict) and not numeric:
+            return None
+        parts = []
+        if isinstance(profile, dict):
+            kernels = profile.get("kernels") or {}
+            triple = ", ".join(f"{c} {k}" for c, k in sorted(kernels.items()))
+            used = profile.get("used")
+            text = (f"BLAS kernels: {used} profile" if used not in (None, "host")
+                    else "BLAS kernels: the host's") + (f" ({triple})" if triple else "")
+            if profile.get("fallback"):
+                text += f"; {profile['requested']} not used: {profile['fallback']}"
+            parts.append(text)
+        if numeric.get("hash"):
+            parts.append(f"numeric fingerprint {numeric['hash']}")
+        return " · ".join(parts)
 
     def _headline(self, failure) -> str:
         r = self.records
@@ -256,6 +281,8 @@ class Card:
         """The card as plain text (a few lines, for terminals and logs)."""
         f = self.facts()
         lines = [f["headline"], f"{f['entry_id']} | mode {f['mode']} | engine {f['engine']}"]
+        if f["environment"]:
+            lines.append(f["environment"])
         if f["failure"]:
             lines.insert(0, f"FAILED {f['failure']}")
         for key, label, status, reasons in f["tiers"]:

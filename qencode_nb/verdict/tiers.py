@@ -170,11 +170,9 @@ def verdict(entry, *, rerun, provenance: dict, blas_threads: int,
         if row.get("field") == "backend" and row.get("status") == "differs":
             reasons.append(f"re-run on {row['used']}, not the recorded {row['declared']}: "
                            "other arithmetic, bit identity is not expected")
-    kernels = sorted({str(p.get("architecture")) for p in provenance["blas"]["pools"]
-                      if p.get("library") == "openblas"})
-    kernel_note = ("BLAS kernel not recorded by the entry; this run used "
-                   + (", ".join(kernels) or "no OpenBLAS")
-                   + (f" (OPENBLAS_CORETYPE={blas_coretype})" if blas_coretype else ""))
+    kernel_note, off_reference = kernel_reason(provenance, blas_coretype)
+    if off_reference:
+        reasons.append(off_reference)
     measured = (f"measured: re-run {diff['energy_hex']} vs published {diff['published_hex']}, "
                 f"ΔE {diff['delta_ha']:+.3e} Ha, {diff['ulps']} ulps")
     if reasons:
@@ -220,3 +218,31 @@ def tier_line(tiers: dict) -> str:
     """``procedure fail, certification pass, bit-identical n/a`` from a tiers dict."""
     return ", ".join(f"{name.replace('_', '-')} {tiers[name]['status']}"
                      for name in ("procedure", "certification", "bit_identical"))
+
+
+def kernel_reason(provenance: dict, blas_coretype=None) -> tuple[str, str | None]:
+    """Tier 3's kernel reasons: ``(note, reason it is not the reference)``.
+
+    ``note`` names the OpenBLAS kernel triple this run used (numpy's, scipy's,
+    PySCF's copy, from the provenance's numeric fingerprint) and the reference
+    triple (:data:`qencode_nb.notebook.blas_profiles.REFERENCE`, under which the
+    QEncode v4 entries reproduce); the second item is None when the triple is the
+    reference one, else the sentence that makes tier 3 ``n/a`` (DESIGN.md: tier 3
+    is claimed only on the reference kernel triple).
+    """
+    from qencode_nb.notebook.blas_profiles import COPIES, REFERENCE
+    from qencode_nb.notebook.pins import copy_of
+
+    copies = (provenance.get("numeric") or {}).get("openblas")
+    if copies is None:      # a provenance recorded before the fingerprint existed
+        copies = [{"copy": copy_of(p.get("filepath")), "kernel": p.get("architecture")}
+                  for p in (provenance.get("blas") or {}).get("pools") or []
+                  if p.get("library") == "openblas"]
+    used = {c.get("copy"): c.get("kernel") for c in copies}
+    triple = ", ".join(f"{c} {used.get(c) or 'not loaded'}" for c in COPIES)
+    reference = ", ".join(f"{c} {REFERENCE.coretypes[c]}" for c in COPIES)
+    note = (f"OpenBLAS kernels: {triple}"
+            + (f" (OPENBLAS_CORETYPE={blas_coretype} at numpy load)" if blas_coretype else "")
+            + f"; reference triple: {reference} (-p blas_coretype reference)")
+    same = all(str(used.get(c) or "").lower() == REFERENCE.coretypes[c].lower() for c in COPIES)
+    return note, None if same else f"not the reference kernel triple ({triple})"

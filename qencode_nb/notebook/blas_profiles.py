@@ -1,0 +1,203 @@
+"""BLAS kernel profiles: which OpenBLAS kernel each BLAS copy of an audit loads.
+
+An audit process loads three OpenBLAS copies: numpy's, scipy's and PySCF's
+bundled one (:data:`COPIES`, in the order the pin loads them).  Each copy reads
+``OPENBLAS_CORETYPE`` once, when it loads, so one variable cannot give every
+kernel triple (DESIGN.md, "Why it exists"; issue 22: the Intel default triple
+(SkylakeX, SkylakeX, Prescott) cannot be set with one variable on an AMD EPYC).
+A *profile* names a kernel per copy; :func:`qencode_nb.notebook.pins.pin`
+applies it by setting the variable before each copy loads, then checks every
+copy with threadpoolctl.  A profile may also turn numpy's AVX-512 ufunc loops
+off (``NPY_DISABLE_CPU_FEATURES``), since numpy's float64 ``sin``, ``cos``,
+``exp`` and ``log`` have AVX-512 loops that give other last bits than their
+AVX2 ones (``numpy.lib.introspect.opt_func_info``).
+
+The value of the notebook parameter ``blas_coretype`` (``--coretype``) is one of
+
+- a profile name of :data:`PROFILES` (``reference``, ``portable``);
+- ``host`` (or None): the host's kernels, whatever its environment presets;
+- one OpenBLAS coretype (``Haswell``, ...): that variable for every copy, as
+  before profiles existed.
+
+``reference`` falls back to the host's kernels on a CPU that cannot run it
+(:func:`resolve`), and the fallback is recorded with its reason.  Importing this
+module imports nothing heavy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from qencode_nb.errors import PinError
+
+#: The OpenBLAS copies an audit loads, in the order the pin loads them; each name
+#: is the package whose import loads the copy (``pyscf.lib`` for PySCF's).
+COPIES = ("numpy", "scipy", "pyscf")
+
+#: The module imported to load each copy.
+COPY_MODULES = {"numpy": "numpy", "scipy": "scipy.linalg", "pyscf": "pyscf.lib"}
+
+#: ``blas_coretype`` values that keep the host's kernels.
+HOST = "host"
+
+#: numpy's AVX-512 dispatch targets (numpy 2.2: ``__cpu_dispatch__``), turned off by
+#: the ``portable`` profile so an AVX-512 host runs the AVX2 loops every host has.
+NUMPY_AVX512_FEATURES = ("AVX512F", "AVX512CD", "AVX512_KNL", "AVX512_KNM", "AVX512_SKX",
+                         "AVX512_CLX", "AVX512_CNL", "AVX512_ICL", "AVX512_SPR")
+
+
+@dataclass(frozen=True)
+class KernelProfile:
+    """A named kernel per OpenBLAS copy.
+
+    Attributes:
+        name: the profile's name (a ``blas_coretype`` value).
+        coretypes: ``{copy: OPENBLAS_CORETYPE}`` set while that copy loads
+            (:data:`COPIES`).
+        numpy_disable: numpy CPU features turned off (``NPY_DISABLE_CPU_FEATURES``).
+        source: where the triple comes from (a measurement or a rule).
+    """
+
+    name: str
+    coretypes: dict
+    numpy_disable: tuple = ()
+    source: str = ""
+
+    def triple(self) -> tuple:
+        """``(numpy's, scipy's, PySCF's)`` kernel."""
+        return tuple(self.coretypes[c] for c in COPIES)
+
+
+#: The kernel triple under which the QEncode v4 entries reproduce: numpy's and
+#: scipy's OpenBLAS on SkylakeX, PySCF's bundled OpenBLAS 0.3.3 on Prescott (it
+#: knows no AVX-512 kernel).  Source: measured on an Intel Xeon with avx512_bf16
+#: (2 cores), this repository's pinned stack, 1 BLAS thread: its default kernels
+#: are this triple, and there the LiH PAR/HEA re-run gives the published
+#: 5.181378851608187 mHa on both the stored and the rebuilt Hamiltonian, the H2CO
+#: and H4 ADAPT re-runs and the H4 JW/UCCSD re-run reproduce their published
+#: energies bit for bit (tests/conftest.py, LIH_PAR_HEA_ERROR_MHA; issue 22).
+#: The triple (SkylakeX, Cooperlake, Prescott) gives the same LiH numbers.
+REFERENCE = KernelProfile(
+    "reference", {"numpy": "SkylakeX", "scipy": "SkylakeX", "pyscf": "Prescott"},
+    source="the QEncode v4 entries' kernels, measured on an Intel Xeon (issue 22)")
+
+#: Haswell in every copy and numpy without its AVX-512 loops: the same arithmetic
+#: on every x86-64 CPU with AVX2 and FMA, Intel or AMD, whatever its preset.
+#: The test suite's bit-level expectations are measured under it.
+PORTABLE = KernelProfile(
+    "portable", {"numpy": "Haswell", "scipy": "Haswell", "pyscf": "Haswell"},
+    numpy_disable=NUMPY_AVX512_FEATURES,
+    source="qencode-nb: the AVX2 kernels every host of this project runs")
+
+PROFILES = {p.name: p for p in (REFERENCE, PORTABLE)}
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """What a ``blas_coretype`` value means on this CPU.
+
+    Attributes:
+        requested: the value asked for, canonical (``"reference"``, ``"host"``,
+            ``"Haswell"``).
+        used: what the pin applies: a profile name, ``"host"`` or a coretype.
+        coretypes: ``{copy: OPENBLAS_CORETYPE or None}``; None keeps whatever
+            the environment has when that copy loads.
+        numpy_disable: numpy CPU features to turn off.
+        fallback: why ``used`` differs from ``requested`` (the CPU features it
+            lacks), else None.
+    """
+
+    requested: str
+    used: str
+    coretypes: dict
+    numpy_disable: tuple = ()
+    fallback: str | None = None
+    missing: dict = field(default_factory=dict)
+
+    def to_record(self) -> dict:
+        return {"requested": self.requested, "used": self.used,
+                "coretypes": dict(self.coretypes),
+                "numpy_disable": list(self.numpy_disable), "fallback": self.fallback}
+
+
+def accepted_values() -> list[str]:
+    """Every accepted ``blas_coretype`` value (for error messages)."""
+    from qencode_nb.notebook.pins import CORETYPE_CPU_FLAGS
+
+    return [*PROFILES, HOST, *CORETYPE_CPU_FLAGS]
+
+
+def missing_flags(profile: KernelProfile, flags: set[str]) -> dict:
+    """``{copy: (coretype, [missing CPU flags])}`` for each copy whose kernel this
+    CPU cannot run (empty when it runs the whole profile)."""
+    from qencode_nb.notebook.pins import CORETYPE_CPU_FLAGS
+
+    out = {}
+    for copy in COPIES:
+        kernel = profile.coretypes[copy]
+        lack = [f for f in CORETYPE_CPU_FLAGS[kernel] if f not in flags]
+        if lack:
+            out[copy] = (kernel, lack)
+    return out
+
+
+def describe_missing(missing: dict) -> str:
+    """``numpy's SkylakeX needs avx512f, ...`` for :func:`missing_flags`."""
+    return "; ".join(f"{copy}'s {kernel} needs {', '.join(lack)}"
+                     for copy, (kernel, lack) in missing.items())
+
+
+def resolve(blas_coretype, flags: set[str] | None = None, *, strict: bool = False) -> Resolution:
+    """What ``blas_coretype`` pins on this CPU.
+
+    Args:
+        blas_coretype: a profile name, ``"host"``/None, or an OpenBLAS coretype
+            (case-insensitive).
+        flags: CPU flags (default: this CPU's, :func:`pins.cpu_flags`).
+        strict: refuse a profile this CPU cannot run instead of falling back to
+            the host's kernels (``portable`` is always strict: it exists to give
+            the same bits everywhere).
+
+    Returns:
+        a :class:`Resolution`.  ``reference`` on a CPU that cannot run one of its
+        kernels resolves to ``host`` with ``fallback`` naming the copy, the kernel
+        and the CPU flags it lacks.
+
+    Raises:
+        PinError: an unknown value (the error lists the accepted ones), or a
+            coretype / strict profile this CPU cannot run (naming the copy, the
+            kernel and the missing CPU flags).
+    """
+    from qencode_nb.notebook.pins import check_coretype, cpu_flags
+
+    flags = cpu_flags() if flags is None else flags
+    if blas_coretype is None or str(blas_coretype).strip().lower() in (HOST, "none", ""):
+        return Resolution(HOST, HOST, {c: None for c in COPIES})
+    name = str(blas_coretype).strip().lower()
+    profile = PROFILES.get(name)
+    if profile is None:
+        try:
+            kernel = check_coretype(blas_coretype, flags)
+        except PinError as exc:
+            if "is not an OpenBLAS coretype" in str(exc):
+                raise PinError(f"blas_coretype {blas_coretype!r} is not accepted; accepted: "
+                               f"a profile ({', '.join(PROFILES)}), {HOST!r} (the host's "
+                               "kernels) or an OpenBLAS coretype ("
+                               + ", ".join(accepted_values()[len(PROFILES) + 1:]) + ")") from None
+            raise
+        return Resolution(kernel, kernel, {c: kernel for c in COPIES})
+    missing = missing_flags(profile, flags)
+    if not missing:
+        return Resolution(profile.name, profile.name, dict(profile.coretypes),
+                          profile.numpy_disable)
+    reason = (f"this CPU cannot run the {profile.name} profile: {describe_missing(missing)}")
+    if strict or profile is not REFERENCE:
+        raise PinError(f"blas_coretype {profile.name!r}: {reason}")
+    return Resolution(profile.name, HOST, {c: None for c in COPIES},
+                      fallback=reason + "; the host's kernels are used", missing=missing)
+
+
+def default() -> str:
+    """The ``blas_coretype`` an audit uses when none is given: ``reference``
+    (DESIGN.md: an auditor reproduces the reference; issue 22)."""
+    return REFERENCE.name
