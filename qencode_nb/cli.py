@@ -374,9 +374,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="do not render the executed notebooks to HTML (rows link nowhere)")
     rp.set_defaults(func=_report)
 
-    from qencode_nb.commands import data, stack, trust
+    from qencode_nb.commands import compare, data, stack, trust
 
-    for commands in (stack, data, trust):   # stack, data; keygen, sign, verify, crate
+    for commands in (stack, data, trust, compare):   # stack, data; keygen, sign, verify, crate; compare
         commands.add_parsers(sub)
     return parser
 

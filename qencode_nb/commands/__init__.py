@@ -6,5 +6,7 @@ them to the command's subparsers.
   (:mod:`qencode_nb.trust`);
 - :mod:`~qencode_nb.commands.stack`: ``stack create | list | remove``
   (:mod:`qencode_nb.studies.stacks`);
-- :mod:`~qencode_nb.commands.data`: ``data fetch`` (:mod:`qencode_nb.entry.database`).
+- :mod:`~qencode_nb.commands.data`: ``data fetch`` (:mod:`qencode_nb.entry.database`);
+- :mod:`~qencode_nb.commands.compare`: ``compare RUNS_A RUNS_B``
+  (:mod:`qencode_nb.studies.cross_host`).
 """

@@ -30,6 +30,73 @@ from dataclasses import dataclass, field
 
 from qencode_nb.errors import PinError
 
+#: CPU flags (as in /proc/cpuinfo) each OpenBLAS coretype needs to run.
+#: Source: OpenBLAS ``driver/others/dynamic.c`` (the checks behind
+#: ``support_avx2``/``support_avx512``/``support_avx512_bf16`` and the
+#: Sapphire Rapids AMX test); names as OpenBLAS spells them in
+#: ``OPENBLAS_CORETYPE`` and threadpoolctl's ``architecture``.
+CORETYPE_CPU_FLAGS: dict[str, tuple[str, ...]] = {
+    "Prescott": ("pni",),          # Linux names SSE3 "pni" in /proc/cpuinfo
+    "Core2": ("ssse3",),
+    "Nehalem": ("sse4_2",),
+    "Barcelona": ("sse4a",),
+    "Sandybridge": ("avx",),
+    "Haswell": ("avx2", "fma"),
+    "Zen": ("avx2", "fma"),
+    "SkylakeX": ("avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl"),
+    "Cooperlake": ("avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl",
+                   "avx512_bf16"),
+    "SapphireRapids": ("avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl",
+                       "avx512_bf16", "amx_bf16", "amx_tile"),
+}
+
+
+def cpu_flags() -> set[str]:
+    """CPU feature flags of this machine from ``/proc/cpuinfo`` (Linux).
+
+    Returns an empty set where the file does not exist (macOS, Windows).
+    """
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+def runnable_coretypes(flags: set[str] | None = None) -> list[str]:
+    """The OpenBLAS coretypes this CPU can run, in :data:`CORETYPE_CPU_FLAGS` order."""
+    flags = cpu_flags() if flags is None else flags
+    return [name for name, need in CORETYPE_CPU_FLAGS.items()
+            if all(f in flags for f in need)]
+
+
+def check_coretype(coretype: str, flags: set[str] | None = None) -> str:
+    """Validate an ``OPENBLAS_CORETYPE`` value for this CPU.
+
+    Matching is case-insensitive; the canonical spelling is returned.
+
+    Raises:
+        PinError: unknown name (the error lists the accepted names), or a
+            kernel whose instructions this CPU lacks (the error names the
+            missing flags and the kernels this CPU can run).
+    """
+    by_lower = {name.lower(): name for name in CORETYPE_CPU_FLAGS}
+    name = by_lower.get(str(coretype).lower())
+    if name is None:
+        raise PinError(
+            f"blas_coretype {coretype!r} is not an OpenBLAS coretype; accepted: "
+            + ", ".join(CORETYPE_CPU_FLAGS))
+    flags = cpu_flags() if flags is None else flags
+    missing = [f for f in CORETYPE_CPU_FLAGS[name] if f not in flags]
+    if missing:
+        raise PinError(
+            f"blas_coretype {name!r} needs CPU flags {', '.join(missing)}, which this "
+            f"CPU lacks; this CPU can run: {', '.join(runnable_coretypes(flags)) or 'none known'}")
+    return name
+
 #: The OpenBLAS copies an audit loads, in the order the pin loads them; each name
 #: is the package whose import loads the copy (``pyscf.lib`` for PySCF's).
 COPIES = ("numpy", "scipy", "pyscf")
@@ -81,13 +148,17 @@ REFERENCE = KernelProfile(
     "reference", {"numpy": "SkylakeX", "scipy": "SkylakeX", "pyscf": "Prescott"},
     source="the QEncode v4 entries' kernels, measured on an Intel Xeon (issue 22)")
 
-#: Haswell in every copy and numpy without its AVX-512 loops: the same arithmetic
-#: on every x86-64 CPU with AVX2 and FMA, Intel or AMD, whatever its preset.
+#: The reference triple with AVX2 in place of AVX-512: numpy's and scipy's OpenBLAS
+#: on Haswell, PySCF's on Prescott as in the reference (so PySCF's integrals, CASSCF
+#: orbitals and Z2 symmetries are the reference's), numpy without its AVX-512
+#: loops.  The same arithmetic on every x86-64 CPU with AVX2 and FMA, Intel or AMD,
+#: whatever it presets; what ``reference`` falls back to where the CPU lacks AVX-512.
 #: The test suite's bit-level expectations are measured under it.
 PORTABLE = KernelProfile(
-    "portable", {"numpy": "Haswell", "scipy": "Haswell", "pyscf": "Haswell"},
+    "portable", {"numpy": "Haswell", "scipy": "Haswell", "pyscf": "Prescott"},
     numpy_disable=NUMPY_AVX512_FEATURES,
-    source="qencode-nb: the AVX2 kernels every host of this project runs")
+    source="qencode-nb: the reference triple on the AVX2 kernels every host of this "
+           "project runs")
 
 PROFILES = {p.name: p for p in (REFERENCE, PORTABLE)}
 
@@ -122,16 +193,12 @@ class Resolution:
 
 def accepted_values() -> list[str]:
     """Every accepted ``blas_coretype`` value (for error messages)."""
-    from qencode_nb.notebook.pins import CORETYPE_CPU_FLAGS
-
     return [*PROFILES, HOST, *CORETYPE_CPU_FLAGS]
 
 
 def missing_flags(profile: KernelProfile, flags: set[str]) -> dict:
     """``{copy: (coretype, [missing CPU flags])}`` for each copy whose kernel this
     CPU cannot run (empty when it runs the whole profile)."""
-    from qencode_nb.notebook.pins import CORETYPE_CPU_FLAGS
-
     out = {}
     for copy in COPIES:
         kernel = profile.coretypes[copy]
@@ -142,9 +209,13 @@ def missing_flags(profile: KernelProfile, flags: set[str]) -> dict:
 
 
 def describe_missing(missing: dict) -> str:
-    """``numpy's SkylakeX needs avx512f, ...`` for :func:`missing_flags`."""
-    return "; ".join(f"{copy}'s {kernel} needs {', '.join(lack)}"
-                     for copy, (kernel, lack) in missing.items())
+    """``numpy's and scipy's SkylakeX need avx512f, ...`` for :func:`missing_flags`."""
+    groups: dict = {}
+    for copy, (kernel, lack) in missing.items():
+        groups.setdefault((kernel, tuple(lack)), []).append(f"{copy}'s")
+    return "; ".join(f"{' and '.join(copies)} {kernel} "
+                     f"{'need' if len(copies) > 1 else 'needs'} {', '.join(lack)}"
+                     for (kernel, lack), copies in groups.items())
 
 
 def resolve(blas_coretype, flags: set[str] | None = None, *, strict: bool = False) -> Resolution:
@@ -160,16 +231,16 @@ def resolve(blas_coretype, flags: set[str] | None = None, *, strict: bool = Fals
 
     Returns:
         a :class:`Resolution`.  ``reference`` on a CPU that cannot run one of its
-        kernels resolves to ``host`` with ``fallback`` naming the copy, the kernel
-        and the CPU flags it lacks.
+        kernels (no AVX-512) resolves to ``portable`` (PySCF's copy on the
+        reference's Prescott, so rebuilds match the reference's), and to ``host``
+        on a CPU without AVX2, with ``fallback`` naming the copy, the kernel and
+        the CPU flags it lacks.
 
     Raises:
         PinError: an unknown value (the error lists the accepted ones), or a
             coretype / strict profile this CPU cannot run (naming the copy, the
             kernel and the missing CPU flags).
     """
-    from qencode_nb.notebook.pins import check_coretype, cpu_flags
-
     flags = cpu_flags() if flags is None else flags
     if blas_coretype is None or str(blas_coretype).strip().lower() in (HOST, "none", ""):
         return Resolution(HOST, HOST, {c: None for c in COPIES})
@@ -191,10 +262,16 @@ def resolve(blas_coretype, flags: set[str] | None = None, *, strict: bool = Fals
         return Resolution(profile.name, profile.name, dict(profile.coretypes),
                           profile.numpy_disable)
     reason = (f"this CPU cannot run the {profile.name} profile: {describe_missing(missing)}")
-    if strict or profile is not REFERENCE:
+    if strict or profile is not REFERENCE or missing_flags(PORTABLE, flags):
+        if profile is REFERENCE and not strict:     # not even AVX2: the host's kernels
+            return Resolution(profile.name, HOST, {c: None for c in COPIES},
+                              fallback=reason + "; the host's kernels are used",
+                              missing=missing)
         raise PinError(f"blas_coretype {profile.name!r}: {reason}")
-    return Resolution(profile.name, HOST, {c: None for c in COPIES},
-                      fallback=reason + "; the host's kernels are used", missing=missing)
+    return Resolution(profile.name, PORTABLE.name, dict(PORTABLE.coretypes),
+                      PORTABLE.numpy_disable, missing=missing,
+                      fallback=reason + "; the portable profile is used (" + ", ".join(
+                          f"{c} {PORTABLE.coretypes[c]}" for c in COPIES) + ")")
 
 
 def default() -> str:

@@ -39,72 +39,10 @@ BLAS_KERNEL_VARS = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "NPY_DISABLE_CPU_FE
 #: environment, tell runs under different per-copy kernels apart.
 PROFILE_VAR = "QENCODE_NB_BLAS_PROFILE"
 
-#: CPU flags (as in /proc/cpuinfo) each OpenBLAS coretype needs to run.
-#: Source: OpenBLAS ``driver/others/dynamic.c`` (the checks behind
-#: ``support_avx2``/``support_avx512``/``support_avx512_bf16`` and the
-#: Sapphire Rapids AMX test); names as OpenBLAS spells them in
-#: ``OPENBLAS_CORETYPE`` and threadpoolctl's ``architecture``.
-CORETYPE_CPU_FLAGS: dict[str, tuple[str, ...]] = {
-    "Prescott": ("pni",),          # Linux names SSE3 "pni" in /proc/cpuinfo
-    "Core2": ("ssse3",),
-    "Nehalem": ("sse4_2",),
-    "Barcelona": ("sse4a",),
-    "Sandybridge": ("avx",),
-    "Haswell": ("avx2", "fma"),
-    "Zen": ("avx2", "fma"),
-    "SkylakeX": ("avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl"),
-    "Cooperlake": ("avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl",
-                   "avx512_bf16"),
-    "SapphireRapids": ("avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl",
-                       "avx512_bf16", "amx_bf16", "amx_tile"),
-}
-
-
-def cpu_flags() -> set[str]:
-    """CPU feature flags of this machine from ``/proc/cpuinfo`` (Linux).
-
-    Returns an empty set where the file does not exist (macOS, Windows).
-    """
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as fh:
-            for line in fh:
-                if line.startswith("flags"):
-                    return set(line.split(":", 1)[1].split())
-    except OSError:
-        pass
-    return set()
-
-
-def runnable_coretypes(flags: set[str] | None = None) -> list[str]:
-    """The OpenBLAS coretypes this CPU can run, in :data:`CORETYPE_CPU_FLAGS` order."""
-    flags = cpu_flags() if flags is None else flags
-    return [name for name, need in CORETYPE_CPU_FLAGS.items()
-            if all(f in flags for f in need)]
-
-
-def check_coretype(coretype: str, flags: set[str] | None = None) -> str:
-    """Validate an ``OPENBLAS_CORETYPE`` value for this CPU.
-
-    Matching is case-insensitive; the canonical spelling is returned.
-
-    Raises:
-        PinError: unknown name (the error lists the accepted names), or a
-            kernel whose instructions this CPU lacks (the error names the
-            missing flags and the kernels this CPU can run).
-    """
-    by_lower = {name.lower(): name for name in CORETYPE_CPU_FLAGS}
-    name = by_lower.get(str(coretype).lower())
-    if name is None:
-        raise PinError(
-            f"blas_coretype {coretype!r} is not an OpenBLAS coretype; accepted: "
-            + ", ".join(CORETYPE_CPU_FLAGS))
-    flags = cpu_flags() if flags is None else flags
-    missing = [f for f in CORETYPE_CPU_FLAGS[name] if f not in flags]
-    if missing:
-        raise PinError(
-            f"blas_coretype {name!r} needs CPU flags {', '.join(missing)}, which this "
-            f"CPU lacks; this CPU can run: {', '.join(runnable_coretypes(flags)) or 'none known'}")
-    return name
+# The OpenBLAS coretypes, the CPU flags each needs, and their checks live with the
+# kernel profiles (one place); re-exported here, where callers have always found them.
+from qencode_nb.notebook.blas_profiles import (  # noqa: E402,F401
+    CORETYPE_CPU_FLAGS, check_coretype, cpu_flags, runnable_coretypes)
 
 
 def check_thread_count(blas_threads) -> int:
