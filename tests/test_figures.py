@@ -334,4 +334,5 @@ def test_collect_reads_only_audit_record_names_and_keeps_its_columns():
         "movement_mha", "threshold_mha", "margin_regenerated", "margin_published",
         "certified", "published_certified", "certification_change", "fragile",
         "bit_identical", "delta_ha", "ulps", "findings", "verdict", "engine_used",
-        "replay_engine", "active_space_warning")   # new columns are appended
+        "replay_engine", "active_space_warning", "blas_profile",
+        "numeric_fingerprint")   # new columns are appended

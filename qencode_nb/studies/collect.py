@@ -25,7 +25,9 @@ from qencode_nb.verdict.records import AUDIT_RECORDS, ERROR_RECORD
 #: Columns of :func:`audit_table`, in order (new ones are appended: tools outside
 #: read them; ``engine_used`` / ``replay_engine`` name the engines of the re-run and
 #: the replay, issue 14; ``active_space_warning`` the Hamiltonian stage's warning that the
-#: active space splits near-degenerate orbitals, issue 16).  Energies in Ha, errors in mHa,
+#: active space splits near-degenerate orbitals, issue 16; ``blas_profile`` the kernel
+#: profile used and ``numeric_fingerprint`` the short hash of the numeric fingerprint,
+#: issue 22).  Energies in Ha, errors in mHa,
 #: times in s.  ``seconds`` is the wall time of the run (the sweep's
 #: ``<name>.outcome.json``, else papermill's duration).
 AUDIT_COLUMNS = (
@@ -40,13 +42,15 @@ AUDIT_COLUMNS = (
     "margin_regenerated", "margin_published", "certified", "published_certified",
     "certification_change", "fragile", "bit_identical", "delta_ha", "ulps", "findings",
     "verdict", "engine_used", "replay_engine", "active_space_warning",
+    "blas_profile", "numeric_fingerprint",
 )
 
 #: The audit records :func:`audit_row` reads (names from
 #: :data:`qencode_nb.verdict.records.AUDIT_RECORDS`, the one list; plus the
 #: ``error`` record of a failed stage); tests/test_figures.py checks every name
 #: against that list, so a renamed record cannot silently empty a column.
-READ_RECORDS = ("entry_id", "mode", "blas_threads", "blas_coretype", "provenance",
+READ_RECORDS = ("entry_id", "mode", "blas_threads", "blas_coretype", "blas_profile",
+                "provenance",
                 "tiers", "fields", "integrity", "replay", "hamiltonian", "rerun",
                 "difference", "published_certified", "certified", "certification_change",
                 "engine", "done", ERROR_RECORD)
@@ -54,9 +58,10 @@ READ_RECORDS = ("entry_id", "mode", "blas_threads", "blas_coretype", "provenance
 #: The columns of :data:`AUDIT_COLUMNS` that are audit records copied as recorded
 #: (derived: the columns that name a record, less those :func:`audit_row` computes
 #: from a record: ``undeclared`` from ``fields``, ``integrity`` its status,
-#: ``published_certified`` with its fallback).
+#: ``published_certified`` with its fallback, ``blas_profile`` the profile used).
 COPIED_RECORDS = tuple(c for c in AUDIT_COLUMNS if c in AUDIT_RECORDS
-                       and c not in ("undeclared", "integrity", "published_certified"))
+                       and c not in ("undeclared", "integrity", "published_certified",
+                                     "blas_profile"))
 
 
 def _get(d, *path):
@@ -112,6 +117,8 @@ def audit_row(path) -> dict:
         "status": "done" if done else ("inconsistent" if inconsistent else "failed"),
         "failure": failure, "seconds": seconds,
         "kernel": _blas_kernel(r),
+        "blas_profile": _get(r, "blas_profile", "used"),
+        "numeric_fingerprint": _get(r, "provenance", "numeric", "hash"),
         "tier_procedure": _get(tiers, "procedure", "status"),
         "tier_certification": _get(tiers, "certification", "status"),
         "tier_bit_identical": _get(tiers, "bit_identical", "status"),

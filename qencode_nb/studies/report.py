@@ -227,12 +227,25 @@ def render_report(table, *, title: str, figures=(), pages=None, generated=None) 
         "%Y-%m-%d %H:%M UTC")
     return env.get_template(TEMPLATE.name).render(
         title=title, generated=stamp, version=version("qencode-nb"),
+        environments=environments(table),
         columns=shown, groups=groups, summary=summary_counts(table),
         rows=[{"entry_id": r.get("entry_id") or r["run"], "run": r["run"],
                "status": r["status"], "failure": r.get("failure"),
                "href": (pages or {}).get(r["run"]),
                "cells": [_cell(r, key, kind) for key, _, _, kind, _ in shown]} for r in rows],
         figures=list(figures))
+
+
+def environments(table) -> list[str]:
+    """The header's environment line: each numeric fingerprint of the folder's runs
+    with its kernel profile and the number of runs (``647bb3867ac3 (portable, 7 runs)``),
+    most frequent first (:mod:`qencode_nb.notebook.fingerprint`)."""
+    if "numeric_fingerprint" not in table:
+        return []
+    pairs = table[["numeric_fingerprint", "blas_profile"]].astype(object).fillna("unknown")
+    counts = pairs.value_counts()
+    return [f"{fp} ({profile}, {n} run{'s' if n != 1 else ''})"
+            for (fp, profile), n in counts.items()]
 
 
 def render_notebook_pages(paths, folder) -> dict:

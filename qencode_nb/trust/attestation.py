@@ -130,6 +130,8 @@ def statement(notebook, key_id: str) -> dict:
         "tiers": encode(records["tiers"]),
         "provenance_sha256": (hashlib.sha256(canonical(encode(provenance))).hexdigest()
                               if provenance is not None else None),
+        "numeric_fingerprint": ((provenance or {}).get("numeric") or {}).get("hash"),
+        "blas_profile": encode(records.get("blas_profile")),
         "toolkit": {"name": "qencode-nb", "version": toolkit_version()},
         "signed_utc": _utc_now(),
         "key_id": key_id,

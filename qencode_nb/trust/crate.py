@@ -241,9 +241,12 @@ class _Builder:
         return out
 
     def environment(self, action_id: str, blas: dict) -> list:
+        from qencode_nb.notebook.pins import BLAS_KERNEL_VARS
+
         env = dict(sorted((blas.get("env") or {}).items()))
-        if blas.get("OPENBLAS_CORETYPE"):
-            env["OPENBLAS_CORETYPE"] = blas["OPENBLAS_CORETYPE"]
+        for var in BLAS_KERNEL_VARS:      # OPENBLAS_CORETYPE, NPY_..., the profile, as set
+            if blas.get(var):
+                env[var] = blas[var]
         return [self.value(f"{action_id}-env-{name}", name, str(value))
                 for name, value in env.items() if value is not None]
 
@@ -268,6 +271,12 @@ class _Builder:
                             sha256=_sha256(notebook), description="the executed audit notebook")]
         if r.get("verdict") is not None:
             result.append(self.value(f"{aid}-verdict", "verdict", r["verdict"]))
+        numeric = prov.get("numeric") or {}
+        if numeric.get("hash"):
+            from qencode_nb.notebook.fingerprint import kernel_triple
+
+            result.append(self.value(f"{aid}-numeric-fingerprint", "numeric fingerprint",
+                                     f"{numeric['hash']} ({kernel_triple(numeric)})"))
         for tier, value in (r.get("tiers") or {}).items():
             result.append(self.value(f"{aid}-tier-{tier}", f"tier {tier}",
                                      (value or {}).get("status")))
