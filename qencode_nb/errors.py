@@ -54,6 +54,12 @@ class ParameterError(QencodeNbError, ValueError):
     """A notebook parameter is unknown or has a value that is not accepted."""
 
 
+class RebuildMismatch(QencodeNbError, ValueError):
+    """The rebuilt problem's structure (Z2 symmetry count, tapered qubits) is not the
+    entry's, so its stored parameters and pool cannot be used on it: the cause is
+    named (stored vs rebuilt, the BLAS kernels in force, the profile to try)."""
+
+
 class CapabilityMissing(QencodeNbError, NotImplementedError):
     """The entry needs a capability this version of qencode-nb does not have yet."""
 

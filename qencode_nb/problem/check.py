@@ -89,6 +89,9 @@ def hamiltonian_check(entry, rebuilt) -> dict:
     out.update({"e_hf_rebuilt": chem.e_hf, "e_hf_diff": chem.e_hf - entry.hf_energy,
                 "e_casci_rebuilt": chem.e_casci,
                 "e_casci_diff": chem.e_casci - entry.casci_energy,
+                "z2_symmetries_stored": len(entry.tapering_sectors),
+                "z2_symmetries_rebuilt": len(tap.z2_sectors),
+                "structure_mismatch": rebuild_mismatch(entry, rebuilt),
                 "sectors_rebuilt": [int(x) for x in tap.z2_sectors],
                 "sectors_match": [int(x) for x in tap.z2_sectors] == entry.tapering_sectors,
                 "cache_hit": chem.cache_hit, "cache_key": chem.cache_key,
@@ -97,3 +100,45 @@ def hamiltonian_check(entry, rebuilt) -> dict:
 
     out["active_space_boundary"] = boundary_check(entry)
     return out
+
+
+def rebuild_mismatch(entry, rebuilt) -> str | None:
+    """Why the rebuilt problem's structure is not the entry's, or None.
+
+    Compares the number of Z2 symmetries (``encoding.tapering.sectors``) and of
+    tapered qubits (``encoding.tapering.tapered_num_qubits``) with the rebuild.  PySCF's
+    CASSCF orbitals, and with them the Z2 symmetries the tapering finds, depend on the
+    OpenBLAS kernels (issue 22: 3 symmetries where the entry records 2 under a preset
+    Haswell kernel), so the sentence names the kernels in force and the reference
+    profile (:data:`qencode_nb.notebook.blas_profiles.REFERENCE`).
+    """
+    _, tap = rebuilt
+    stored, found = len(entry.tapering_sectors), len(tap.z2_sectors)
+    n_stored, n_found = entry.tapered_num_qubits, int(tap.n_qubits_tapered)
+    if stored == found and n_stored == n_found:
+        return None
+    from qencode_nb.notebook.blas_profiles import COPIES, REFERENCE
+    from qencode_nb.notebook.pins import copy_kernels
+
+    kernels = copy_kernels()
+    triple = ", ".join(f"{c} {kernels.get(c, 'not loaded')}" for c in COPIES)
+    reference = ", ".join(f"{c} {REFERENCE.coretypes[c]}" for c in COPIES)
+    return (f"the rebuild finds {found} Z2 symmetries ({n_found} tapered qubits) where the "
+            f"entry records {stored} ({n_stored}); PySCF's orbitals depend on the OpenBLAS "
+            f"kernels, here {triple}; the entries were generated under the reference "
+            f"triple {reference} (-p blas_coretype reference, on a CPU with AVX-512)")
+
+
+def check_structure(entry, rebuilt) -> None:
+    """Raise :class:`~qencode_nb.errors.RebuildMismatch` when :func:`rebuild_mismatch`
+    finds one and the ansatz is built on the rebuilt tapering (tapered UCCSD, ADAPT's
+    pool), in the problem stage, before any parameter count is compared.  A
+    hardware-efficient ansatz on the stored Hamiltonian does not use the rebuilt
+    tapering: its audit goes on, the mismatch stays in the ``hamiltonian`` record."""
+    if entry.ansatz == "hea" and entry.has_stored_hamiltonian:
+        return
+    why = rebuild_mismatch(entry, rebuilt)
+    if why:
+        from qencode_nb.errors import RebuildMismatch
+
+        raise RebuildMismatch(f"{entry.source}: {why}")

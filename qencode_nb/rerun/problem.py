@@ -146,11 +146,16 @@ def build_problem(entry, rebuilt, engine: str | None = None,
 
     Raises:
         EntryError: an engine other than None, "sector" or "fast".
+        RebuildMismatch: the rebuild's Z2 symmetry count or tapered qubits are not
+            the entry's and the ansatz is built on them
+            (:func:`qencode_nb.problem.check.check_structure`).
     """
     from qencode_nb.rerun import ansatz
 
     engine_requested = check_engine(engine)
+    from qencode_nb.problem.check import check_structure
 
+    check_structure(entry, rebuilt)      # a Z2-count mismatch says so first (issue 22)
     _, tapered = rebuilt
     origin = "stored" if entry.has_stored_hamiltonian else "rebuilt (of_bridge)"
     wires = list(range(entry.tapered_num_qubits))
