@@ -253,6 +253,12 @@ def _report(args) -> int:
     return 0
 
 
+#: --coretype's help (audit.ipynb's blas_coretype; qencode_nb.notebook.blas_profiles).
+CORETYPE_HELP = ("BLAS kernels: reference (default: the QEncode v4 entries' kernel triple; "
+                 "portable where the CPU lacks AVX-512), portable, host (the host's kernels, "
+                 "its preset included), or one OPENBLAS_CORETYPE such as Haswell")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from qencode_nb.studies.optimizers import DEFAULT_OPTIMIZERS
 
@@ -263,8 +269,7 @@ def build_parser() -> argparse.ArgumentParser:
     audit = sub.add_parser("audit", help="audit one entry in an executed notebook")
     audit.add_argument("entry", help="a name in params/ (lih, h2, h6) or a .yaml/.json path")
     audit.add_argument("--threads", type=int, default=1, help="BLAS threads (default 1)")
-    audit.add_argument("--coretype", default=None,
-                       help="OPENBLAS_CORETYPE for the kernel, e.g. Cooperlake")
+    audit.add_argument("--coretype", default=None, help=CORETYPE_HELP)
     audit.add_argument("--mode", default="full", help="full (default), replay or rerun")
     audit.add_argument("--db", default=None,
                        help="folder of QEncode JSON files to complete a params/ entry")
@@ -287,7 +292,7 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--mode", default="full", help="full (default), replay or rerun")
     sw.add_argument("--workers", type=int, default=1, help="parallel runs (default 1)")
     sw.add_argument("--threads", type=int, default=1, help="BLAS threads per run (default 1)")
-    sw.add_argument("--coretype", default=None, help="OPENBLAS_CORETYPE for every run")
+    sw.add_argument("--coretype", default=None, help=CORETYPE_HELP)
     sw.add_argument("--db", default=None, help="folder completing bundled entries")
     sw.add_argument("--out", default="runs", help="folder for executed notebooks (default runs)")
     sw.add_argument("--timeout", type=float, default=None,

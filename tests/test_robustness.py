@@ -136,8 +136,8 @@ def test_bad_input_is_refused_before_any_run(tmp_path):
     target = [str(H2_JW_HEA)]
     with pytest.raises(EntryError, match="engine 'gpu' is not accepted; accepted: None"):
         robustness(target, out, engine="gpu", progress=False)
-    with pytest.raises(PinError, match="'Pentium4' is not an OpenBLAS coretype; accepted: "
-                                       "Prescott"):
+    with pytest.raises(PinError, match=r"'Pentium4' is not accepted; accepted: a profile "
+                                       r"\(reference, portable\), 'host' .*Prescott"):
         robustness(target, out, coretypes=["Haswell", "Pentium4"], progress=False)
     with pytest.raises(ParameterError, match="kernelspec.s. qencode-nb-nosuch not found; "
                                              "accepted: .*python3"):
@@ -159,11 +159,11 @@ def test_bad_input_is_refused_before_any_run(tmp_path):
 
 
 def test_a_coretype_this_cpu_cannot_run_is_refused(tmp_path, monkeypatch):
-    """The kernels study's check (pins.check_coretype) on a CPU without AVX-512: the
-    flags are those of an older CPU, the check itself is the real one."""
-    from qencode_nb.notebook import pins
+    """The kernels study's check (blas_profiles.check_coretype) on a CPU without AVX-512:
+    the flags are those of an older CPU, the check itself is the real one."""
+    from qencode_nb.notebook import blas_profiles
 
-    monkeypatch.setattr(pins, "cpu_flags", lambda: {"sse3", "ssse3", "sse4_1", "sse4_2",
+    monkeypatch.setattr(blas_profiles, "cpu_flags", lambda: {"sse3", "ssse3", "sse4_1", "sse4_2",
                                                     "avx", "avx2", "fma"})
     with pytest.raises(PinError, match="'SkylakeX' needs CPU flags avx512.*which this CPU "
                                        "lacks; this CPU can run: .*Haswell"):

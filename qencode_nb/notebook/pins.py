@@ -5,8 +5,11 @@ thread limits are read by OpenBLAS/MKL/OpenMP when the library is loaded, so
 they must be in ``os.environ`` before numpy is first imported; afterwards the
 variables are silently ignored.  The BLAS *kernel* is part of the pin too:
 OpenBLAS picks a CPU kernel at load time, and ``OPENBLAS_CORETYPE`` overrides
-that choice (measured: LiH PAR/HEA needs ``Cooperlake`` to reproduce PySCF's
-numbers bit-for-bit on an AMD EPYC with avx512_bf16).
+that choice.  An audit loads three OpenBLAS copies (numpy's, scipy's, PySCF's);
+each reads the variable when it loads, so :func:`pin` loads them one after the
+other, each under the kernel its profile names
+(:mod:`qencode_nb.notebook.blas_profiles`; issue 22: the kernel triple, not the
+CPU vendor, decides the last bits).
 
 This module imports neither numpy nor scipy at module level.  Only
 :func:`pin` imports them, after the environment is set.

@@ -80,14 +80,14 @@ def threads_study(entry, threads=(1, 2), repeats: int = 3, out_dir="runs/threads
     """
     import pandas as pd
 
-    from qencode_nb.notebook.pins import check_coretype, check_thread_count
+    from qencode_nb.notebook.pins import check_blas_coretype, check_thread_count
 
     threads = [check_thread_count(t) for t in ([threads] if isinstance(threads, int)
                                                else list(threads))]
     if not threads:
         raise ParameterError("threads is empty; accepted: one or more integers >= 1")
     repeats = check_repeats(repeats)
-    extra = {"blas_coretype": check_coretype(coretype)} if coretype else {}
+    extra = {"blas_coretype": check_blas_coretype(coretype)} if coretype else {}
     stem = entry_stem(entry)
     jobs = [(t, r, f"{stem}__t{t}__r{r}", {"blas_threads": t, **extra})
             for t in dict.fromkeys(threads) for r in range(repeats)]
@@ -134,7 +134,7 @@ def kernels_study(entry, coretypes=None, repeats: int = 1, out_dir="runs/kernels
     import pandas as pd
 
     from qencode_nb.errors import PinError
-    from qencode_nb.notebook.pins import check_coretype, runnable_coretypes
+    from qencode_nb.notebook.pins import check_blas_coretype, runnable_coretypes
 
     if coretypes is None:
         coretypes = runnable_coretypes()
@@ -142,7 +142,7 @@ def kernels_study(entry, coretypes=None, repeats: int = 1, out_dir="runs/kernels
             raise PinError("this CPU can run no known OpenBLAS coretype; pass coretypes")
     elif isinstance(coretypes, str):
         coretypes = [coretypes]
-    coretypes = list(dict.fromkeys(check_coretype(c) for c in coretypes))
+    coretypes = list(dict.fromkeys(check_blas_coretype(c) for c in coretypes))
     if not coretypes:
         raise ParameterError("coretypes is empty; accepted: one or more OpenBLAS coretypes")
     repeats = check_repeats(repeats)

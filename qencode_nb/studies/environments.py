@@ -101,14 +101,14 @@ def environments_study(entry, kernelspecs=None, repeats: int = 1, out_dir="runs/
     import pandas as pd
 
     from qencode_nb.studies.stacks import check_kernelspecs
-    from qencode_nb.notebook.pins import check_coretype, check_thread_count
+    from qencode_nb.notebook.pins import check_blas_coretype, check_thread_count
 
     kernelspecs = check_kernelspecs(default_kernelspecs() if kernelspecs is None
                                     else kernelspecs)
     repeats = check_repeats(repeats)
     extra = {"blas_threads": check_thread_count(blas_threads)}
     if coretype:
-        extra["blas_coretype"] = check_coretype(coretype)
+        extra["blas_coretype"] = check_blas_coretype(coretype)
     stem = entry_stem(entry)
     jobs = [(k, r, f"{stem}__{k}__r{r}", extra) for k in kernelspecs for r in range(repeats)]
     rows = run_jobs(entry, jobs, out_dir, mode=mode, db=db, workers=workers,

@@ -107,13 +107,13 @@ def optimizers_study(entry, optimizers=DEFAULT_OPTIMIZERS, repeats: int = 1,
     import pandas as pd
 
     from qencode_nb.entry import load
-    from qencode_nb.notebook.pins import check_coretype, check_thread_count
+    from qencode_nb.notebook.pins import check_blas_coretype, check_thread_count
 
     chosen = check_optimizers(optimizers)
     repeats = check_repeats(repeats)
     extra = {"blas_threads": check_thread_count(blas_threads)}
     if coretype:
-        extra["blas_coretype"] = check_coretype(coretype)
+        extra["blas_coretype"] = check_blas_coretype(coretype)
     if not Path(str(entry)).is_dir() and load(entry, db).ansatz == "adapt":
         raise EntryError(f"{entry!r} is an ADAPT entry, which refuses an optimiser "
                          "override; accepted: a hea or uccsd entry", field="entry")

@@ -97,13 +97,13 @@ def check_axes(threads=None, coretypes=None, kernelspecs=None) -> list[Perturbat
         ParameterError: an empty axis, a kernelspec Jupyter does not find
             (lists the ones it finds).
     """
-    from qencode_nb.notebook.pins import check_coretype, check_thread_count
+    from qencode_nb.notebook.pins import check_blas_coretype, check_thread_count
     from qencode_nb.studies.stacks import available_kernelspecs
 
     t_axis = [check_thread_count(int(t) if isinstance(t, str) and t.isdigit() else t)
               for t in _items(threads, BASELINE.threads)]
     c_axis = [None if c is None or str(c).lower() in (NO_CORETYPE, "none")
-              else check_coretype(c) for c in _items(coretypes, None)]
+              else check_blas_coretype(c) for c in _items(coretypes, None)]
     k_axis = [str(k) for k in _items(kernelspecs, BASELINE.kernelspec)]
     for name, axis in (("threads", t_axis), ("coretypes", c_axis), ("kernelspecs", k_axis)):
         if not axis:
