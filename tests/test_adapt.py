@@ -28,6 +28,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import TEST_PROFILE, by_profile, reference_only
+
 ROOT = Path(__file__).resolve().parents[1]
 DB = ROOT.parent / "shared" / "qencode-v4" / "db"
 
@@ -163,13 +165,23 @@ def test_pool_size_matches_entry(problem, key):
     _check_pool_size(problem(key))
 
 
+#: Replay energies (Ha) that differ from the published one under a kernel profile, to
+#: the last bit (measured on an AMD EPYC without AVX-512; the rest equal the published
+#: energy under both profiles).
+REPLAY_BY_PROFILE = {"H2CO": {"portable": -113.89582899670131}}
+
+
+@pytest.mark.bitlevel
 @pytest.mark.parametrize("key", FAST)
 def test_replay_reproduces_published_energy(problem, key):
     prob = problem(key)
     e_replay = _check_replay(prob)
-    # On the reference stack (pinned versions, 1 BLAS thread) the QNode replay is
-    # bit-identical for every entry measured.
-    assert e_replay == prob.vqe["best_energy_hartree"]
+    # On the reference stack (pinned versions, 1 BLAS thread, the reference kernel
+    # triple) the QNode replay is bit-identical for every entry measured; under the
+    # portable profile H2CO's lands 15 ulps away.
+    published = prob.vqe["best_energy_hartree"]
+    assert e_replay == by_profile({"reference": published,
+                                   **REPLAY_BY_PROFILE.get(key, {"portable": published})})
 
 
 def _rerun(prob: Problem, H):
@@ -210,7 +222,8 @@ def _check_rerun(prob: Problem, *, bit_identical: bool = True):
     return result
 
 
-@pytest.mark.parametrize("key", ["H4", "H2CO"])
+@pytest.mark.bitlevel
+@pytest.mark.parametrize("key", ["H4", pytest.param("H2CO", marks=reference_only)])
 def test_rerun_reproduces_entry_bit_for_bit(problem, key):
     """Stored Hamiltonian, CASCI target from the entry: operators, nfev, angles and
     energy equal the entry's to the last bit (each run stops early after one
@@ -220,6 +233,7 @@ def test_rerun_reproduces_entry_bit_for_bit(problem, key):
     assert result.energies[-1] == result.best_energy
 
 
+@pytest.mark.bitlevel
 @pytest.mark.parametrize("key", ["H4", "H2CO"])
 def test_rerun_from_rebuilt_hamiltonian(problem, key):
     """The full procedure (rebuilt Hamiltonian and CASCI) selects the same operator
@@ -278,12 +292,17 @@ def test_rerun_qnode_entries(problem, key):
     _check_rerun(problem(key))
 
 
+@pytest.mark.bitlevel
 @pytest.mark.slow
 def test_rerun_h8_statevector(problem):
     """98 operators, L-BFGS-B inner: operators, nfev 63072, angles and energy
-    bit-identical (~16 s)."""
-    result = _check_rerun(problem("H8"))
+    bit-identical under the reference triple (~16 s); under the portable profile the
+    same operators and nfev, the energy one ulp away."""
+    prob = problem("H8")
+    result = _check_rerun(prob, bit_identical=TEST_PROFILE == "reference")
     assert result.stopped_early
+    assert result.best_energy + prob.correction == by_profile(
+        {"reference": prob.vqe["best_energy_hartree"], "portable": -4.404749571598117})
 
 
 @pytest.mark.slow

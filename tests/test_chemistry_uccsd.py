@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, SHARED_DB as DB, pinned_env  # noqa: E402,F401
+from conftest import ROOT, SHARED_DB as DB, pinned_env, reference_only  # noqa: E402,F401
 
 UCCSD = {
     "H2_JW": "H2_ccpvdz_JW_UCCSD_v4_tapered__sha256_93a0f8a8604d9aed.json",
@@ -28,6 +28,11 @@ UCCSD = {
     # CASSCF orbitals and the 12-qubit edge of taper_operation (~10 s).
     "N2_JW_casscf": "N2_ccpvdz_JW_UCCSD_v4_casscf_tapered__sha256_5912a448b32eaa07.json",
 }
+
+#: The entries whose rebuild holds under the reference kernel triple only: PySCF's
+#: CASSCF orbitals follow the kernels (under portable N2's first excited CASCI root
+#: moves 9.8e-6 Ha and its tapered Hamiltonian 0.06 Ha; issue 22).
+KEYS = [pytest.param(k, marks=reference_only) if k.endswith("casscf") else k for k in UCCSD]
 
 TOL_REBUILD_HA = 1e-8
 TOL_REPLAY_HA = 1e-9
@@ -62,7 +67,8 @@ def _stored_terms(entry) -> dict:
             for t in entry["artifacts"]["qubit_hamiltonian"]["pauli_terms"]}
 
 
-@pytest.mark.parametrize("key", list(UCCSD))
+@pytest.mark.bitlevel
+@pytest.mark.parametrize("key", KEYS)
 def test_chemistry_matches_entry(key):
     entry, chem, _, _ = _rebuilt(key)
     ref = entry["results"]["reference"]
@@ -76,7 +82,8 @@ def test_chemistry_matches_entry(key):
         assert abs(chem.e_casscf - ref["casscf_energy_hartree"]) <= TOL_REBUILD_HA
 
 
-@pytest.mark.parametrize("key", list(UCCSD))
+@pytest.mark.bitlevel
+@pytest.mark.parametrize("key", KEYS)
 def test_tapered_hamiltonian_matches_entry(key):
     from qencode_nb.problem.pauli import to_pauli_terms
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import SHARED_DB
+from conftest import SHARED_DB, TEST_PROFILE, by_profile
 from qencode_nb.entry import load
 from qencode_nb.errors import EntryError
 from qencode_nb.notebook.parameters import check_engine
@@ -147,6 +147,7 @@ def test_lbfgsb_iterates_follow_default_qubit():
     assert abs(a.best_energy - b.best_energy) < 1e-8
 
 
+@pytest.mark.bitlevel
 @pytest.mark.slow
 def test_lbfgsb_entry_rerun_keeps_the_published_certification():
     """N2 JW/HEA (1784), recorded L-BFGS-B with 5 restarts and 500 iterations,
@@ -154,14 +155,16 @@ def test_lbfgsb_entry_rerun_keeps_the_published_certification():
     published nfev (95,403, counted as the generator counts it) and the published
     certification.  The energy is not the published one to 1e-8 Ha: measured
     7.8e-6 Ha lower (the trajectories part after ~15 steps, see
-    :func:`test_lbfgsb_iterates_follow_default_qubit`), so 1e-4 Ha is asserted."""
+    :func:`test_lbfgsb_iterates_follow_default_qubit`), so 1e-4 Ha is asserted.  The
+    nfev follows the kernel triple: 95,403 under reference, 94,695 under portable."""
     from qencode_nb.rerun.rerun import rerun
 
     e, _, p = _problems("N2_ccpvdz_JW_HEA_v4_casscf_tapered__sha256_17841edecba23ac1.json")
     assert e.optimizer.name == "l-bfgs-b"
     r = rerun(e, p)
     assert r.config["backend"] == fe.NAME
-    assert r.nfev == e.published_nfev
+    assert e.published_nfev == 95403
+    assert r.nfev == by_profile({"reference": 95403, "portable": 94695})
     assert abs(r.energy - e.published_energy) < 1e-4
     assert (abs(r.energy - e.exact_ground_energy) < e.threshold) == e.published_certified
 
@@ -217,12 +220,16 @@ def test_fast_audit_reports_the_backend_deviation_and_tier3_na():
     assert any(f"re-run on {fe.NAME}" in why for why in t3["reasons"])
 
 
+@pytest.mark.bitlevel
 def test_entries_the_engine_does_not_run_say_why():
     """H8 ADAPT (> 12 untapered qubits) goes to the sector engine; the engine
-    names what it refuses (a multi-word generator, a complex coefficient)."""
+    names what it refuses (a multi-word generator, a complex coefficient).  The
+    compiled engine is built for the replay only where the sector engine may not
+    replay: the stored angles belong to the stored CASSCF orbitals, which the rebuild
+    gives under the reference kernel triple and not under portable (issue 22)."""
     e, _, p = _problems("H8_ccpvdz_JW_ADAPT_v4_casscf_tapered__sha256_b2328caa5d17467b.json")
-    assert p.sector_problem is not None and p.fast_problem is None
-    assert p.engine_used(e.backend) == "sector"
+    assert p.sector_problem is not None and p.engine_used(e.backend) == "sector"
+    assert (p.fast_problem is None) == (TEST_PROFILE == "reference")
     with pytest.raises(fe.NotFast, match="complex coefficient"):
         fe.Hamiltonian.from_terms([({0: "Z"}, 1 + 1j)], 1)
     with pytest.raises(fe.NotFast, match="outside 0..0"):

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from conftest import SHARED_DB, pinned_env
+from conftest import SHARED_DB, pinned_env, reference_only
 from qencode_nb.notebook import pins as threads
 
 
@@ -84,6 +84,8 @@ def test_excitation_generators_act_as_on_the_qubits(h4):
         assert abs(np.delete(full, idx)).max() < 1e-14, "left the sector"
 
 
+@reference_only     # the sector engine runs on the rebuilt CASSCF orbitals
+@pytest.mark.bitlevel
 @pytest.mark.slow
 def test_h8_adapt_replay_on_the_sector_engine():
     """H8 [8e,8o], 4,900 determinants: 98 selected operators at the stored angles

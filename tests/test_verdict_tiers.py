@@ -13,7 +13,7 @@ import json
 
 import pytest
 
-from conftest import AUDIT_NB, H2_JW_UCCSD, LIH_PAR_HEA, SHARED_DB
+from conftest import AUDIT_NB, H2_JW_UCCSD, LIH_PAR_HEA, SHARED_DB, TEST_PROFILE, by_profile
 from qencode_nb.entry.hashing import qencode_sha256
 from qencode_nb.notebook.stages import check_strict
 from qencode_nb import entry as entries
@@ -157,17 +157,30 @@ def test_python_is_compared_on_major_minor_as_requirements_v4_pins_it():
     assert provenance.version_drift({"python": "3.12.0"})["python"]["match"] is False
 
 
+@pytest.mark.bitlevel
 @pytest.mark.notebook
 def test_h4_jw_uccsd_runs_its_1000_iterations_and_is_bit_identical(tmp_path):
-    """Budget 1000 (not the generator's 500) and tier 3 on the reference environment."""
+    """Budget 1000 (not the generator's 500) and tier 3 on the reference environment:
+    under the reference kernel triple the published energy to the last bit; under
+    portable COBYLA's 1000 steps end 0.95 mHa lower, tier 3 n/a (not the reference
+    triple), the difference measured."""
     r = run(tmp_path, H4_UCCSD, "h4", mode="rerun")
     rerun = r["rerun"]
     assert rerun["config"]["max_iterations"] == 1000
     assert rerun["config"]["restarts_requested"] == 3
     assert rerun["nfev"] == rerun["energy_calls"] == rerun["published"]["nfev"] == 1000
     assert rerun["restarts_run"] == 1 and rerun["stopped_early"] is True
-    assert r["rerun_energy"] == -2.184009879684204
-    assert r["tiers"]["bit_identical"]["status"] == "pass", r["tiers"]["bit_identical"]
+    assert r["rerun_energy"] == by_profile({"reference": -2.184009879684204,
+                                            "portable": -2.1849593925930377})
+    t3 = r["tiers"]["bit_identical"]
+    if TEST_PROFILE == "reference":
+        assert t3["status"] == "pass", t3
+    else:
+        assert t3["status"] == "n/a" and any("not the reference kernel triple (numpy Haswell, "
+                                             "scipy Haswell, pyscf Prescott)" in x
+                                             for x in t3["reasons"]), t3
+        assert any("reference triple: numpy SkylakeX, scipy SkylakeX, pyscf Prescott" in x
+                   for x in t3["reasons"]), t3
     row = next(f for f in r["fields"] if f["field"] == "max_iterations")
     assert row["status"] == "equal" and row["used"] == 1000
 
