@@ -102,6 +102,9 @@ def test_sign_then_verify_a_real_audit(signed, key_pair, capsys):
     assert body["provenance_sha256"] == hashlib.sha256(json.dumps(
         encode(records["provenance"]), sort_keys=True, separators=(",", ":"),
         ensure_ascii=False).encode()).hexdigest()
+    # the numeric fingerprint and the kernel profile travel with the attestation
+    assert body["numeric_fingerprint"] == records["provenance"]["numeric"]["hash"]
+    assert body["blas_profile"] == encode(records["blas_profile"])
     from importlib.metadata import version
 
     assert body["toolkit"] == {"name": "qencode-nb", "version": version("qencode-nb")}

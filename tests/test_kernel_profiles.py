@@ -20,6 +20,8 @@ from qencode_nb.errors import PinError, RebuildMismatch
 from qencode_nb.notebook import blas_profiles
 from qencode_nb.notebook.blas_profiles import PORTABLE, REFERENCE, resolve
 
+pytestmark = pytest.mark.bitlevel
+
 AVX2 = {"pni", "ssse3", "sse4_2", "sse4a", "avx", "avx2", "fma"}
 AVX512 = AVX2 | {"avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl", "avx512_bf16"}
 
@@ -168,3 +170,32 @@ def test_a_rebuild_with_another_z2_count_says_so_first():
     assert f"where the entry records {n + 1}" in text
     assert "numpy Haswell, scipy Haswell, pyscf Prescott" in text or TEST_PROFILE != "portable"
     assert "reference triple numpy SkylakeX, scipy SkylakeX, pyscf Prescott" in text
+
+
+def test_the_card_and_the_report_header_name_the_profile_and_the_fingerprint():
+    """The card's environment line: the profile used, why not the one asked for, each
+    copy's kernel and the fingerprint's hash; the report header counts fingerprints."""
+    import pandas as pd
+
+    from qencode_nb.studies.report import environments
+    from qencode_nb.verdict.card import Card
+
+    fallback = resolve("reference", AVX2).to_record()
+    fallback["kernels"] = dict(PORTABLE.coretypes)
+    records = {"entry_id": "LiH", "mode": "replay", "blas_profile": fallback,
+               "provenance": {"numeric": {"hash": "da1c3e3814f8"}}}
+    text = Card(records).text().splitlines()
+    line = next(x for x in text if x.startswith("BLAS kernels"))
+    assert line.startswith("BLAS kernels: portable profile (numpy Haswell, pyscf Prescott, "
+                           "scipy Haswell); reference not used: this CPU cannot run the "
+                           "reference profile: numpy's and scipy's SkylakeX need avx512f")
+    assert line.endswith("· numeric fingerprint da1c3e3814f8")
+    assert 'class="qnb-environment"' in Card(records).html()
+    host = {"requested": "host", "used": "host", "fallback": None,
+            "kernels": {"numpy": "Haswell", "scipy": "Zen", "pyscf": "Barcelona"}}
+    assert "BLAS kernels: the host's (numpy Haswell, pyscf Barcelona, scipy Zen)" in \
+        Card({**records, "blas_profile": host}).text()
+    table = pd.DataFrame({"numeric_fingerprint": ["da1c3e3814f8"] * 2 + ["433358623704"],
+                          "blas_profile": ["portable"] * 2 + ["host"]})
+    assert environments(table) == ["da1c3e3814f8 (portable, 2 runs)",
+                                   "433358623704 (host, 1 run)"]

@@ -12,6 +12,8 @@ those bytes.  The statement (:func:`statement`, format :data:`FORMAT`) names:
 - ``notebook``: the executed notebook's file name (beside the attestation) and SHA-256;
 - ``mode``, ``verdict`` (the one-line summary) and ``tiers`` (the three tiers, as recorded);
 - ``provenance_sha256``: SHA-256 of the canonical JSON of the ``provenance`` record;
+- ``numeric_fingerprint`` and ``blas_profile``: the run's numeric fingerprint hash
+  (:mod:`qencode_nb.notebook.fingerprint`) and its kernel profile record;
 - ``toolkit``: qencode-nb and its version (``importlib.metadata``) where it was signed;
 - ``signed_utc`` and ``key_id`` (:func:`qencode_nb.trust.keys.key_id`).
 
