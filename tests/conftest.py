@@ -20,27 +20,27 @@ from pathlib import Path
 # thread unless a test asks otherwise, and under one kernel profile
 # (qencode_nb/notebook/blas_profiles.py), whatever OPENBLAS_CORETYPE /
 # OPENBLAS_L2_SIZE the host presets (issue 22): ``reference`` (the QEncode v4
-# entries' triple) on a CPU with AVX-512, else ``portable``; QENCODE_NB_TEST_PROFILE
-# chooses another.  That is also what audit.ipynb's default ``reference`` pins on the
-# same CPU, so a notebook a test runs computes under the test process's profile.  A
+# entries' triple) on a CPU with AVX-512, else ``portable``.  That is also what
+# audit.ipynb's default ``reference`` pins on the same CPU, so a notebook a test runs
+# computes under the test process's profile.  A
 # bit-level expectation is keyed by the profile it was measured under
 # (:func:`by_profile`) or holds under ``reference`` only (:data:`reference_only`).
 # Set before anything here imports numpy (the pin module imports neither numpy nor
 # scipy); the runtime limit covers a numpy that a plugin may have loaded earlier.
 # HOST_ENV keeps the environment as the host gave it.
-from qencode_nb.errors import PinError  # noqa: E402
 from qencode_nb.notebook import blas_profiles  # noqa: E402
 from qencode_nb.notebook.pins import BLAS_KERNEL_VARS, THREAD_VARS, pin, pin_environment
 
 HOST_ENV = dict(os.environ)
-try:
-    TEST_PROFILE = os.environ.get("QENCODE_NB_TEST_PROFILE") or blas_profiles.resolve("reference").used
-    # numpy's, scipy's and PySCF's OpenBLAS loaded here, each under its kernel; the
-    # environment children inherit holds numpy's (a child pins its own profile).
-    pin(1, TEST_PROFILE)
-except PinError as exc:     # a CPU without AVX2: the bit-level values cannot be measured
-    raise SystemExit(f"tests/conftest.py: the test suite runs under a kernel profile "
-                     f"(reference, else portable), which this CPU cannot run: {exc}")
+_RESOLVED = blas_profiles.resolve("reference")
+if _RESOLVED.used not in blas_profiles.PROFILES:   # a CPU without AVX2
+    raise SystemExit("tests/conftest.py: the test suite runs under a kernel profile "
+                     f"(reference, else portable), which this CPU cannot run: "
+                     f"{_RESOLVED.fallback}")
+TEST_PROFILE = _RESOLVED.used
+# numpy's, scipy's and PySCF's OpenBLAS loaded here, each under its kernel; the
+# environment children inherit holds numpy's (a child pins its own profile).
+pin(1, TEST_PROFILE)
 
 import pytest  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402

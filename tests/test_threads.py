@@ -87,7 +87,8 @@ def test_bad_thread_counts_are_refused(bad):
 
 def test_pin_environment_sets_the_six_variables():
     env = threads.pin_environment(3)
-    assert env == {v: "3" for v in threads.THREAD_VARS}
+    # the six thread variables, and the kernel setting named (host: the host's kernels)
+    assert env == {**{v: "3" for v in threads.THREAD_VARS}, threads.PROFILE_VAR: "host"}
     assert len(threads.THREAD_VARS) == 6
 
 

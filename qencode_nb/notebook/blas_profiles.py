@@ -19,8 +19,9 @@ The value of the notebook parameter ``blas_coretype`` (``--coretype``) is one of
 - one OpenBLAS coretype (``Haswell``, ...): that variable for every copy, as
   before profiles existed.
 
-``reference`` falls back to the host's kernels on a CPU that cannot run it
-(:func:`resolve`), and the fallback is recorded with its reason.  Importing this
+``reference`` falls back to ``portable`` on a CPU without AVX-512 (and to the host's
+kernels on one without AVX2; :func:`resolve`), and the fallback is recorded with its
+reason.  Importing this
 module imports nothing heavy.
 """
 

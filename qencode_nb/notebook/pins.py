@@ -62,9 +62,10 @@ def pin_environment(blas_threads: int = 1, blas_coretype: str | None = None) -> 
     Returns a dict of the six :data:`THREAD_VARS` set to ``str(blas_threads)``,
     plus, where ``blas_coretype`` resolves to a kernel
     (:func:`qencode_nb.notebook.blas_profiles.resolve`), ``OPENBLAS_CORETYPE``
-    for numpy's copy (the first to load) and ``NPY_DISABLE_CPU_FEATURES`` when
-    the profile turns numpy's AVX-512 loops off.  ``host``/None and a
-    ``reference`` this CPU cannot run leave the inherited variables as they are.
+    for numpy's copy (the first to load), ``NPY_DISABLE_CPU_FEATURES`` (the AVX-512
+    loops a profile turns off, else empty) and :data:`PROFILE_VAR`.  ``host``/None
+    leaves an inherited ``OPENBLAS_CORETYPE`` as it is; ``reference`` on a CPU
+    without AVX-512 pins the ``portable`` profile.
     Used by the pin cell and by the papermill engine for the Jupyter kernel's
     launch environment.
 
@@ -80,23 +81,25 @@ def pin_environment(blas_threads: int = 1, blas_coretype: str | None = None) -> 
 
 def profile_environment(resolution, copy: str) -> dict[str, str]:
     """The kernel variables in force while ``copy`` (:data:`blas_profiles.COPIES`)
-    loads under ``resolution``: ``OPENBLAS_CORETYPE`` (and, for numpy,
-    ``NPY_DISABLE_CPU_FEATURES``); empty when the copy keeps the host's kernel."""
+    loads under ``resolution``: for numpy (the first copy) :data:`PROFILE_VAR` (the
+    profile, ``host`` or the coretype used), always, so that nothing inherited from
+    a parent process names another profile, and under a named profile
+    ``NPY_DISABLE_CPU_FEATURES`` (its list, else empty); then ``OPENBLAS_CORETYPE``
+    where the copy has a kernel (``host`` keeps the inherited variables)."""
     env = {}
-    if copy == "numpy" and resolution.used in blas_profiles.PROFILES:
+    if copy == "numpy":
         env[PROFILE_VAR] = resolution.used
-        env["NPY_DISABLE_CPU_FEATURES"] = ""
+        if resolution.used in blas_profiles.PROFILES:
+            env["NPY_DISABLE_CPU_FEATURES"] = " ".join(resolution.numpy_disable)
     if resolution.coretypes.get(copy):
         env["OPENBLAS_CORETYPE"] = resolution.coretypes[copy]
-    if copy == "numpy" and resolution.numpy_disable:
-        env["NPY_DISABLE_CPU_FEATURES"] = " ".join(resolution.numpy_disable)
     return env
 
 
 def check_blas_coretype(blas_coretype) -> str:
     """Validate a ``blas_coretype`` value (a profile, ``host`` or an OpenBLAS
     coretype) for this CPU; returns its canonical spelling (``reference`` even
-    where it falls back to the host's kernels).
+    where it falls back to ``portable``).
 
     Raises:
         PinError: as :func:`blas_profiles.resolve`.
@@ -142,14 +145,16 @@ def measured_blas_threads(pools: list[dict] | None = None) -> int:
 
 def copy_of(filepath: str | None) -> str | None:
     """The package whose OpenBLAS copy lives at ``filepath`` (``numpy``, ``scipy``,
-    ``pyscf``, from the folder under ``site-packages``: ``numpy.libs`` -> numpy), or
+    ``pyscf``, from the folder under ``site-packages`` or ``dist-packages``:
+    ``numpy.libs`` -> numpy), or
     None for a library outside a package."""
     from pathlib import Path
 
     parts = Path(str(filepath or "")).parts
-    if "site-packages" not in parts or parts.index("site-packages") + 1 >= len(parts):
-        return None
-    return parts[parts.index("site-packages") + 1].split(".")[0]
+    for folder in ("site-packages", "dist-packages"):   # pip's, Debian's
+        if folder in parts and parts.index(folder) + 1 < len(parts):
+            return parts[parts.index(folder) + 1].split(".")[0]
+    return None
 
 
 def copy_kernels(pools: list[dict] | None = None) -> dict:
@@ -168,7 +173,8 @@ def pin(blas_threads: int = 1, blas_coretype: str | None = None) -> dict:
 
     1. Resolve ``blas_coretype`` (:func:`blas_profiles.resolve`: a profile such
        as ``reference``, ``host``/None, or one OpenBLAS coretype); ``reference``
-       on a CPU that cannot run it falls back to the host's kernels, saying why.
+       on a CPU without AVX-512 falls back to ``portable`` (without AVX2 to the
+       host's kernels), saying why.
     2. If numpy or scipy is already imported, the pin can no longer take
        effect through the environment: refuse unless the BLAS pools already
        run ``blas_threads`` threads (and the requested kernels).
@@ -226,17 +232,19 @@ def pin(blas_threads: int = 1, blas_coretype: str | None = None) -> dict:
                 "the qencode-nb papermill engine, which sets it at Jupyter kernel launch")
     os.environ.update(env)
     launch = os.environ.get("OPENBLAS_CORETYPE")
-    for copy in blas_profiles.COPIES:
-        os.environ.update(profile_environment(resolution, copy))
-        try:
-            importlib.import_module(blas_profiles.COPY_MODULES[copy])
-        except ImportError:
-            if copy == "numpy":
-                raise
-    if launch is None:
-        os.environ.pop("OPENBLAS_CORETYPE", None)
-    else:
-        os.environ["OPENBLAS_CORETYPE"] = launch
+    try:
+        for copy in blas_profiles.COPIES:
+            os.environ.update(profile_environment(resolution, copy))
+            try:
+                importlib.import_module(blas_profiles.COPY_MODULES[copy])
+            except (ImportError, OSError):
+                if copy == "numpy":   # scipy's / PySCF's copy absent: not loaded
+                    raise
+    finally:
+        if launch is None:
+            os.environ.pop("OPENBLAS_CORETYPE", None)
+        else:
+            os.environ["OPENBLAS_CORETYPE"] = launch
 
     pools = blas_pools()
     have = measured_blas_threads(pools)

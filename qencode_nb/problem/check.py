@@ -123,10 +123,13 @@ def rebuild_mismatch(entry, rebuilt) -> str | None:
     kernels = copy_kernels()
     triple = ", ".join(f"{c} {kernels.get(c, 'not loaded')}" for c in COPIES)
     reference = ", ".join(f"{c} {REFERENCE.coretypes[c]}" for c in COPIES)
-    return (f"the rebuild finds {found} Z2 symmetries ({n_found} tapered qubits) where the "
+    head = (f"the rebuild finds {found} Z2 symmetries ({n_found} tapered qubits) where the "
             f"entry records {stored} ({n_stored}); PySCF's orbitals depend on the OpenBLAS "
-            f"kernels, here {triple}; the entries were generated under the reference "
-            f"triple {reference} (-p blas_coretype reference, on a CPU with AVX-512)")
+            f"kernels, here {triple}")
+    if all(str(kernels.get(c)).lower() == REFERENCE.coretypes[c].lower() for c in COPIES):
+        return head + " (the reference triple): the entry's procedure does not rebuild it"
+    return (head + f"; the QEncode v4 entries were generated under the reference triple "
+                   f"{reference} (-p blas_coretype reference, on a CPU with AVX-512)")
 
 
 def check_structure(entry, rebuilt) -> None:

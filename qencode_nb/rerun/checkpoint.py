@@ -62,7 +62,7 @@ def material(entry, problem, optimizer_name: str, kind: str) -> dict:
     import os
     from importlib.metadata import version
 
-    from qencode_nb.notebook.pins import THREAD_VARS
+    from qencode_nb.notebook.pins import BLAS_KERNEL_VARS, THREAD_VARS
 
     backend = ("sector" if problem.sector_problem is not None else
                "fast" if problem.fast_problem is not None else entry.backend)
@@ -73,6 +73,7 @@ def material(entry, problem, optimizer_name: str, kind: str) -> dict:
             "hamiltonian": problem.hamiltonian_origin, "num_params": problem.num_params,
             "threads": {v: os.environ.get(v) for v in THREAD_VARS},
             "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE"),
+            "blas_kernel_vars": {v: os.environ.get(v) for v in BLAS_KERNEL_VARS},
             "versions": {p: version(p) for p in ("numpy", "scipy", "pennylane", "qencode-nb")}}
 
 

@@ -57,7 +57,9 @@ def compare_folders(folder_a, folder_b):
     """One row per entry audited in both folders (:data:`COLUMNS`).
 
     ``bit_identical``/``abs_delta_ha``/``certification_same`` are None where either
-    side has no re-run energy (replay mode, a failed run).
+    side has no re-run energy (replay mode, a failed run), ``fingerprint_same`` where
+    either side recorded no fingerprint.  Entries audited in one folder only are
+    listed in ``table.attrs["only_in_one"]`` (``{entry_id: "A" or "B"}``).
 
     Raises:
         QencodeNbError: a folder that does not exist or holds no executed audit.
@@ -66,6 +68,7 @@ def compare_folders(folder_a, folder_b):
 
     a, b = _runs(folder_a), _runs(folder_b)
     rows = []
+    only = sorted(set(a) ^ set(b))
     for entry_id in sorted(set(a) & set(b)):
         sa, sb = _side(a[entry_id]), _side(b[entry_id])
         both = sa["energy"] is not None and sb["energy"] is not None
@@ -77,16 +80,19 @@ def compare_folders(folder_a, folder_b):
             "certified_a": sa["certified"], "certified_b": sb["certified"],
             "certification_same": (sa["certified"] == sb["certified"]) if both else None,
             "fingerprint_a": sa["fingerprint"], "fingerprint_b": sb["fingerprint"],
-            "fingerprint_same": sa["fingerprint"] == sb["fingerprint"],
+            "fingerprint_same": (sa["fingerprint"] == sb["fingerprint"]
+                                 if sa["fingerprint"] and sb["fingerprint"] else None),
             "kernels_a": sa["kernels"], "kernels_b": sb["kernels"]})
-    return pd.DataFrame(rows, columns=list(COLUMNS))
+    table = pd.DataFrame(rows, columns=list(COLUMNS)).astype(object)
+    table.attrs["only_in_one"] = {e: "A" if e in a else "B" for e in only}
+    return table.where(table.notna(), None)
 
 
 def rates(table) -> dict:
     """``{"compared", "bit_identical", "bit_identical_rate", "certification_preserved",
     "certification_preserved_rate"}`` over the rows with a re-run on both sides
     (rates as fractions; None when nothing was compared)."""
-    done = table[table["bit_identical"].notna()]
+    done = table[[v is not None for v in table["bit_identical"]]]
     n = len(done)
     bits = int(done["bit_identical"].astype(bool).sum())
     cert = int(done["certification_same"].astype(bool).sum())
@@ -108,8 +114,10 @@ def render(table, folder_a, folder_b) -> str:
         bits = "-" if r.bit_identical is None else "same" if r.bit_identical else "diff"
         delta = "-" if r.abs_delta_ha is None else f"{r.abs_delta_ha:.2e}"
         cert = f"{_yn(r.certified_a)}->{_yn(r.certified_b)}"
-        lines.append(f"{r.entry_id[:60]:<60} {bits:>5} {delta:>10} {cert:>12} "
-                     f"{'same' if r.fingerprint_same else 'diff'}")
+        fp = "-" if r.fingerprint_same is None else "same" if r.fingerprint_same else "diff"
+        lines.append(f"{r.entry_id[:60]:<60} {bits:>5} {delta:>10} {cert:>12} {fp}")
+    for entry_id, side in sorted(table.attrs.get("only_in_one", {}).items()):
+        lines.append(f"{entry_id[:60]:<60} only in {side}: not compared")
     rt = rates(table)
     if rt["compared"]:
         lines.append(f"bit-identical: {rt['bit_identical']} of {rt['compared']} "

@@ -1,7 +1,9 @@
 """The robustness study: every entry of a database re-run under every perturbation.
 
-A *perturbation* is one combination of BLAS thread count, OpenBLAS coretype
-(``OPENBLAS_CORETYPE``, or none) and Jupyter kernelspec (package stack); the
+A *perturbation* is one combination of BLAS thread count, BLAS kernels (a
+``blas_coretype``: a kernel profile, ``host`` or one ``OPENBLAS_CORETYPE``; or none
+given: audit.ipynb's default ``reference`` profile) and Jupyter kernelspec (package
+stack); the
 perturbations of a study are the Cartesian product of the axes given, each
 axis by default just its baseline value (1 thread, no coretype, ``python3``).
 :func:`robustness` runs ``notebooks/audit.ipynb`` once per (entry,
@@ -38,14 +40,15 @@ __all__ = ["BASELINE", "NO_CORETYPE", "Perturbation", "ROBUSTNESS_COLUMNS",
            "RobustnessResult", "SUMMARY_COLUMNS", "check_axes", "robustness",
            "summarise_robustness"]
 
-#: The word for "no ``OPENBLAS_CORETYPE`` set" in labels, file names and the
-#: ``coretypes`` axis (case-insensitive; "none" is accepted too).
+#: The word for "no ``blas_coretype`` given" (audit.ipynb's default, the ``reference``
+#: profile or its fallback on this CPU) in labels, file names and the ``coretypes``
+#: axis (case-insensitive; "none" is accepted too).
 NO_CORETYPE = "default"
 
 
 class Perturbation(NamedTuple):
-    """One point of the study's axes: BLAS threads, OpenBLAS coretype (None: not
-    set), Jupyter kernelspec."""
+    """One point of the study's axes: BLAS threads, ``blas_coretype`` (None: not
+    given, audit.ipynb's default ``reference``), Jupyter kernelspec."""
 
     threads: int
     coretype: str | None
@@ -93,7 +96,7 @@ def check_axes(threads=None, coretypes=None, kernelspecs=None) -> list[Perturbat
         PinError: a thread count that is not an int >= 1, an unknown coretype
             (lists the accepted names) or one this CPU cannot run (lists the
             ones it can) (:func:`qencode_nb.notebook.pins.check_thread_count`,
-            :func:`~qencode_nb.notebook.pins.check_coretype`).
+            :func:`~qencode_nb.notebook.pins.check_blas_coretype`).
         ParameterError: an empty axis, a kernelspec Jupyter does not find
             (lists the ones it finds).
     """

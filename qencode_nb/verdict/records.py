@@ -11,9 +11,11 @@ thresholds in mHa, margins as fractions.
 AUDIT_RECORDS = {
     "parameters_in_force": "the notebook parameters' values at the pin cell (qencode_nb.notebook.contract.capture)",
     "blas_threads": "BLAS threads measured by threadpoolctl (every pool)",
-    "blas_coretype": "OPENBLAS_CORETYPE in force, or None",
-    "blas_profile": "the blas_coretype asked for, the profile used (or host, with the reason "
-                    "for a fallback) and the OpenBLAS kernel each copy measured",
+    "blas_coretype": "OPENBLAS_CORETYPE in force when numpy's OpenBLAS loaded, or None "
+                     "(each copy's kernel: blas_profile)",
+    "blas_profile": "the blas_coretype asked for, what was used (a profile, host or one "
+                    "coretype; the reason for a fallback) and the OpenBLAS kernel each copy "
+                    "measured",
     "kernel_mismatches": "OpenBLAS pools not running the requested kernel",
     "entry_id": "QEncode entry_id",
     "entry_source": "the file the entry was read from",
