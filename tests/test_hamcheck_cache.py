@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, SHARED_DB as DB, pinned_env, reference_only  # noqa: E402,F401
+from conftest import (ROOT, SHARED_DB as DB, TEST_PROFILE, pinned_env,  # noqa: E402,F401
+                      reference_only)
 
 ENTRIES = {
     "H2_JW": "H2_ccpvdz_JW_UCCSD_v4_tapered__sha256_93a0f8a8604d9aed.json",
@@ -28,7 +29,10 @@ ENTRIES = {
 }
 
 TOL_HA = 1e-8
-SUBPROCESS_ENV = pinned_env(1, PYTHONPATH=str(ROOT))
+#: The children's environment: the test process's kernel profile at launch (its
+#: QENCODE_NB_BLAS_PROFILE, OPENBLAS_CORETYPE and NPY_DISABLE_CPU_FEATURES enter the
+#: rebuild cache's key), so a child finds what the test process wrote.
+SUBPROCESS_ENV = pinned_env(1, TEST_PROFILE, PYTHONPATH=str(ROOT))
 
 
 def _load(key):

@@ -64,7 +64,8 @@ def test_binder_start_exports_six_thread_variables_then_execs():
                          capture_output=True, text=True, check=True,
                          env={"PATH": "/usr/bin:/bin"}).stdout
     env = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
-    assert {var: env.get(var) for var in THREAD_VARS} == pin_environment(1)
+    pins = pin_environment(1)
+    assert {var: env.get(var) for var in THREAD_VARS} == {var: pins[var] for var in THREAD_VARS}
 
 
 def test_papermill_engine_is_registered_under_the_entry_point_group():
@@ -107,12 +108,21 @@ def _readme_commands(section: str) -> list[str]:
 
 
 def test_ci_runs_the_readme_test_command():
-    """.ci/run runs README's test command verbatim: every tier but heavy."""
-    full, quick = _readme_commands("Run the tests")[:2]
+    """.ci/run runs README's test command verbatim (every tier but heavy), then the
+    fast bit-level tests again under the other host kind's OpenBLAS preset."""
+    full, preset, quick = _readme_commands("Run the tests")[:3]
     assert full == '.venv/bin/python -m pytest -ra -m "not heavy"'
+    assert preset == ('OPENBLAS_CORETYPE=Haswell OPENBLAS_L2_SIZE=512 .venv/bin/python -m '
+                      'pytest -ra -m "bitlevel and not slow and not heavy"')
     assert quick == '.venv/bin/python -m pytest -ra -m "not slow and not notebook"'
     ci = (ROOT / ".ci" / "run").read_text()
-    assert ci.splitlines()[-1] == full
+    lines = [line.strip() for line in ci.splitlines()]
+    assert full in lines
+    second = '.venv/bin/python -m pytest -ra -m "bitlevel and not slow and not heavy"'
+    assert lines.count(second) == 2, "with and without the preset, whichever the host lacks"
+    assert "env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE \\" in lines
+    assert "OPENBLAS_CORETYPE=Haswell OPENBLAS_L2_SIZE=512 \\" in lines
+    assert lines.index(full) < lines.index(second)
     assert "set -euo pipefail" in ci, "a failing pytest must fail CI"
 
 
@@ -121,6 +131,6 @@ def test_test_tiers_are_registered_markers_and_strict():
 
     opts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
     names = {m.split(":", 1)[0] for m in opts["markers"]}
-    assert names == {"notebook", "slow", "heavy", "network", "browser"}
+    assert names == {"notebook", "slow", "heavy", "network", "browser", "bitlevel"}
     assert "--strict-markers" in opts["addopts"]
     assert opts["addopts"][-2:] == ["-m", "not heavy"], "heavy stays out unless asked for"

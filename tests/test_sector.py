@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from conftest import SHARED_DB, pinned_env, reference_only
+from conftest import SHARED_DB, TEST_PROFILE, pinned_env, reference_only
 from qencode_nb.notebook import pins as threads
 
 
@@ -265,6 +265,8 @@ def h8():
 
 
 @pytest.mark.slow
+@reference_only     # the sector state is built on the rebuilt CASSCF orbitals
+@pytest.mark.bitlevel
 def test_tapered_angles_map_to_sector_angles(h8):
     """Five H8 pool operators at random angles theta (real entry, 13 tapered qubits).
 
@@ -334,7 +336,7 @@ def test_the_qnode_convention_rotates_by_twice_the_angle():
 _SECTOR_ADAPT_SCRIPT = r"""
 import json, sys
 from qencode_nb.notebook.pins import pin
-PIN = pin(1)
+PIN = pin(1, sys.argv[2])
 from qencode_nb.rerun import adapt
 from qencode_nb.problem.check import rebuild
 from qencode_nb.rerun.problem import build_problem
@@ -354,26 +356,29 @@ print(json.dumps({"energy": res.best_energy, "hex": float(res.best_energy).hex()
 """
 
 
+@pytest.mark.bitlevel
 @pytest.mark.slow
 def test_h8_adapt_rerun_on_the_sector_engine_is_deterministic_across_processes(h8):
-    """Two processes at 1 BLAS thread re-run H8 ADAPT on the sector engine:
-    bit-identical energies and selections; the selection is the recorded one
-    (98 operators), the energy within 1e-9 Ha of the published one (measured
-    2e-14 Ha) and below the 10 mHa early-stop line."""
+    """Two processes at 1 BLAS thread under the test profile re-run H8 ADAPT on the
+    sector engine: bit-identical energies and selections, below the 10 mHa early-stop
+    line.  Under the reference kernel triple the selection is the recorded one (98
+    operators) and the energy within 1e-9 Ha of the published one (measured 2e-14 Ha);
+    under another the sector engine runs on other CASSCF orbitals (issue 22)."""
     e, _ = h8
     outs = []
     for _ in range(2):
-        proc = subprocess.run([sys.executable, "-c", _SECTOR_ADAPT_SCRIPT, str(e.source)],
-                              capture_output=True, text=True,
-                              env=pinned_env(1))
+        proc = subprocess.run([sys.executable, "-c", _SECTOR_ADAPT_SCRIPT, str(e.source),
+                               TEST_PROFILE], capture_output=True, text=True,
+                              env=pinned_env(1, TEST_PROFILE))
         assert proc.returncode == 0, proc.stderr[-2000:]
         outs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
     a, b = outs
     assert a["threads"] == b["threads"] == 1
     assert a["hex"] == b["hex"] and a["selected"] == b["selected"] and a["nfev"] == b["nfev"]
-    assert a["selected"] == e.adapt["selected_operator_indices"]
-    assert abs(a["energy"] - e.published_energy) < 1e-9
     assert a["stopped_early"] and abs(a["energy"] - e.casci_energy) < 0.01
+    if TEST_PROFILE == "reference":
+        assert a["selected"] == e.adapt["selected_operator_indices"]
+        assert abs(a["energy"] - e.published_energy) < 1e-9
 
 
 def test_compiled_rotations_equal_the_numpy_closed_form_bit_for_bit(h4):
