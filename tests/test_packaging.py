@@ -113,12 +113,12 @@ def test_ci_runs_the_readme_test_command():
     full, preset, quick = _readme_commands("Run the tests")[:3]
     assert full == '.venv/bin/python -m pytest -ra -m "not heavy"'
     assert preset == ('OPENBLAS_CORETYPE=Haswell OPENBLAS_L2_SIZE=512 .venv/bin/python -m '
-                      'pytest -ra -m "bitlevel and not slow and not heavy"')
+                      'pytest -ra -m "bitlevel and not slow and not notebook and not heavy"')
     assert quick == '.venv/bin/python -m pytest -ra -m "not slow and not notebook"'
     ci = (ROOT / ".ci" / "run").read_text()
     lines = [line.strip() for line in ci.splitlines()]
     assert full in lines
-    second = '.venv/bin/python -m pytest -ra -m "bitlevel and not slow and not heavy"'
+    second = '.venv/bin/python -m pytest -ra -m "bitlevel and not slow and not notebook and not heavy"'
     assert lines.count(second) == 2, "with and without the preset, whichever the host lacks"
     assert "env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE \\" in lines
     assert "OPENBLAS_CORETYPE=Haswell OPENBLAS_L2_SIZE=512 \\" in lines
