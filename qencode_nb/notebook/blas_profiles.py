@@ -27,7 +27,7 @@ module imports nothing heavy.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from qencode_nb.errors import PinError
 
@@ -131,9 +131,6 @@ class KernelProfile:
     numpy_disable: tuple = ()
     source: str = ""
 
-    def triple(self) -> tuple:
-        """``(numpy's, scipy's, PySCF's)`` kernel."""
-        return tuple(self.coretypes[c] for c in COPIES)
 
 
 #: The kernel triple under which the QEncode v4 entries reproduce: numpy's and
@@ -184,7 +181,6 @@ class Resolution:
     coretypes: dict
     numpy_disable: tuple = ()
     fallback: str | None = None
-    missing: dict = field(default_factory=dict)
 
     def to_record(self) -> dict:
         return {"requested": self.requested, "used": self.used,
@@ -266,13 +262,25 @@ def resolve(blas_coretype, flags: set[str] | None = None, *, strict: bool = Fals
     if strict or profile is not REFERENCE or missing_flags(PORTABLE, flags):
         if profile is REFERENCE and not strict:     # not even AVX2: the host's kernels
             return Resolution(profile.name, HOST, {c: None for c in COPIES},
-                              fallback=reason + "; the host's kernels are used",
-                              missing=missing)
+                              fallback=reason + "; the host's kernels are used")
         raise PinError(f"blas_coretype {profile.name!r}: {reason}")
     return Resolution(profile.name, PORTABLE.name, dict(PORTABLE.coretypes),
-                      PORTABLE.numpy_disable, missing=missing,
-                      fallback=reason + "; the portable profile is used (" + ", ".join(
-                          f"{c} {PORTABLE.coretypes[c]}" for c in COPIES) + ")")
+                      PORTABLE.numpy_disable,
+                      fallback=reason + f"; the portable profile is used "
+                                        f"({triple_text(PORTABLE.coretypes)})")
+
+
+def triple_text(kernels: dict) -> str:
+    """``numpy SkylakeX, scipy SkylakeX, pyscf Prescott`` for ``{copy: kernel}``, in
+    :data:`COPIES` order (``not loaded`` for a copy without a kernel)."""
+    return ", ".join(f"{c} {kernels.get(c) or 'not loaded'}" for c in COPIES)
+
+
+def is_reference(kernels: dict) -> bool:
+    """Whether ``{copy: kernel}`` (threadpoolctl's architectures) is the
+    :data:`REFERENCE` triple (case-insensitive)."""
+    return all(str(kernels.get(c) or "").lower() == REFERENCE.coretypes[c].lower()
+               for c in COPIES)
 
 
 def default() -> str:

@@ -187,8 +187,9 @@ def pin(blas_threads: int = 1, blas_coretype: str | None = None) -> dict:
        cores; a larger request is applied through threadpoolctl's runtime
        limit and measured again.  Every threaded BLAS pool must report
        ``blas_threads``.  Copies reporting another ``architecture`` than asked
-       are listed (:func:`kernel_mismatches`: an OpenBLAS build maps a kernel it
-       lacks to its nearest one), not refused.
+       are listed (``kernel_mismatches``: an OpenBLAS build maps a kernel it
+       lacks to its nearest one; measured: numpy 2.2.6's OpenBLAS 0.3.29 reports
+       SkylakeX for Cooperlake and Haswell for Zen), not refused.
 
     Args:
         blas_threads: requested BLAS threads (int >= 1).
@@ -266,22 +267,6 @@ def pin(blas_threads: int = 1, blas_coretype: str | None = None) -> dict:
                   and str(kernels.get(copy)).lower() != want.lower()]
     return {"blas_threads": have, "blas_coretype": launch or None, "profile": profile,
             "pools": pools, "kernel_mismatches": mismatches}
-
-
-def kernel_mismatches(pools: list[dict], coretype: str | None) -> list[str]:
-    """OpenBLAS pools whose reported ``architecture`` is not ``coretype``.
-
-    Not an error: an OpenBLAS build maps a requested coretype to the nearest
-    kernel it was built with (measured here: numpy 2.2.6's OpenBLAS 0.3.29
-    reports SkylakeX for ``OPENBLAS_CORETYPE=Cooperlake`` and Haswell for
-    Zen, scipy 1.13.1's 0.3.27 reports Cooperlake and Zen).  The provenance
-    records the list so the kernel actually in force is never hidden.
-    """
-    if not coretype:
-        return []
-    return [f"{p.get('filepath')} runs {p.get('architecture')}" for p in pools
-            if p.get("internal_api") == "openblas"
-            and str(p.get("architecture", "")).lower() != coretype.lower()]
 
 
 def blas_report() -> dict:

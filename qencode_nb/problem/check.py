@@ -117,16 +117,15 @@ def rebuild_mismatch(entry, rebuilt) -> str | None:
     n_stored, n_found = entry.tapered_num_qubits, int(tap.n_qubits_tapered)
     if stored == found and n_stored == n_found:
         return None
-    from qencode_nb.notebook.blas_profiles import COPIES, REFERENCE
+    from qencode_nb.notebook.blas_profiles import REFERENCE, is_reference, triple_text
     from qencode_nb.notebook.pins import copy_kernels
 
     kernels = copy_kernels()
-    triple = ", ".join(f"{c} {kernels.get(c, 'not loaded')}" for c in COPIES)
-    reference = ", ".join(f"{c} {REFERENCE.coretypes[c]}" for c in COPIES)
+    triple, reference = triple_text(kernels), triple_text(REFERENCE.coretypes)
     head = (f"the rebuild finds {found} Z2 symmetries ({n_found} tapered qubits) where the "
             f"entry records {stored} ({n_stored}); PySCF's orbitals depend on the OpenBLAS "
             f"kernels, here {triple}")
-    if all(str(kernels.get(c)).lower() == REFERENCE.coretypes[c].lower() for c in COPIES):
+    if is_reference(kernels):
         return head + " (the reference triple): the entry's procedure does not rebuild it"
     return (head + f"; the QEncode v4 entries were generated under the reference triple "
                    f"{reference} (-p blas_coretype reference, on a CPU with AVX-512)")

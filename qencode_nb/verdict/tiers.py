@@ -230,7 +230,7 @@ def kernel_reason(provenance: dict, blas_coretype=None) -> tuple[str, str | None
     reference one, else the sentence that makes tier 3 ``n/a`` (DESIGN.md: tier 3
     is claimed only on the reference kernel triple).
     """
-    from qencode_nb.notebook.blas_profiles import COPIES, REFERENCE
+    from qencode_nb.notebook.blas_profiles import REFERENCE, is_reference, triple_text
     from qencode_nb.notebook.pins import copy_of
 
     copies = (provenance.get("numeric") or {}).get("openblas")
@@ -239,10 +239,8 @@ def kernel_reason(provenance: dict, blas_coretype=None) -> tuple[str, str | None
                   for p in (provenance.get("blas") or {}).get("pools") or []
                   if p.get("library") == "openblas"]
     used = {c.get("copy"): c.get("kernel") for c in copies}
-    triple = ", ".join(f"{c} {used.get(c) or 'not loaded'}" for c in COPIES)
-    reference = ", ".join(f"{c} {REFERENCE.coretypes[c]}" for c in COPIES)
+    triple, reference = triple_text(used), triple_text(REFERENCE.coretypes)
     note = (f"OpenBLAS kernels: {triple}"
             + (f" (OPENBLAS_CORETYPE={blas_coretype} at numpy load)" if blas_coretype else "")
             + f"; reference triple: {reference} (-p blas_coretype reference)")
-    same = all(str(used.get(c) or "").lower() == REFERENCE.coretypes[c].lower() for c in COPIES)
-    return note, None if same else f"not the reference kernel triple ({triple})"
+    return note, None if is_reference(used) else f"not the reference kernel triple ({triple})"
