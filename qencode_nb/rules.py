@@ -181,10 +181,17 @@ H2O), 1.4e-4 (LiH), 1.3e-4 (NH3).  Measured on the 40 shared entries: <=
 iterative CASCI converges to ~1e-9 Ha).  1e-6 sits ~500x above the worst
 of_bridge value and 10x below the smallest native one."""
 
+GENERATOR_ANG_TO_BOHR = 1.8897259886
+"""Angstrom -> Bohr factor of QEncode's generator (``ANG_TO_BOHR`` in
+``scripts/generate_entry_v4.py``, qencode-benchmark master a46b4ec), used to
+rebuild the ``pennylane_native`` path exactly as it was called."""
+
 COEFF_MATCH_HA = 1e-8
 """Largest |coefficient difference| (Ha) for which two Hamiltonians count as the
-same build (PySCF moves by a few ulps with the BLAS kernel; measured
-rebuilt-vs-stored differences are <= 1e-13)."""
+same build, after the equivalences of :mod:`qencode_nb.problem.equivalence`
+(PySCF moves by a few ulps with the BLAS kernel; measured rebuilt-vs-stored
+differences on the 27 shared entries with Hartree-Fock orbitals are <= 1e-13 Ha).
+An edited coefficient above it is a Hamiltonian alert (issue 23)."""
 
 WEYL_REUSE_HA = 1e-9
 """When stored and rebuilt operators differ by at most this (operator norm,

@@ -98,7 +98,8 @@ def test_rebuilt_hamiltonian_matches_stored(key, shared_cache):
     assert abs(r["ground_energy_stored_terms"] - entry.exact_ground_energy) <= TOL_HA
     assert r["ground_method"] == "dense" and r["stored_ground_method"] == "dense"
     assert r["fingerprint_ha"] < TOL_HA and r["fingerprint_rebuilt_ha"] < TOL_HA
-    assert r["hamiltonian_source_inferred"] == "of_bridge"
+    assert r["hamiltonian_source"] == r["hamiltonian_source_inferred"] == "of_bridge"
+    assert r["status"] == "pass" and r["paths"]["of_bridge"]["equivalence"] == "identical"
     assert r["hamiltonian_source_recorded"] == "of_bridge" and r["source_matches"] is True
     assert r["fingerprint_informative"] is (entry.bk_constant_correction_ha is None)
     # The cache's exact ground energy is the generator's e_exact_qubit.
@@ -114,7 +115,10 @@ def test_check_entry_uses_the_cached_ground_energy(shared_cache):
     assert r["cache_hit"] is True and r["ground_method"] == "given"
     assert r["stored_ground_method"].startswith("reused rebuilt ground (Weyl bound")
     assert r["weyl_bound_ha"] <= 1e-9
-    assert r["hamiltonian_source_inferred"] == "of_bridge" and r["source_matches"]
+    assert r["hamiltonian_source"] == "of_bridge" and r["source_matches"]
+    # Parity: the generator never took PennyLane's native path, so it is not built.
+    assert r["paths"]["pennylane_native"] == {
+        "built": False, "reason": "the generator routes parity through of_bridge"}
     assert abs(r["ground_energy_diff"]) <= TOL_HA and abs(r["e_casci_diff"]) <= TOL_HA
 
 
@@ -153,8 +157,10 @@ def test_perturbed_coefficient_is_caught_by_every_check(shared_cache):
     assert r["max_abs_dcoeff_term"] == "I"
     assert r["stored_ground_method"] == "dense"  # Weyl bound 1e-4: diagonalised
     assert r["fingerprint_ha"] == pytest.approx(1e-4, rel=1e-6)
-    assert r["hamiltonian_source_inferred"] == "pennylane_native"
-    assert r["source_matches"] is False
+    # An edited coefficient is a failure naming the term, not another generator path.
+    assert r["status"] == "fail" and r["hamiltonian_source"] is None
+    assert r["hamiltonian_source_inferred"] is None and r["source_matches"] is None
+    assert "of_bridge differs by 1.000e-04 Ha at I" in r["reason"]
 
 
 def test_perturbed_non_diagonal_term_moves_the_fingerprint(shared_cache):
@@ -165,7 +171,9 @@ def test_perturbed_non_diagonal_term_moves_the_fingerprint(shared_cache):
     r = _compare(entry, tap, stored_terms=_shifted(entry.pauli_terms, index, 1e-4))
     assert r["max_abs_dcoeff"] == pytest.approx(1e-4, rel=1e-6)
     assert 1e-6 < r["fingerprint_ha"] <= 1e-4 + 1e-12  # Weyl: |dE| <= |dc|
-    assert r["hamiltonian_source_inferred"] == "pennylane_native"
+    assert r["status"] == "fail" and r["hamiltonian_source"] is None
+    term = entry.pauli_terms[index]["pauli_string"]
+    assert r["paths"]["of_bridge"]["max_abs_dcoeff_term"] == term and term in r["reason"]
 
 
 def test_perturbed_rebuild_moves_its_ground_energy(shared_cache):
@@ -206,10 +214,11 @@ def test_constant_correction_entry_infers_from_coefficients(shared_cache):
     r = _compare(entry, tap, stored_terms=_shifted(entry.pauli_terms, 1, 1e-4))
     assert r["fingerprint_informative"] is False
     assert r["max_abs_dcoeff"] == pytest.approx(1e-4, rel=1e-6)
-    assert r["hamiltonian_source_inferred"] == "pennylane_native"
-    assert "coefficients" in r["inference_basis"]
-    # And a wrong constant shows up in the energies.
+    assert r["status"] == "fail" and r["hamiltonian_source"] is None
+    assert r["inference_basis"] == r["reason"]
+    # And a wrong constant shows up in the energies and fails the check by name.
     r = _compare(entry, tap, constant_ha=entry.bk_constant_correction_ha + 1e-4)
+    assert r["status"] == "fail" and "bk_constant_correction_ha" in r["reason"]
     assert r["weyl_bound_ha"] == pytest.approx(1e-4, rel=1e-6)
     assert abs(r["ground_energy_diff"]) <= TOL_HA
     assert r["fingerprint_ha"] == pytest.approx(1e-4, rel=1e-4)
@@ -220,20 +229,25 @@ def test_undeclared_source_and_bad_arguments(shared_cache):
 
     entry, _, tap = _rebuilt("H2_JW", shared_cache)
     r = _compare(entry, tap, hamiltonian_source_recorded=None)
-    assert r["source_matches"] is None and r["hamiltonian_source_inferred"] == "of_bridge"
+    assert r["source_matches"] is None and r["hamiltonian_source"] == "of_bridge"
     with pytest.raises(ValueError, match="diagonalise_stored"):
         _compare(entry, tap, diagonalise_stored="sometimes")
     with pytest.raises(EntryError, match="outside"):
         _compare(entry, tap, stored_terms=[{"pauli_string": "Z7", "coefficient": 1.0}])
 
 
-def test_threshold_separates_the_measured_of_bridge_and_native_ranges():
+def test_fingerprint_is_reported_not_used_to_name_a_path(shared_cache):
+    """Issue 23: a fingerprint above the threshold once 'inferred' pennylane_native;
+    now only a rebuilt path can be named, and an edit that moves the fingerprint
+    is a failure."""
     from qencode_nb.problem import hamcheck
 
     assert hamcheck.FINGERPRINT_THRESHOLD_HA == 1e-6
-    assert "3.6e-4" in hamcheck.__doc__ and "1e-15" in hamcheck.__doc__
-    assert hamcheck.infer_source(1.9e-9) == "of_bridge"  # H8 / H10 (iterative CASCI)
-    assert hamcheck.infer_source(1e-5) == "pennylane_native"
+    assert not hasattr(hamcheck, "infer_source")
+    entry, _, tap = _rebuilt("LiH_PAR_HEA", shared_cache)
+    r = _compare(entry, tap, stored_terms=_shifted(entry.pauli_terms, 0, 1e-5))
+    assert r["fingerprint_ha"] > hamcheck.FINGERPRINT_THRESHOLD_HA
+    assert r["hamiltonian_source"] is None and r["status"] == "fail"
 
 
 # ---------------------------------------------------------------------------

@@ -1,14 +1,16 @@
 """Hamiltonian check: a rebuilt qubit Hamiltonian against the stored one.
 
 DESIGN.md, "Three tiers" / Hamiltonian check: rebuilt vs stored Pauli
-terms, exact ground energies, and the energy fingerprint that infers the
-``hamiltonian_source`` an entry was built with.  Energies in Ha.
+terms, exact ground energies, and the ``hamiltonian_source`` the stored terms
+are proven to equal by rebuilding each generator path
+(:mod:`qencode_nb.problem.sources`: of_bridge, and PennyLane's native path
+when of_bridge does not match; equal after term order or a Pauli
+conjugation, :mod:`qencode_nb.problem.equivalence`).  Energies in Ha.
 
-The fingerprint is |E_exact(qubit H) - E_CASCI|.  QEncode's generator used two
-paths without recording which (before v4.4): OpenFermion from PySCF's CASCI
-integrals (``of_bridge``; the qubit ground energy equals CASCI to ~1e-15 Ha)
-and PennyLane's native ``molecular_hamiltonian``, which runs its own
-Hartree-Fock (``pennylane_native``; up to 3.6e-4 Ha from CASCI).
+The fingerprint |E_exact(qubit H) - E_CASCI| is reported, not used to decide:
+QEncode's generator says of_bridge matches CASCI to ~1e-15 Ha and PennyLane's
+native ``molecular_hamiltonian`` (its own Hartree-Fock) lands up to 3.6e-4 Ha
+away, but an edited coefficient moves it too (issue 23).
 
 The thresholds are :data:`qencode_nb.rules.FINGERPRINT_THRESHOLD_HA` (with
 its sources), :data:`qencode_nb.rules.COEFF_MATCH_HA` and
@@ -30,6 +32,7 @@ from qencode_nb.entry.pauli_strings import (
     parse_pauli_string,
     validate_pauli_terms,
 )
+from qencode_nb.problem import sources
 from qencode_nb.problem.pauli import from_pauli_terms
 from qencode_nb.rules import COEFF_MATCH_HA, FINGERPRINT_THRESHOLD_HA, WEYL_REUSE_HA
 
@@ -67,11 +70,6 @@ def _rebuilt_side(rebuilt_H, num_qubits: int):
     return _rebuilt_terms(operator), sorted(operator.wires), lambda: operator
 
 
-def infer_source(fingerprint_ha: float) -> str:
-    """``"of_bridge"`` below :data:`FINGERPRINT_THRESHOLD_HA`, else ``"pennylane_native"``."""
-    return "of_bridge" if fingerprint_ha < FINGERPRINT_THRESHOLD_HA else "pennylane_native"
-
-
 def compare_hamiltonian(stored_terms, num_qubits: int, rebuilt_H, *,
                         e_exact_stored: float | None, e_casci: float,
                         constant_ha: float | None = 0.0,
@@ -79,7 +77,9 @@ def compare_hamiltonian(stored_terms, num_qubits: int, rebuilt_H, *,
                         hamiltonian_source_recorded: str | None = None,
                         rebuilt_ground_ha: float | None = None,
                         diagonalise_stored: str = "auto",
-                        ground_is_casci: bool = False, cache_dir=None) -> dict:
+                        ground_is_casci: bool = False, cache_dir=None,
+                        kernel_dependent: bool = False,
+                        kernels_note: str | None = None) -> dict:
     """Compare a stored tapered Hamiltonian with a rebuilt (of_bridge) one.
 
     Args:
@@ -109,6 +109,9 @@ def compare_hamiltonian(stored_terms, num_qubits: int, rebuilt_H, *,
             fingerprint is then not informative and the coefficients decide.
         cache_dir: cache root of the stored ground energy's side file
             (:func:`stored_ground_energy`; None: the default root).
+        kernel_dependent, kernels_note: as :func:`qencode_nb.problem.sources.decide`
+            takes them (CASSCF orbitals; the kernels in force when not the
+            reference triple).
 
     Returns:
         dict with ``n_terms`` (rebuilt), ``n_terms_stored``, ``terms_match``
@@ -124,20 +127,20 @@ def compare_hamiltonian(stored_terms, num_qubits: int, rebuilt_H, *,
         ``ground_energy_diff`` (rebuilt - recorded); ``ground_energy_stored_terms``
         (exact ground of the stored terms + constant) and
         ``stored_ground_method``; ``fingerprint_ha`` = |E_exact(stored qubit H)
-        - E_CASCI| and ``fingerprint_rebuilt_ha``; ``fingerprint_informative``;
-        ``hamiltonian_source_inferred`` (None when not inferable) with
-        ``inference_basis``; ``trace_diff_ha`` and ``norm_sq_diff_ha2`` (rebuilt
+        - E_CASCI| and ``fingerprint_rebuilt_ha``; ``fingerprint_informative``
+        (False with a constant correction, which makes it ~0 by construction);
+        ``trace_diff_ha`` and ``norm_sq_diff_ha2`` (rebuilt
         minus stored identity coefficient and sum of |c|^2: invariant under the
         tapering Clifford and active-orbital rotations);
-        ``hamiltonian_source_recorded``; ``source_matches`` (``None`` when
-        undeclared); the thresholds used.
-
-    Inference: with no constant correction, the fingerprint decides
-    (:data:`FINGERPRINT_THRESHOLD_HA`).  With a correction the fingerprint is
-    ~0 by construction (the generator sets the constant to E_CASCI minus the
-    sector ground energy), so the coefficients decide instead: ``of_bridge``
-    when every stored term matches the of_bridge rebuild within
-    :data:`COEFF_MATCH_HA`, else ``pennylane_native`` (the only other path).
+        ``hamiltonian_source_recorded``; the thresholds used; ``paths``
+        (``{"of_bridge": record}``, :func:`qencode_nb.problem.sources.compare_path`:
+        equal or not after the equivalences, the largest difference and its
+        term) and :func:`qencode_nb.problem.sources.decide`'s keys:
+        ``hamiltonian_source`` (the path the stored terms equal, or None),
+        ``status`` (pass / fail / unverified), ``reason``,
+        ``hamiltonian_source_inferred`` (the same path), ``inference_basis``
+        (the same sentence) and ``source_matches`` (None when undeclared or
+        when no path matched).  :func:`check_entry` adds the other paths.
 
     Raises:
         EntryError: malformed stored terms (``validate_pauli_terms``).
@@ -184,30 +187,13 @@ def compare_hamiltonian(stored_terms, num_qubits: int, rebuilt_H, *,
     fingerprint = abs(ground_stored_terms - e_casci)
     fingerprint_rebuilt = abs(ground - e_casci)
     informative = constant == 0.0 and not ground_is_casci
-    coeffs_match = not missing and not extra and (
-        max(dcoeff.values(), default=0.0) <= COEFF_MATCH_HA)
     # Invariant under the tapering Clifford and under active-orbital rotations.
     trace_diff = complex(rebuilt.get("I", 0.0) - stored.get("I", 0.0)).real
     norm_diff = (sum(abs(v) ** 2 for v in rebuilt.values())
                  - sum(abs(v) ** 2 for v in stored.values()))
-    if informative:
-        inferred = infer_source(fingerprint)
-        basis = (f"fingerprint {fingerprint:.3e} Ha "
-                 f"{'<' if inferred == 'of_bridge' else '>='} "
-                 f"{FINGERPRINT_THRESHOLD_HA:.0e} Ha")
-    elif ground_is_casci and not coeffs_match:
-        inferred = None
-        basis = ("not inferred: without a diagonalisation the fingerprint is 0 by "
-                 "construction, and the coefficients differ from the of_bridge rebuild "
-                 "(CASSCF orbitals converge only to their tolerance, so coefficients of "
-                 "~1e-5 Ha do not tell the two sources apart); spectral invariants: "
-                 f"trace (identity coefficient) difference {trace_diff:.3e} Ha, "
-                 f"sum of squared coefficients difference {norm_diff:.3e} Ha^2")
-    else:
-        inferred = "of_bridge" if coeffs_match else "pennylane_native"
-        basis = ("coefficients vs the of_bridge rebuild "
-                 f"({'match' if coeffs_match else 'differ'} within {COEFF_MATCH_HA:.0e} Ha); "
-                 "the fingerprint is 0 by construction with a constant correction")
+    paths = {"of_bridge": sources.compare_path(stored, constant, rebuilt, constant_rebuilt)}
+    decision = sources.decide(paths, recorded=hamiltonian_source_recorded,
+                              kernel_dependent=kernel_dependent, kernels_note=kernels_note)
 
     return {
         "num_qubits": num_qubits,
@@ -239,12 +225,9 @@ def compare_hamiltonian(stored_terms, num_qubits: int, rebuilt_H, *,
         "fingerprint_informative": informative,
         "fingerprint_threshold_ha": FINGERPRINT_THRESHOLD_HA,
         "coeff_match_ha": COEFF_MATCH_HA,
-        "hamiltonian_source_inferred": inferred,
-        "inference_basis": basis,
         "trace_diff_ha": trace_diff, "norm_sq_diff_ha2": norm_diff,
         "hamiltonian_source_recorded": hamiltonian_source_recorded,
-        "source_matches": (None if hamiltonian_source_recorded is None or inferred is None
-                           else hamiltonian_source_recorded == inferred),
+        "paths": paths, **decision,
     }
 
 
@@ -293,7 +276,14 @@ def check_entry(entry, *, cache_dir=None, diagonalise_stored: str = "auto",
 
     Returns:
         :func:`compare_hamiltonian`'s dict plus ``cache_hit``, ``cache_key``,
-        ``constant_rebuilt_ha`` from the rebuild and ``e_casci_rebuilt``.
+        ``constant_rebuilt_ha`` from the rebuild and ``e_casci_rebuilt``; its
+        ``paths`` hold every registered generator path
+        (:func:`qencode_nb.problem.sources.prove`: PennyLane's native path is
+        built, through its cache, only when the stored terms do not equal the
+        of_bridge rebuild and the generator could have taken it), and the
+        outcome keys are :func:`~qencode_nb.problem.sources.decide`'s over all
+        of them.  CASSCF orbitals make the rebuild kernel-dependent: off the
+        reference kernel triple a mismatch is ``unverified``, not ``fail``.
 
     Raises:
         EntryError: the entry stores no Hamiltonian, or a field is not accepted.
@@ -308,6 +298,8 @@ def check_entry(entry, *, cache_dir=None, diagonalise_stored: str = "auto",
     chem, tap = rebuilt if rebuilt is not None else cached_rebuild_entry(
         entry, cache_dir=cache_dir)
     light = (chem.exact_method or "").startswith("CASCI")
+    kernel_dependent = entry.orbital_optimization == "casscf"
+    note = sources.kernel_note()
     num_qubits = (entry.raw["artifacts"]["qubit_hamiltonian"]["num_qubits"]
                   if entry.raw else entry.tapered_num_qubits)
     result = compare_hamiltonian(
@@ -318,7 +310,14 @@ def check_entry(entry, *, cache_dir=None, diagonalise_stored: str = "auto",
         hamiltonian_source_recorded=entry.hamiltonian_source,
         rebuilt_ground_ha=chem.e_exact_tapered_ha,
         diagonalise_stored="never" if light else diagonalise_stored,
-        ground_is_casci=light, cache_dir=cache_dir)
+        ground_is_casci=light, cache_dir=cache_dir, kernel_dependent=kernel_dependent,
+        kernels_note=note)
+    paths = sources.prove(entry, (chem, tap), _canonical_terms(entry.pauli_terms),
+                          float(entry.bk_constant_correction_ha or 0.0),
+                          result["paths"]["of_bridge"], cache_dir=cache_dir)
+    result["paths"] = paths
+    result.update(sources.decide(paths, recorded=entry.hamiltonian_source,
+                                 kernel_dependent=kernel_dependent, kernels_note=note))
     result.update(cache_hit=chem.cache_hit, cache_key=chem.cache_key,
                   e_casci_rebuilt=chem.e_casci,
                   e_casci_diff=chem.e_casci - entry.casci_energy)

@@ -34,7 +34,8 @@ TIERS = (("procedure", "1 procedure"), ("certification", "2 certification"),
 
 #: Badge colours by status (pass/yes green, partly/n/a amber, fail/no red).
 COLOURS = {"pass": "#1a7f37", "yes": "#1a7f37", "fail": "#cf222e", "no": "#cf222e",
-           "n/a": "#9a6700", "partly": "#9a6700", "warning": "#9a6700", "running": "#57606a",
+           "n/a": "#9a6700", "partly": "#9a6700", "warning": "#9a6700",
+           "unverified": "#9a6700", "running": "#57606a",
            "failed": "#cf222e", "done": "#1a7f37"}
 
 _TEMPLATE = r"""
@@ -219,6 +220,9 @@ class Card:
             if isinstance(r.get("hamiltonian"), dict) else None
         if isinstance(boundary, dict) and boundary.get("warning"):
             return COLOURS["warning"]
+        if isinstance(r.get("hamiltonian"), dict) and \
+                r["hamiltonian"].get("status") == "unverified":
+            return COLOURS["warning"]
         return COLOURS["pass"]
 
     def _checks(self) -> list:
@@ -243,12 +247,16 @@ class Card:
         h = r.get("hamiltonian")
         if isinstance(h, dict) and "terms_match" in h:
             ok = h.get("terms_match")
-            out.append(("hamiltonian", "pass" if ok else ("n/a" if ok is None else "fail"),
-                        f"{h.get('n_terms')} terms, {h.get('num_qubits')} "
-                        f"qubit{'' if h.get('num_qubits') == 1 else 's'}, "
-                        f"fingerprint {h.get('fingerprint_ha', float('nan')):.3g} Ha"
-                        if isinstance(h.get("fingerprint_ha"), float) else
-                        f"{h.get('n_terms')} terms"))
+            status = h.get("status") or ("pass" if ok else ("n/a" if ok is None else "fail"))
+            size = (f"{h.get('n_terms')} terms, {h.get('num_qubits')} "
+                    f"qubit{'' if h.get('num_qubits') == 1 else 's'}")
+            source = h.get("hamiltonian_source")
+            if status == "pass" and source:
+                how = (h.get("paths") or {}).get(source, {}).get("equivalence")
+                text = f"{size}, equal to the {source} rebuild" + (f" ({how})" if how else "")
+            else:
+                text = f"{size}: {h.get('reason') or 'not compared'}"
+            out.append(("hamiltonian", status, text))
         boundary = (h or {}).get("active_space_boundary") if isinstance(h, dict) else None
         if isinstance(boundary, dict) and boundary.get("warning"):
             out.append(("active space", "warning", boundary["warning"]))

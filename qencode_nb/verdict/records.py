@@ -24,7 +24,9 @@ AUDIT_RECORDS = {
     "strict": "whether strict mode was requested",
     "provenance": "versions vs pins, git, platform, CPU, every BLAS pool, the numeric fingerprint (numeric: every OpenBLAS copy, numpy dispatch, numba CPU, libc, variables, hash)",
     "integrity": "SHA-256 by QEncode's rule, the entry's own signature state and the public key it was checked with (signature_key), QEncode's signing_key_id",
-    "hamiltonian": "the Hamiltonian check: terms, ground energies, fingerprint, cache",
+    "hamiltonian": "the Hamiltonian check: terms, ground energies, fingerprint, cache; "
+                   "hamiltonian_source proven by rebuilding each generator path (paths), "
+                   "status pass / fail / unverified with its reason",
     "engine": "engine requested (None, sector, fast) and used, and why the requested one did not run",
     "replay": "energy of the stored optimal parameters vs the published energy",
     "rerun": "the re-run: energy, nfev, restarts, configuration used, findings",
@@ -46,7 +48,7 @@ AUDIT_RECORDS = {
     "bit_identical": "re-run energy equal to the published one to the last bit",
     "difference": "re-run vs published energy: delta, ulps, float.hex",
     "consistency": "internal consistency of the published numbers",
-    "alerts": "integrity, replay and consistency failures",
+    "alerts": "integrity, Hamiltonian, replay and consistency failures",
     "tiers": "the three tiers: procedure, certification, bit_identical",
     "verdict": "the one-line summary",
     "works_on_my_qpu": "the five questions (code, environment, documentation, hardware, executability): yes/partly/no with the reason",

@@ -91,7 +91,7 @@ def consistency(entry, rerun_energy: float | None) -> dict:
 
 def verdict(entry, *, rerun, provenance: dict, blas_threads: int,
             blas_coretype: str | None = None, integrity=None, replay=None,
-            procedure=None) -> Verdict:
+            procedure=None, hamiltonian: dict | None = None) -> Verdict:
     """The three tiers, margins and the one-line summary (DESIGN.md, "three tiers").
 
     Args:
@@ -107,6 +107,9 @@ def verdict(entry, *, rerun, provenance: dict, blas_threads: int,
             named in the summary line.
         procedure: the :class:`~qencode_nb.verdict.procedure.Procedure`
             (tier 1); None: tier 1 n/a.
+        hamiltonian: the ``hamiltonian`` record
+            (:func:`qencode_nb.problem.check.hamiltonian_check`); its ``status``
+            "fail" (the stored terms equal no generator path) is an alert.
 
     Returns:
         a :class:`Verdict`; certified when the regenerated error is below the
@@ -126,6 +129,8 @@ def verdict(entry, *, rerun, provenance: dict, blas_threads: int,
         alerts.append("INTEGRITY FAIL")
     if replay and replay.get("status") == "fail":
         alerts.append(f"REPLAY FAIL ({replay.get('abs_delta_ha', float('nan')):.3e} Ha)")
+    if isinstance(hamiltonian, dict) and hamiltonian.get("status") == "fail":
+        alerts.append("HAMILTONIAN FAIL: " + str(hamiltonian.get("reason")))
     if cons["status"] == "fail":
         alerts.append("INCONSISTENT: " + "; ".join(cons["reasons"]))
     alert_text = "".join(f"; {a}" for a in alerts)
