@@ -13,6 +13,6 @@ ROOT = Path(__file__).resolve().parent.parent
 PARAMS_DIR = ROOT / "params"
 #: The notebooks the runner executes (audit, threading, suite, figures).
 NOTEBOOKS = ROOT / "notebooks"
-#: The QEncode JSON files of the entries ``params/`` names (Apache-2.0; LICENSE
+#: The QEncode JSON files of the entries ``params/`` names (MIT, QEncode's license; LICENSE
 #: and NOTICE beside them), which complete a bundled entry when no ``db`` is given.
 BUNDLED_DB = ROOT / "data" / "qencode-v4"

@@ -124,7 +124,7 @@ def test_unknown_vocabulary_names_field_value_and_accepted(tmp_path, lih_raw):
 
 
 def test_a_real_v3_entry_is_refused_by_its_schema_version_first():
-    """A real QEncode 3.0.0 entry (tests/data/qencode-v3, Apache-2.0, NOTICE) lacks
+    """A real QEncode 3.0.0 entry (tests/data/qencode-v3, MIT, LICENSE, NOTICE) lacks
     v4 fields; the version is checked before the structure, so it is refused naming
     schema_version, its value and the accepted one, not the first missing field."""
     v3 = ROOT / "tests" / "data" / "qencode-v3" / \

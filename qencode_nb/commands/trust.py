@@ -16,7 +16,10 @@ was checked, or every reason it is not.
 ``qencode-nb crate RUNS_DIR|AUDIT.ipynb`` writes ``ro-crate-metadata.json`` (Process Run
 Crate 0.6, :mod:`qencode_nb.trust.crate`): of a folder, one ``CreateAction`` per audit
 notebook (and the sweep's ``summary.csv``); of one notebook, the crate of its folder
-with that audit added to those its crate already describes.
+with that audit added to those its crate already describes.  An entry file is copied
+into the crate only when its SHA-256 is the one the audit recorded; one left out is
+printed ("crate: warning: FILE: left out of the crate, named by NOTEBOOK: why") and
+described in the metadata as not copied.
 
 Exit status: 0 when everything was done or verified, 1 when a notebook was not signed
 or verification failed, 2 on bad arguments (a bad key file, no audit notebook).
@@ -110,7 +113,9 @@ def _verify(args) -> int:
 
 
 def _crate(args) -> int:
-    from qencode_nb.trust.crate import described_notebooks, write_crate
+    import warnings
+
+    from qencode_nb.trust.crate import CrateWarning, described_notebooks, write_crate
 
     try:
         notebooks = audit_targets(args.target)
@@ -122,11 +127,18 @@ def _crate(args) -> int:
             known, had_summary = described_notebooks(folder)
             notebooks = known + notebooks
             summary = folder / "summary.csv" if had_summary else None
-        path = write_crate(folder, notebooks, summary=summary)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", CrateWarning)
+            path = write_crate(folder, notebooks, summary=summary)
     except QencodeNbError as exc:
         return _error(exc)
     n = len({Path(p).resolve() for p in notebooks})
     print(f"crate: {path} ({n} audit(s), Process Run Crate 0.6)")
+    for w in caught:
+        if issubclass(w.category, CrateWarning):
+            print(f"crate: warning: {w.message}")
+        else:
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
     return 0
 
 

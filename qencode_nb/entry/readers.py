@@ -10,13 +10,20 @@ in ``Entry.undeclared``, never silently defaulted.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
 from qencode_nb.entry import vocabulary
 from qencode_nb.entry.fields import default
 from qencode_nb.entry.model import JSON_NAMES, YAML_NAMES, Entry, check_semantics
-from qencode_nb.entry.schema import PARAMS_SPEC, QENCODE_SPEC, SCHEMA_VERSION, validate
+from qencode_nb.entry.schema import (
+    OWN_PARAMS_SPEC,
+    PARAMS_SPEC,
+    QENCODE_SPEC,
+    SCHEMA_VERSION,
+    validate,
+)
 from qencode_nb.errors import EntryError
 
 
@@ -152,23 +159,22 @@ def from_qencode(raw: dict, path: Path) -> Entry:
 
 
 def from_params(data: dict, path: Path) -> Entry:
+    """A ``params/*.yaml`` entry: the published facts of one QEncode entry (a
+    ``qencode`` section: :data:`~qencode_nb.entry.schema.PARAMS_SPEC`, every fact
+    stated), or a YAML entry of one's own (no ``qencode`` section:
+    :func:`from_own_params`)."""
+    if isinstance(data, dict) and "qencode" not in data:
+        return from_own_params(data, path)
     try:
         validate(data, PARAMS_SPEC)
         p, enc, run, pub = data["problem"], data["encoding"], data["run"], data["published"]
-        asp = p["active_space"]
-        if len(asp) != 2 or not all(isinstance(x, int) and not isinstance(x, bool) for x in asp):
-            raise EntryError(f"{asp!r} is not accepted; accepted: [num_electrons, "
-                             "num_spatial_orbitals], two integers", field="problem.active_space")
-        ansatz = vocabulary.ansatz(enc["ansatz"], "encoding.ansatz")
-        if ansatz == "hea" and "reps" not in enc:
-            raise EntryError("required for ansatz hea", field="encoding.reps")
-        if ansatz == "adapt" and "adapt" not in enc:
-            raise EntryError("required for ansatz adapt", field="encoding.adapt")
+        asp = _active_space(p["active_space"])
+        ansatz = _ansatz_of(enc)
         entry = Entry(
             source=path, kind="params-yaml", entry_id=data["qencode"]["entry_id"],
             sha256=data["qencode"]["sha256"], name=p["molecule"], geometry=p["geometry"],
             basis=p["basis"], charge=p["charge"], spin=p["spin"],
-            active_space=(asp[0], asp[1]),
+            active_space=asp,
             orbital_optimization=vocabulary.orbitals(p["orbital_optimization"]),
             mapping=vocabulary.mapping(enc["mapping"]), ansatz=ansatz,
             reps=enc.get("reps") if ansatz == "hea" else None,
@@ -188,12 +194,119 @@ def from_params(data: dict, path: Path) -> Entry:
             published_early_stopped=pub["early_stopped"], num_params=pub["num_params"],
             tool_versions=dict(data.get("tool_versions") or {}),
             adapt=dict(enc["adapt"]) if ansatz == "adapt" else None,
-            params_yaml=path,
+            params_yaml=path, threshold_source="published.threshold_ha",
             early_stop=run.get("early_stop", True),
             undeclared={} if "early_stop" in run else {
                 "early_stop": {"used": True, "source": default("early_stop")[1]}},
         )
         return check_semantics(entry, YAML_NAMES)
+    except EntryError as err:
+        raise err.with_path(path) from None
+
+
+def _active_space(asp) -> tuple[int, int]:
+    if len(asp) != 2 or not all(isinstance(x, int) and not isinstance(x, bool) for x in asp):
+        raise EntryError(f"{asp!r} is not accepted; accepted: [num_electrons, "
+                         "num_spatial_orbitals], two integers", field="problem.active_space")
+    return asp[0], asp[1]
+
+
+def _ansatz_of(enc: dict) -> str:
+    ansatz = vocabulary.ansatz(enc["ansatz"], "encoding.ansatz")
+    if ansatz == "hea" and "reps" not in enc:
+        raise EntryError("required for ansatz hea", field="encoding.reps")
+    if ansatz == "adapt" and "adapt" not in enc:
+        raise EntryError("required for ansatz adapt", field="encoding.adapt")
+    return ansatz
+
+
+#: What the rebuild derives for a YAML of one's own that does not state it.
+REBUILD_DERIVES = {
+    "tapered_num_qubits": "the rebuilt problem's tapered qubit count",
+    "hf_tapered_state": "the rebuilt tapering's HF state (qchem.taper_hf)",
+    "bk_constant_correction_ha": "the rebuilt tapering's constant correction",
+}
+
+
+def from_own_params(data: dict, path: Path) -> Entry:
+    """A YAML entry of one's own (:data:`~qencode_nb.entry.schema.OWN_PARAMS_SPEC`):
+    the procedure, optionally a published result.
+
+    Its id is ``name`` (else the file's stem); it records no SHA-256 (integrity reads
+    n/a).  The tapered qubit count, tapered HF state and tapering constant it does not
+    state come from the rebuild (``Entry.from_rebuild``); the Hamiltonian source and the
+    backend it does not state are the generator's defaults, listed in
+    ``Entry.undeclared``; the certification threshold it does not state
+    (``threshold_ha`` or ``published.threshold_ha``) is
+    :data:`qencode_nb.rules.CERTIFICATION_THRESHOLD_HA`.  Without a published energy
+    tier 2 measures the re-run against the rebuilt Hamiltonian's exact ground energy.
+
+    Raises:
+        EntryError: a structure, vocabulary or value fault (naming the field).
+    """
+    from qencode_nb.rules import CERTIFICATION_THRESHOLD_HA
+
+    try:
+        validate(data, OWN_PARAMS_SPEC)
+        p, enc, run = data["problem"], data["encoding"], data["run"]
+        pub = data.get("published") or {}
+        ansatz = _ansatz_of(enc)
+        undeclared = {}
+        if "early_stop" not in run:
+            undeclared["early_stop"] = {"used": True, "source": default("early_stop")[1]}
+        for key, field in (("backend", "backend"),):
+            if key not in run:
+                value, source = default(field)
+                undeclared[field] = {"used": value, "source": f"run.{key} missing; {source}"}
+        if "hamiltonian_source" not in enc:
+            value, source = default("hamiltonian_source")
+            undeclared["hamiltonian_source"] = {
+                "used": value, "source": f"encoding.hamiltonian_source missing; {source}"}
+        thresholds = {f: v for f, v in (("threshold_ha", data.get("threshold_ha")),
+                                        ("published.threshold_ha", pub.get("threshold_ha")))
+                      if v is not None}
+        if len(set(thresholds.values())) > 1:
+            raise EntryError(f"{thresholds['threshold_ha']!r} but published.threshold_ha is "
+                             f"{thresholds['published.threshold_ha']!r}; accepted: one "
+                             "threshold (state it once)", field="threshold_ha")
+        threshold_field = next(iter(thresholds), None)
+        threshold = thresholds.get(threshold_field, CERTIFICATION_THRESHOLD_HA)
+        threshold_source = threshold_field or (
+            "threshold_ha missing; QEncode v4's certification threshold "
+            "(rules.CERTIFICATION_THRESHOLD_HA)")
+        backend = run.get("backend", default("backend")[0])
+        entry = Entry(
+            source=path, kind="params-yaml", entry_id=data.get("name") or path.stem,
+            sha256=None, name=p["molecule"], geometry=p["geometry"], basis=p["basis"],
+            charge=p["charge"], spin=p["spin"], active_space=_active_space(p["active_space"]),
+            orbital_optimization=vocabulary.orbitals(p["orbital_optimization"]),
+            mapping=vocabulary.mapping(enc["mapping"]), ansatz=ansatz,
+            reps=enc.get("reps") if ansatz == "hea" else None,
+            optimizer=vocabulary.optimizer(run["optimizer"], "run.optimizer"),
+            max_iterations=run["max_iterations"], restarts_requested=run["restarts"],
+            seed=run["seed"], backend=vocabulary.backend(backend, "run.backend"),
+            hamiltonian_source=enc.get("hamiltonian_source"),
+            tapering_sectors=list(enc["tapering_sectors"]),
+            hf_tapered_state=(list(enc["hf_tapered_state"]) if "hf_tapered_state" in enc
+                              else None),
+            tapered_num_qubits=enc.get("tapered_num_qubits"),
+            bk_constant_correction_ha=enc.get("bk_constant_correction_ha"),
+            published_energy=pub.get("energy_ha"),
+            exact_ground_energy=pub.get("exact_ground_energy_ha"),
+            casci_energy=pub.get("casci_energy_ha"), hf_energy=pub.get("hf_energy_ha"),
+            published_error=pub.get("error_ha"), threshold=threshold,
+            published_certified=pub.get("certified"), published_nfev=pub.get("nfev"),
+            published_restarts_run=pub.get("restarts_run"),
+            published_early_stopped=pub.get("early_stopped"),
+            num_params=pub.get("num_params"),
+            tool_versions=dict(data.get("tool_versions") or {}),
+            adapt=dict(enc["adapt"]) if ansatz == "adapt" else None,
+            params_yaml=path, early_stop=run.get("early_stop", True), undeclared=undeclared,
+            threshold_source=threshold_source,
+            from_rebuild={k: why for k, why in REBUILD_DERIVES.items() if k not in enc},
+        )
+        names = dict(YAML_NAMES, threshold=threshold_field or "threshold_ha")
+        return check_semantics(entry, names)
     except EntryError as err:
         raise err.with_path(path) from None
 
@@ -207,16 +320,22 @@ def read_qencode_json(path) -> Entry:
     """
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
+        text = data.decode("utf-8")
     except OSError as exc:
         raise EntryError(f"cannot read: {exc.strerror}", path=path) from None
+    except UnicodeDecodeError as exc:
+        raise EntryError(f"not UTF-8 text ({exc.reason} at byte {exc.start}); accepted: "
+                         "a QEncode schema 4.0.0 JSON file", path=path) from None
     try:
         raw = json.loads(text)
     except json.JSONDecodeError as exc:
         raise EntryError(f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
                          "accepted: a complete QEncode schema 4.0.0 JSON object",
                          path=path) from None
-    return from_qencode(raw, path)
+    entry = from_qencode(raw, path)
+    entry.file_sha256 = hashlib.sha256(data).hexdigest()
+    return entry
 
 
 def read_params_yaml(path) -> Entry:
@@ -229,9 +348,15 @@ def read_params_yaml(path) -> Entry:
 
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = path.read_bytes()
+        data = yaml.safe_load(raw.decode("utf-8"))
     except OSError as exc:
         raise EntryError(f"cannot read: {exc.strerror}", path=path) from None
+    except UnicodeDecodeError as exc:
+        raise EntryError(f"not UTF-8 text ({exc.reason} at byte {exc.start}); accepted: "
+                         "a YAML entry file", path=path) from None
     except yaml.YAMLError as exc:
         raise EntryError(f"not valid YAML: {exc}", path=path) from None
-    return from_params(data, path)
+    entry = from_params(data, path)
+    entry.file_sha256 = hashlib.sha256(raw).hexdigest()
+    return entry

@@ -80,7 +80,9 @@ QENCODE_SPEC = {
     "circuit_stats?": ANY,
 }
 
-# params/<name>.yaml structure (see params/README.md).
+# params/<name>.yaml structure of a QEncode entry's published facts (lih, h2, h6):
+# a YAML with a ``qencode`` section states every published fact, each cross-checked
+# against its JSON (qencode_nb.entry.lookup.load).
 PARAMS_SPEC = {
     "name": (str,),
     "description": (str,),
@@ -100,6 +102,32 @@ PARAMS_SPEC = {
                   "threshold_ha": NUM, "certified": (bool,), "nfev": (int,),
                   "restarts_run": (int,), "early_stopped": (bool,), "num_params": (int,)},
     "tool_versions": ANY,
+}
+
+# A YAML entry of one's own (no ``qencode`` section): the procedure alone is required
+# (molecule, geometry, basis, charge, spin, active space, orbitals, mapping, tapering
+# sectors, ansatz, optimiser, budgets, seed).  What the rebuild derives (tapered qubits,
+# the tapered HF state, the tapering constant) may be stated; a published result is
+# optional, and with it ``published.energy_ha`` is required.  The Hamiltonian source and
+# the backend default to the generator's (reported undeclared).
+OWN_PARAMS_SPEC = {
+    "name?": (str,),
+    "description?": (str,),
+    "problem": PARAMS_SPEC["problem"],
+    "encoding": {"mapping": (str,), "ansatz": (str,), "reps?": (int,),
+                 "tapering_sectors": (list,), "hf_tapered_state?": (list,),
+                 "tapered_num_qubits?": (int,), "bk_constant_correction_ha?": OPT_NUM,
+                 "hamiltonian_source?": (str,),
+                 "adapt?": {"gradient_threshold": NUM, "max_operators": (int,)}},
+    "run": {"optimizer": (str,), "max_iterations": (int,), "restarts": (int,),
+            "seed": (int,), "backend?": (str,), "early_stop?": (bool,)},
+    "published?": {"energy_ha": NUM, "exact_ground_energy_ha?": NUM,
+                   "casci_energy_ha?": NUM, "hf_energy_ha?": NUM, "error_ha?": NUM,
+                   "threshold_ha?": NUM, "certified?": (bool,), "nfev?": (int,),
+                   "restarts_run?": (int,), "early_stopped?": (bool,),
+                   "num_params?": (int,)},
+    "threshold_ha?": NUM,
+    "tool_versions?": ANY,
 }
 
 

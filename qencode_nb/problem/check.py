@@ -35,7 +35,15 @@ def rebuild(entry):
     from qencode_nb.problem.cache import cached_rebuild_entry
 
     full_qubits = 2 * entry.active_space[1]
-    return cached_rebuild_entry(entry, light=full_qubits > LIGHT_REBUILD_ABOVE_QUBITS)
+    result = cached_rebuild_entry(entry, light=full_qubits > LIGHT_REBUILD_ABOVE_QUBITS)
+    chem, tap = result
+    # The rebuilt energies, and what a YAML of one's own leaves to the rebuild.
+    entry.complete_from_rebuild(
+        tapered_num_qubits=int(tap.n_qubits_tapered), hf_tapered_state=tap.hf_tapered,
+        bk_constant_correction_ha=tap.bk_constant_correction_ha,
+        exact_ground_energy=chem.e_exact_qubit_ha, casci_energy=chem.e_casci,
+        hf_energy=chem.e_hf)
+    return result
 
 
 def hamiltonian_check(entry, rebuilt) -> dict:
@@ -77,21 +85,26 @@ def hamiltonian_check(entry, rebuilt) -> dict:
         out = hamcheck.check_entry(entry, rebuilt=rebuilt)
     else:
         ground = chem.e_exact_qubit_ha
+        fingerprint = abs(ground - (chem.e_casci if entry.casci_energy is None
+                                    else entry.casci_energy))
         out = {"n_terms": len(tap.tapered_terms()), "n_terms_stored": None,
+               "num_qubits": int(tap.n_qubits_tapered),
                "terms_match": None, "max_abs_dcoeff": None, "ground_energy": ground,
                "ground_energy_stored": entry.exact_ground_energy,
-               "ground_energy_diff": ground - entry.exact_ground_energy,
-               "fingerprint_ha": abs(ground - entry.casci_energy),
+               "ground_energy_diff": _minus(ground, entry.exact_ground_energy),
+               "fingerprint_ha": fingerprint,
                "hamiltonian_source": None, "hamiltonian_source_inferred": None,
                "hamiltonian_source_recorded": entry.hamiltonian_source,
                "source_matches": None, "status": "n/a",
-               "reason": "no stored Hamiltonian to prove a generator path of "
-                         "(pass db=FOLDER to compare terms)",
-               "note": "no stored Hamiltonian (pass db=FOLDER to compare terms)"}
-        out["inference_basis"] = out["reason"]
-    out.update({"e_hf_rebuilt": chem.e_hf, "e_hf_diff": chem.e_hf - entry.hf_energy,
+               "reason": ("a YAML entry of one's own: no stored Hamiltonian, the rebuilt one "
+                          f"({int(tap.n_qubits_tapered)} qubits) is the problem"
+                          if entry.is_own else
+                          "no stored Hamiltonian to prove a generator path of "
+                          "(pass db=FOLDER to compare terms)")}
+        out["note"] = out["inference_basis"] = out["reason"]
+    out.update({"e_hf_rebuilt": chem.e_hf, "e_hf_diff": _minus(chem.e_hf, entry.hf_energy),
                 "e_casci_rebuilt": chem.e_casci,
-                "e_casci_diff": chem.e_casci - entry.casci_energy,
+                "e_casci_diff": _minus(chem.e_casci, entry.casci_energy),
                 "z2_symmetries_stored": len(entry.tapering_sectors),
                 "z2_symmetries_rebuilt": len(tap.z2_sectors),
                 "structure_mismatch": rebuild_mismatch(entry, rebuilt),
@@ -103,6 +116,11 @@ def hamiltonian_check(entry, rebuilt) -> dict:
 
     out["active_space_boundary"] = boundary_check(entry)
     return out
+
+
+def _minus(rebuilt: float | None, published: float | None) -> float | None:
+    """``rebuilt - published`` (Ha), None where the entry publishes no value."""
+    return None if rebuilt is None or published is None else rebuilt - published
 
 
 def rebuild_mismatch(entry, rebuilt) -> str | None:

@@ -182,7 +182,7 @@ def build_problem(entry, rebuilt, engine: str | None = None,
             fast_reason = exc.reason
     common = dict(hamiltonian_origin=origin, wires=wires,
                   constant_ha=entry.bk_constant_correction_ha or 0.0,
-                  e_target=entry.casci_energy, ansatz=entry.ansatz,
+                  e_target=entry.casci_target, ansatz=entry.ansatz,
                   reps=entry.reps if entry.ansatz == "hea" else None,
                   z2_sectors=[int(x) for x in tapered.z2_sectors],
                   engine_requested=engine_requested, sector_problem=sector,

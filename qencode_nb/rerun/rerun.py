@@ -107,7 +107,7 @@ def rerun(entry, problem, optimizer: str | None = None, resume: bool = False,
     checkpoint = Checkpoint(material(entry, problem, str(optimizer or entry.optimizer.name),
                                      "adapt" if is_adapt else "vqe"),
                             resume=resume, cache_dir=checkpoint_dir)
-    progress = Progress(entry.exact_ground_energy, problem.constant_ha,
+    progress = Progress(entry.reference_energy, problem.constant_ha,
                         entry.adapt["max_operators"] if is_adapt else entry.restarts_requested,
                         None if is_adapt else entry.max_iterations, label=entry.name)
     try:

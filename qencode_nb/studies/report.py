@@ -30,12 +30,31 @@ from qencode_nb.studies.report_tables import QPU_QUESTIONS
 #: The page template (package data: pyproject ``[tool.setuptools.package-data]``).
 TEMPLATE = Path(__file__).resolve().parent / "templates" / "report.html.j2"
 
-#: nbconvert's lab template without its CDN scripts: a notebook page loads nothing.
+#: The report page's script (sorting, filtering), rendered alone: its SHA-256 is the
+#: only script the page's Content-Security-Policy allows (:func:`page_script`).
+SCRIPT_TEMPLATE = "report_script.js.j2"
+
+#: The Content-Security-Policy of a rendered notebook page: no script at all (an
+#: untrusted notebook in JupyterLab runs none), styles and data: images inline only.
+NOTEBOOK_PAGE_CSP = ("default-src 'none'; script-src 'none'; style-src 'unsafe-inline'; "
+                     "img-src data:; font-src data:; base-uri 'none'; form-action 'none'")
+
+#: nbconvert's lab template without its CDN scripts and widget loader, its page headed
+#: by :data:`NOTEBOOK_PAGE_CSP` (before anything from the notebook), a mermaid output
+#: shown as escaped text: a notebook page loads and runs nothing.
 OFFLINE_NOTEBOOK_TEMPLATE = """{%- extends 'index.html.j2' -%}
+{%- block html_head -%}
+<meta http-equiv="Content-Security-Policy" content="CSP">
+{{ super() }}
+{%- endblock html_head -%}
 {%- block html_head_js_requirejs -%}{%- endblock html_head_js_requirejs -%}
 {%- block html_head_js_mathjax -%}{%- endblock html_head_js_mathjax -%}
 {%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
-"""
+{%- block jupyter_widgets -%}{%- endblock jupyter_widgets -%}
+{% block data_mermaid scoped -%}
+<div class="jp-RenderedText jp-OutputArea-output"><pre>{{ output.data['text/vnd.mermaid'] | escape_html }}</pre></div>
+{%- endblock data_mermaid %}
+""".replace("CSP", NOTEBOOK_PAGE_CSP)
 
 
 def inline_svg(svg_text: str, prefix: str) -> str:
@@ -75,15 +94,21 @@ def report_figures(table, folder) -> list[dict]:
                     "svg": inline_svg((Path(tmp) / "margins.svg").read_text(), "mp-")})
         svg = folder / "robustness.svg"
         csvs = [folder / "robustness.csv", folder / "robustness_summary.csv"]
-        if not svg.is_file() and all(p.is_file() for p in csvs):
+        title = "Robustness: error range per entry over the perturbations (mHa)"
+        if all(p.is_file() for p in csvs):
+            # drawn here from the study's tables, never the folder's SVG inlined
             from qencode_nb.studies.robustness_plot import robustness_plot
 
             robustness_plot(pd.read_csv(csvs[0]), pd.read_csv(csvs[1]), Path(tmp) / "rb")
-            svg = Path(tmp) / "rb.svg"
-        if svg.is_file():
-            out.append({"id": "qnb-robustness-plot", "title": "Robustness: error range "
-                        "per entry over the perturbations (mHa)",
-                        "svg": inline_svg(svg.read_text(), "rb-")})
+            out.append({"id": "qnb-robustness-plot", "title": title,
+                        "svg": inline_svg((Path(tmp) / "rb.svg").read_text(), "rb-")})
+        elif svg.is_file():
+            # a figure file of the folder (anyone's): an image, in which no script runs
+            import base64
+
+            out.append({"id": "qnb-robustness-plot", "title": title, "svg": None,
+                        "img": "data:image/svg+xml;base64,"
+                               + base64.b64encode(svg.read_bytes()).decode()})
     return out
 
 
@@ -193,6 +218,21 @@ def summary_counts(table) -> dict:
             "published_certified": int(sum(v is True for v in done["published_certified"]))}
 
 
+def page_script(env) -> tuple[str, str]:
+    """``(script, Content-Security-Policy)`` of the report page: its one script
+    (:data:`SCRIPT_TEMPLATE`) and a policy that allows only that script, by its SHA-256
+    (CSP Level 2 hash source), no other script, plugin, form target or base URL, styles
+    inline and images as data: URLs.  The page itself escapes every value it shows."""
+    import base64
+    import hashlib
+
+    script = env.get_template(SCRIPT_TEMPLATE).render()
+    digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode()
+    csp = (f"default-src 'none'; script-src 'sha256-{digest}'; style-src 'unsafe-inline'; "
+           "img-src data:; base-uri 'none'; form-action 'none'")
+    return script, csp
+
+
 def render_report(table, *, title: str, figures=(), pages=None, generated=None) -> str:
     """The page (HTML text) of a :func:`~qencode_nb.studies.report_tables.report_table`.
 
@@ -211,6 +251,7 @@ def render_report(table, *, title: str, figures=(), pages=None, generated=None) 
     from importlib.metadata import version
 
     import jinja2
+    import markupsafe
 
     rows = table.astype(object).where(table.notna(), None).to_dict("records")
     shown = [c for c in COLUMNS if c[0] != "fragile_measured"
@@ -225,7 +266,9 @@ def render_report(table, *, title: str, figures=(), pages=None, generated=None) 
                              autoescape=True, undefined=jinja2.StrictUndefined)
     stamp = generated or datetime.datetime.now(datetime.timezone.utc).strftime(
         "%Y-%m-%d %H:%M UTC")
+    script, csp = page_script(env)
     return env.get_template(TEMPLATE.name).render(
+        script=markupsafe.Markup(script), csp=csp,
         title=title, generated=stamp, version=version("qencode-nb"),
         environments=environments(table),
         columns=shown, groups=groups, summary=summary_counts(table),
@@ -252,7 +295,13 @@ def render_notebook_pages(paths, folder) -> dict:
     """Each executed notebook as an HTML page ``<folder>/<stem>.html`` (nbconvert's
     HTMLExporter, lab template, images embedded, no CDN script:
     :data:`OFFLINE_NOTEBOOK_TEMPLATE`); returns ``{stem: path}``.  Math in markdown
-    cells shows as its TeX source (MathJax would load from a CDN)."""
+    cells shows as its TeX source (MathJax would load from a CDN).
+
+    A runs folder may hold notebooks someone else produced, so each page is rendered
+    the way JupyterLab shows an untrusted notebook: ``sanitize_html=True`` (nbconvert's
+    bleach-based ``clean_html`` over every ``text/html`` and markdown output and the
+    markdown cells; ``application/javascript`` outputs are not rendered), and the page's
+    :data:`NOTEBOOK_PAGE_CSP` lets no script run whatever got through."""
     from jinja2 import DictLoader
     from nbconvert import HTMLExporter
 
@@ -261,7 +310,7 @@ def render_notebook_pages(paths, folder) -> dict:
     exporter = HTMLExporter(template_name="lab", template_file="qnb_offline.html.j2",
                             extra_loaders=[DictLoader({"qnb_offline.html.j2":
                                                        OFFLINE_NOTEBOOK_TEMPLATE})],
-                            embed_images=True)
+                            embed_images=True, sanitize_html=True)
     out = {}
     for path in map(Path, paths):
         body, _ = exporter.from_filename(str(path))

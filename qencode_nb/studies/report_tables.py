@@ -104,8 +104,10 @@ def _entry_facts(records: dict, parameters: dict) -> dict:
     except (QencodeNbError, OSError, ValueError, KeyError, TypeError):
         e = None
     if e is not None:
+        qubits = e.tapered_num_qubits   # None in a YAML of one's own: the rebuild's count
         return {"molecule": e.name, "mapping": e.mapping, "ansatz": e.ansatz,
-                "qubits": e.tapered_num_qubits}
+                "qubits": qubits if qubits is not None
+                else (records.get("hamiltonian") or {}).get("num_qubits")}
     declared = {f.get("field"): f.get("declared") for f in records.get("fields") or []
                 if isinstance(f, dict)}
     return {"molecule": None, "mapping": declared.get("mapping"),

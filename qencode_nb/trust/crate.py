@@ -6,7 +6,13 @@ workflow-run context for ``environment`` and ``sha256``).  For every audit noteb
 ``NAME.ipynb`` one ``CreateAction`` ``#audit-NAME``:
 
 - ``object``: the entry file the audit read (``entry_source``), copied into the crate as
-  ``entries/<file name>`` (``alternateName``: where it was read from) with its ``sha256``;
+  ``entries/<file name>`` (``alternateName``: where it was read from) with its ``sha256``,
+  only when its SHA-256 is the one the audit recorded (:func:`entry_file_check`: the
+  ``integrity`` record's ``file_sha256``, or for an older audit of a QEncode JSON the
+  hash by QEncode's rule it recomputed).  A notebook from elsewhere cannot make the crate
+  publish another file: one that does not match is left out, described as a
+  ``CreativeWork`` saying why, and a :class:`CrateWarning` names it (``qencode-nb crate``
+  prints it);
 - ``result``: the executed notebook (``sha256``) and the verdict line and the three
   tiers as ``PropertyValue`` entities;
 - ``instrument``: the toolkit (``SoftwareApplication`` qencode-nb with its
@@ -47,8 +53,8 @@ WFRUN_CONTEXT = "https://w3id.org/ro/terms/workflow-run/context"
 #: The crate's metadata file, in the folder it describes.
 METADATA = "ro-crate-metadata.json"
 #: The audit record names a crate reads.
-READ_RECORDS = ("entry_id", "entry_source", "mode", "verdict", "tiers", "provenance",
-                "done", "error")
+READ_RECORDS = ("entry_id", "entry_source", "integrity", "mode", "verdict", "tiers",
+                "provenance", "done", "error")
 COMPLETED = "http://schema.org/CompletedActionStatus"
 FAILED = "http://schema.org/FailedActionStatus"
 #: Per-pool facts of ``provenance.blas.pools`` written as ``additionalProperty``.
@@ -57,6 +63,48 @@ POOL_PROPERTIES = ("architecture", "threads", "filepath", "threading_layer", "us
 
 class CrateError(QencodeNbError, ValueError):
     """A crate cannot be written: a notebook outside the folder, no audit notebook."""
+
+
+class CrateWarning(UserWarning):
+    """An entry file an audit names was left out of the crate (the message names the
+    file, the notebook and why)."""
+
+
+def entry_file_check(source: Path, integrity) -> str | None:
+    """Whether the entry file an audit names may be copied into its crate: None when
+    it is the file the audit read, else why not.
+
+    The audit's ``integrity`` record holds ``file_sha256``, the SHA-256 of the entry
+    file's bytes as read; the file must hash to it.  An audit written before that field
+    existed is matched, for a QEncode JSON file, by the SHA-256 under QEncode's rule it
+    recomputed (``integrity.recomputed``).  Anything else is left out: the records of a
+    notebook are its author's word, and a crate must not publish a file of the user's
+    that a crafted ``entry_source`` names.
+    """
+    integrity = integrity if isinstance(integrity, dict) else {}
+    want = integrity.get("file_sha256")
+    if isinstance(want, str) and want:
+        have = _sha256(source)
+        if have == want:
+            return None
+        return (f"its SHA-256 {have} is not the {want} the audit recorded for its entry "
+                "file (integrity.file_sha256)")
+    recomputed = integrity.get("recomputed")
+    if isinstance(recomputed, str) and recomputed and source.suffix.lower() == ".json":
+        import json
+
+        from qencode_nb.entry.hashing import qencode_sha256
+
+        try:
+            have = qencode_sha256(json.loads(source.read_text(encoding="utf-8")))
+        except (ValueError, TypeError, AttributeError, KeyError, UnicodeDecodeError):
+            have = None
+        if have == recomputed:
+            return None
+        return (f"it is not the QEncode entry whose SHA-256 (QEncode's rule) the audit "
+                f"recomputed, {recomputed}")
+    return ("the audit recorded no SHA-256 of its entry file (integrity.file_sha256), so "
+            "the file cannot be shown to be the one it read")
 
 
 def _sha256(path: Path) -> str:
@@ -145,6 +193,8 @@ class _Builder:
     def __init__(self, crate, folder: Path):
         self.crate, self.folder = crate, folder
         self.entries: dict[str, object] = {}
+        #: One line per entry file left out (file, notebook, why).
+        self.left_out: list[str] = []
 
     def entity(self, identifier: str, type_, **properties):
         from rocrate.model.contextentity import ContextEntity
@@ -192,21 +242,35 @@ class _Builder:
             "description": "the audit notebook papermill executes (notebooks/audit.ipynb of "
                            "the toolkit, as it was when the crate was written)"})
 
-    def entry(self, source: Path, entry_id: str | None):
-        key = str(source)
+    def entry(self, source: Path, entry_id: str | None, integrity=None,
+              notebook: Path | None = None):
+        why = None if not source.is_file() else entry_file_check(source, integrity)
+        key = f"{source}\0{why}"
         if key in self.entries:
             return self.entries[key]
         fmt = "application/json" if source.suffix == ".json" else "application/yaml"
         if not source.is_file():
             ent = self.entity(f"#entry-{_slug(source.name)}", "CreativeWork", name=entry_id,
-                              alternateName=key, description="the entry file the audit read; "
+                              alternateName=str(source),
+                              description="the entry file the audit read; "
                               "not found when the crate was written")
+        elif why is not None:
+            import warnings
+
+            text = (f"{source}: left out of the crate, named by "
+                    f"{notebook.name if notebook else 'an audit'}: {why}")
+            self.left_out.append(text)
+            warnings.warn(text, CrateWarning, stacklevel=2)
+            ent = self.entity(f"#entry-left-out-{_slug(source.name)}-{len(self.left_out)}",
+                              "CreativeWork", name=entry_id, alternateName=str(source),
+                              description=f"the entry file the audit names, not copied: {why}")
         else:
             dest = f"entries/{source.name}"
             taken = self.crate.get(dest)
-            if taken is not None and taken.get("alternateName") != key:
+            if taken is not None and taken.get("alternateName") != str(source):
                 dest = f"entries/{_sha256(source)[:12]}-{source.name}"
-            ent = self.file(source, dest, name=entry_id or source.name, alternateName=key,
+            ent = self.file(source, dest, name=entry_id or source.name,
+                            alternateName=str(source),
                             encodingFormat=fmt, sha256=_sha256(source),
                             description="the QEncode entry the audit read, copied from "
                                         "alternateName")
@@ -296,7 +360,8 @@ class _Builder:
                                        properties={k: v for k, v in props.items() if v},
                                        result=result)
         if r.get("entry_source"):
-            action["object"] = [self.entry(Path(r["entry_source"]), r.get("entry_id"))]
+            action["object"] = [self.entry(Path(str(r["entry_source"])), r.get("entry_id"),
+                                           r.get("integrity"), notebook)]
         env = self.environment(aid, blas)
         if env:
             action["environment"] = env

@@ -142,8 +142,11 @@ class Card:
             if r.get("error_mha") is not None:
                 errors.append(("regenerated", _fmt_mha(r.get("error_mha")),
                                _fmt_margin(r.get("margin_regenerated"))))
-            errors.append(("published", _fmt_mha(r.get("published_error_mha")),
-                           _fmt_margin(r.get("margin_published"))))
+            if r.get("published_error_mha") is None:      # a YAML of one's own
+                errors.append(("published", "n/a (none published)", "n/a"))
+            else:
+                errors.append(("published", _fmt_mha(r.get("published_error_mha")),
+                               _fmt_margin(r.get("margin_published"))))
             errors.append(("threshold", f"{threshold:g}" if isinstance(threshold, float)
                            else "-", ""))
         tiers = []
@@ -192,6 +195,11 @@ class Card:
         head = f"ALERTS ({len(alerts)}: see below); " if alerts else ""
         threshold = r.get("threshold_mha", float("nan"))
         certified = r.get("certified")
+        published = ("no published energy" if r.get("published_error_mha") is None
+                     and "published_error_mha" in r else None)
+        if certified is None and published:
+            return (f"{head}{published}, no re-run (mode={r.get('mode')}): threshold "
+                    f"{threshold:g} mHa")
         if certified is None:
             cert = ("published certified" if r.get("published_certified")
                     else "published not certified")
@@ -204,6 +212,10 @@ class Card:
             cert += f" ({change} certification)"
         if r.get("fragile"):
             cert += ", fragile"
+        if published:
+            return (f"{head}{cert}; regenerated error {_fmt_mha(r.get('error_mha'))} mHa "
+                    f"against the rebuilt exact ground energy ({published}, threshold "
+                    f"{threshold:g}), margin {_fmt_margin(r.get('margin_regenerated'))}")
         return f"{head}{cert}; regenerated error {_fmt_mha(r.get('error_mha'))} mHa " \
                f"(published {_fmt_mha(r.get('published_error_mha'))}, threshold " \
                f"{threshold:g}), margin {_fmt_margin(r.get('margin_regenerated'))}"

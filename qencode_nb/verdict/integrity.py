@@ -35,16 +35,19 @@ class Integrity:
         signature_key: the public key given to verify it, ``{"path", "key_id"}``
             (:func:`qencode_nb.trust.keys.key_id`), or None when none was given.
         signing_key_id: the entry's ``trust.signing_key_id`` (QEncode's name of its key).
+        file_sha256: the SHA-256 of the entry file's bytes as the audit read them
+            (``entry_source``): what ``qencode-nb crate`` requires of a file it copies.
     """
 
     status: str
-    recorded: str
+    recorded: str | None
     recomputed: str | None
-    id_matches_hash: bool
+    id_matches_hash: bool | None
     signature: str
     reasons: list = field(default_factory=list)
     signature_key: dict | None = None
     signing_key_id: str | None = None
+    file_sha256: str | None = None
 
     def to_record(self) -> dict:
         """The ``integrity`` record."""
@@ -61,6 +64,13 @@ def integrity(entry, public_key=None) -> Integrity:
     Raises:
         KeyFileError: ``public_key`` is not an Ed25519 public key file (names it).
     """
+    if entry.sha256 is None:      # a YAML entry of one's own: nothing recorded to check
+        signed = entry_signature(entry, public_key)
+        return Integrity(status="n/a", recorded=None, recomputed=None, id_matches_hash=None,
+                         signature=signed["state"],
+                         reasons=[f"{entry.source.name} is a YAML entry of one's own: it "
+                                  "records no SHA-256 (no qencode section) to recompute"],
+                         signature_key=signed["key"], file_sha256=entry.file_sha256)
     reasons = []
     id_ok = entry.entry_id.endswith("__sha256_" + entry.sha256[:16])
     if not id_ok:
@@ -82,7 +92,8 @@ def integrity(entry, public_key=None) -> Integrity:
     trust = (entry.raw or {}).get("trust") or {}
     return Integrity(status=status, recorded=entry.sha256, recomputed=recomputed,
                      id_matches_hash=id_ok, signature=signed["state"], reasons=reasons,
-                     signature_key=signed["key"], signing_key_id=trust.get("signing_key_id"))
+                     signature_key=signed["key"], signing_key_id=trust.get("signing_key_id"),
+                     file_sha256=entry.file_sha256)
 
 
 def entry_signature(entry, public_key=None) -> dict:

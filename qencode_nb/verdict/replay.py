@@ -72,6 +72,11 @@ def replay(entry, problem) -> Replay:
         EntryError: the number of stored parameters does not match the
             ansatz, or the recorded pool size differs from the rebuilt pool.
     """
+    if entry.optimal_params is None and entry.is_own:
+        return Replay.not_run(entry, f"{entry.source.name} is a YAML entry of one's own: no "
+                                     "stored optimal parameters to replay"
+                                     + ("" if entry.published_energy is not None else
+                                        " and no published energy to replay against"))
     if entry.optimal_params is None:
         return Replay.not_run(entry, f"{entry.source.name} stores no optimal parameters; "
                                      "pass db=FOLDER of QEncode JSON files to replay them")

@@ -2,7 +2,8 @@
 
 - error = |E - E_ref| with E_ref the exact ground energy of the qubit
   Hamiltonian (QEncode schema 4.0.0, results.quality.gap_reference
-  "exact_qubit_hamiltonian"); certified when error < threshold
+  "exact_qubit_hamiltonian"; for a YAML entry of one's own that publishes none, the
+  rebuilt Hamiltonian's, ``Entry.reference_energy``); certified when error < threshold
   (results.quality.gap_threshold, 0.01 Ha in QEncode v4).
 - margin = (threshold - error) / threshold; a certified entry with margin
   below :data:`qencode_nb.rules.FRAGILE_MARGIN` is fragile.
@@ -36,9 +37,9 @@ class Verdict:
     """
 
     threshold_mha: float
-    published_error_mha: float
-    published_certified: bool
-    margin_published: float
+    published_error_mha: float | None     # None: the entry publishes no energy
+    published_certified: bool | None
+    margin_published: float | None
     reference_energy: float
     consistency: dict
     alerts: list
@@ -73,9 +74,21 @@ def consistency(entry, rerun_energy: float | None) -> dict:
     - the published and re-run energies must not lie more than
       :data:`qencode_nb.rules.VARIATIONAL_TOL_HA` below the exact ground energy.
 
-    Returns ``{"status": "pass"|"fail", "reasons": [...], ...}``.
+    Returns ``{"status": "pass"|"fail", "reasons": [...], ...}``; "n/a" with the reason
+    for an entry that publishes no energy (a YAML of one's own), unless the re-run breaks
+    the variational bound of the rebuilt Hamiltonian (then "fail").
     """
-    exact = entry.exact_ground_energy
+    exact = entry.reference_energy
+    if entry.published_energy is None:
+        reasons = []
+        if rerun_energy is not None and exact is not None \
+                and rerun_energy < exact - VARIATIONAL_TOL_HA:
+            reasons.append(f"re-run energy {rerun_energy:.12f} Ha lies "
+                           f"{exact - rerun_energy:.3e} Ha below the exact ground energy "
+                           "(variational bound broken)")
+        return {"status": "fail" if reasons else "n/a",
+                "reasons": reasons or [entry.no_published_reason],
+                "published_gap_recomputed": None, "published_gap_stated": None}
     gap = abs(entry.published_energy - exact)
     reasons = []
     if abs(gap - entry.published_error) > GAP_CONSISTENCY_REL * max(gap, 1e-12) + 1e-15:
@@ -123,6 +136,7 @@ def verdict(entry, *, rerun, provenance: dict, blas_threads: int,
     procedure = None if procedure is None else procedure.to_record()
     thr = entry.threshold
     pub_err = entry.published_error
+    na = entry.no_published_reason      # a YAML of one's own: no published comparisons
     cons = consistency(entry, rerun_energy)
     alerts = []
     if integrity and integrity.get("status") == "fail":
@@ -134,10 +148,14 @@ def verdict(entry, *, rerun, provenance: dict, blas_threads: int,
     if cons["status"] == "fail":
         alerts.append("INCONSISTENT: " + "; ".join(cons["reasons"]))
     alert_text = "".join(f"; {a}" for a in alerts)
-    out = {"threshold_mha": thr * 1e3, "published_error_mha": pub_err * 1e3,
+    ref = entry.reference_energy
+    out = {"threshold_mha": thr * 1e3,
+           "published_error_mha": None if pub_err is None else pub_err * 1e3,
            "published_certified": entry.published_certified,
-           "margin_published": margin(pub_err, thr), "reference_energy": entry.exact_ground_energy,
-           "consistency": cons, "alerts": alerts}
+           "margin_published": None if pub_err is None else margin(pub_err, thr),
+           "reference_energy": ref, "consistency": cons, "alerts": alerts}
+    published_text = (f"published error n/a ({na})" if pub_err is None else
+                      f"published error {pub_err * 1e3:.6f} mHa")
     tiers = {"procedure": (procedure or {}).get("tier") or
              {"status": "n/a", "reasons": ["tier 1 was not evaluated"]},
              "certification": {"status": "n/a", "reasons": [NO_RERUN]},
@@ -146,20 +164,38 @@ def verdict(entry, *, rerun, provenance: dict, blas_threads: int,
         out.update({"error_mha": None, "movement_mha": None, "margin_regenerated": None,
                     "certified": None, "fragile": None, "certification_change": None,
                     "bit_identical": None, "difference": None, "tiers": tiers,
-                    "summary": f"{entry.entry_id}: no re-run; published error "
-                               f"{pub_err * 1e3:.6f} mHa; {replay_phrase(replay)}; tiers: "
+                    "summary": f"{entry.entry_id}: no re-run; {published_text}; "
+                               f"{replay_phrase(replay)}; tiers: "
                                f"{tier_line(tiers)}{alert_text}"})
         return Verdict(**out)
-    err = abs(rerun_energy - entry.exact_ground_energy)
+    err = abs(rerun_energy - ref)
     cert = err < thr
     m = margin(err, thr)
     change = None
-    if cert != entry.published_certified:
+    if entry.published_certified is not None and cert != entry.published_certified:
         change = "gained certification" if cert else "lost certification"
     tiers["certification"] = {
         "status": "pass" if cert else "fail",
         "reasons": [f"regenerated error {err * 1e3:.6f} mHa "
                     f"{'<' if cert else '>='} threshold {thr * 1e3:.3f} mHa"]}
+    if entry.reference_source == "rebuilt":
+        tiers["certification"]["reasons"].append(
+            f"error against the rebuilt Hamiltonian's exact ground energy {ref:.12f} Ha "
+            "(the entry publishes none)")
+    if entry.threshold_source != "results.quality.gap_threshold" and entry.is_own:
+        tiers["certification"]["reasons"].append(f"threshold from {entry.threshold_source}")
+    if na:
+        tiers["bit_identical"] = {"status": "n/a", "reasons": [na]}
+        out.update({"error_mha": err * 1e3, "movement_mha": None, "margin_regenerated": m,
+                    "certified": cert, "fragile": cert and m < FRAGILE_MARGIN,
+                    "certification_change": None, "bit_identical": None, "difference": None,
+                    "tiers": tiers,
+                    "summary": (f"{entry.entry_id}: {'certified' if cert else 'NOT certified'}"
+                                f", error {err * 1e3:.6f} mHa against the "
+                                f"{entry.reference_source} exact ground energy, margin {m:.1%}; {published_text}; "
+                                f"{replay_phrase(replay)}; tiers: {tier_line(tiers)}"
+                                f"{alert_text}")})
+        return Verdict(**out)
     diff = compare(rerun_energy, entry.published_energy)
     reasons = []
     drift = [f"{k} {v['have'] or 'not installed'} (want {v['want']})"
