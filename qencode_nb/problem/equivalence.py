@@ -90,7 +90,7 @@ def _real(c) -> float:
     return complex(c).real
 
 
-def _symplectic(pauli_string: str) -> tuple[int, int]:
+def symplectic(pauli_string: str) -> tuple[int, int]:
     """``(x bits, z bits)`` of a Pauli string as integers (bit ``w`` = wire ``w``)."""
     x = z = 0
     for wire, letter in parse_pauli_string(pauli_string).items():
@@ -101,7 +101,7 @@ def _symplectic(pauli_string: str) -> tuple[int, int]:
     return x, z
 
 
-def _pauli_string(x: int, z: int) -> str:
+def pauli_string_of(x: int, z: int) -> str:
     """The Pauli string of symplectic bits ``(x, z)`` ("I" for none)."""
     letters = []
     wire = 0
@@ -128,7 +128,7 @@ def solve_conjugation(flips: dict[str, int]) -> tuple[int, int] | None:
     width = max((max(parse_pauli_string(s), default=-1) for s in flips), default=-1) + 1
     pivots: dict[int, tuple[int, int]] = {}       # pivot bit -> (row, rhs)
     for string, rhs in flips.items():
-        x, z = _symplectic(string)
+        x, z = symplectic(string)
         row = z | (x << width)                     # unknowns: a (width bits), b (width bits)
         for bit in sorted(pivots, reverse=True):
             if (row >> bit) & 1:
@@ -153,7 +153,7 @@ def solve_conjugation(flips: dict[str, int]) -> tuple[int, int] | None:
 
 def anticommutes(pauli_string: str, conj: tuple[int, int]) -> bool:
     """Whether ``pauli_string`` anticommutes with the Pauli ``conj = (a, b)``."""
-    x, z = _symplectic(pauli_string)
+    x, z = symplectic(pauli_string)
     a, b = conj
     return (bin(a & z).count("1") + bin(b & x).count("1")) % 2 == 1
 
@@ -221,5 +221,5 @@ def compare_terms(stored: dict, rebuilt: dict, *,
     equal = after <= tolerance_ha
     return TermComparison(equal=equal, equivalence="pauli conjugation" if equal else None,
                           max_abs_dcoeff=after, max_abs_dcoeff_term=after_term,
-                          conjugating_pauli=_pauli_string(*conj),
+                          conjugating_pauli=pauli_string_of(*conj),
                           n_sign_flips=sum(1 for s in stored if sign(s) < 0), **base)
