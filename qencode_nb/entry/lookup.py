@@ -41,16 +41,23 @@ def _suggestion(text: str, choices) -> str:
     return f"did you mean {' or '.join(repr(c) for c in close)}? " if close else ""
 
 
-def unknown_name(text: str, field: str = "entry") -> EntryError:
+def _accepted(folders: bool, existing: bool = False) -> str:
+    path = f"the path of {'an existing' if existing else 'a'} .json / .yaml entry"
+    names = "a bundled name (" + ", ".join(bundled_names()) + ")"
+    return (f"{names}, {path} or a folder of .json entries" if folders
+            else f"{names} or {path}")
+
+
+def unknown_name(text: str, field: str = "entry", folders: bool = False) -> EntryError:
     """The error for a name that is not bundled: the name, the closest bundled names
-    ("did you mean 'lih'?") and every bundled one."""
-    return EntryError(f"{text!r} is neither a file nor a bundled entry; "
-                      + _suggestion(text, bundled_names()) + "accepted: a bundled name ("
-                      + ", ".join(bundled_names()) + ") or the path of a .json / .yaml entry",
+    ("did you mean 'lih'?") and what is accepted (``folders``: a folder too)."""
+    what = "a folder, a file" if folders else "a file"
+    return EntryError(f"{text!r} is neither {what} nor a bundled entry; "
+                      + _suggestion(text, bundled_names()) + "accepted: " + _accepted(folders),
                       field=field)
 
 
-def missing_file(text: str, field: str = "entry") -> EntryError:
+def missing_file(text: str, field: str = "entry", folders: bool = False) -> EntryError:
     """The error for an entry path that does not exist: the path, the closest files
     of its folder when the folder exists, and what is accepted."""
     path = Path(text).expanduser()
@@ -58,18 +65,19 @@ def missing_file(text: str, field: str = "entry") -> EntryError:
     if path.parent.is_dir():
         files = [p.name for p in path.parent.iterdir() if p.suffix.lower() in ENTRY_SUFFIXES]
         hint = _suggestion(path.name, files)
-    return EntryError(f"no such file {text!r}; " + hint + "accepted: an existing .json / "
-                      ".yaml entry file or a bundled name (" + ", ".join(bundled_names())
-                      + ")", field=field)
+    return EntryError(f"no such file {text!r}; " + hint + "accepted: "
+                      + _accepted(folders, existing=True),
+                      field=field)
 
 
-def check_reference(entry, field: str = "entry") -> str:
+def check_reference(entry, field: str = "entry", folders: bool = False) -> str:
     """Check an entry reference before any kernel starts (``qencode-nb audit``,
     sweep and study targets): an existing file, or a bundled name; nothing is read.
 
     Args:
         entry: a bundled name (``"lih"``) or a path (str or Path).
         field: the argument named in the error.
+        folders: a folder is accepted too (sweep targets): the error says so.
 
     Returns:
         what the kernel is to receive: an existing file's absolute path, else the name.
@@ -81,15 +89,15 @@ def check_reference(entry, field: str = "entry") -> str:
     """
     text = str(entry)
     path = Path(text).expanduser()
-    if path.is_dir():
+    if path.is_dir() and not folders:
         raise EntryError(f"{text!r} is a folder; accepted: one entry file or a bundled name "
                          "(audit a folder with `qencode-nb sweep`)", field=field)
-    if path.is_file():
+    if path.is_file() or path.is_dir():
         return str(path.resolve())
     if path.suffix.lower() in ENTRY_SUFFIXES or len(path.parts) > 1:
-        raise missing_file(text, field)
+        raise missing_file(text, field, folders)
     if not (PARAMS_DIR / f"{text}.yaml").is_file():
-        raise unknown_name(text, field)
+        raise unknown_name(text, field, folders)
     return text
 
 

@@ -68,7 +68,7 @@ def resolve_targets(items) -> list[str]:
         elif (PARAMS_DIR / f"{item}.yaml").is_file():
             out.append(str(item))
         else:   # "did you mean ..." for a name, the closest files for a path
-            check_reference(item, field="targets")
+            check_reference(item, field="targets", folders=True)
     return out
 
 
