@@ -14,7 +14,9 @@ with ``--json`` every record as one JSON object.  The executed notebook is
 directory (:data:`AUDIT_OUT_DIR`; never a loose file beside it).  Exit status: 0 when the
 run recorded ``done`` with no alert, 3 when it did but raised alerts
 (integrity or replay failed, inconsistent published numbers), 1 when it
-failed (stderr: the reason, the notebook kept, ``--traceback``), 2 on bad arguments.
+failed (stderr: the reason, the notebook kept, ``--traceback``), 2 on bad arguments
+(an ENTRY that is neither an existing file nor a bundled name among them: refused
+before any kernel starts, nothing written, "did you mean ..." for a name).
 
 ``qencode-nb study threads ENTRY [--threads 1 2 4] [--repeats R] [--mode M]
 [--db DIR] [--workers N] [--out DIR]`` re-runs one entry R times per BLAS
@@ -109,12 +111,16 @@ def _audit(args) -> int:
         from qencode_nb.notebook.pins import pin_environment
 
         pin_environment(args.threads, args.coretype)   # --threads, --coretype: before any run
+        from qencode_nb.entry.lookup import check_reference
+
+        # a typo is refused here, before any kernel and with nothing written (issue 23)
+        entry = check_reference(args.entry)
     except QencodeNbError as exc:
         print(f"qencode-nb: {exc}", file=sys.stderr)
         return 2
     out = Path(args.out) if args.out else AUDIT_OUT_DIR / f"{Path(args.entry).stem}.ipynb"
     out.parent.mkdir(parents=True, exist_ok=True)
-    params = {"entry": str(args.entry), "blas_threads": args.threads, "mode": args.mode}
+    params = {"entry": entry, "blas_threads": args.threads, "mode": args.mode}
     if args.coretype:
         params["blas_coretype"] = args.coretype
     if args.engine:
@@ -125,12 +131,13 @@ def _audit(args) -> int:
         params["resume"] = True
     if args.public_key:
         params["public_key"] = str(Path(args.public_key).resolve())
-    if Path(args.entry).exists() or Path(args.entry).suffix in (".json", ".yaml", ".yml"):
-        params["entry"] = str(Path(args.entry).resolve())   # the kernel runs elsewhere
     try:
         records = run_notebook(NOTEBOOKS / "audit.ipynb", out.resolve(), params,
                                timeout=args.timeout, progress_bar=not args.json)
     except QencodeNbError as exc:
+        from qencode_nb.verdict.card import redraw_card
+
+        redraw_card(out)   # a dead kernel left the card "running": it now says why
         if args.json and out.exists():
             print(json.dumps(encode(read_records(out)), indent=1, sort_keys=True))
         reason, *more = explain_failure(exc, out, traceback=args.traceback)

@@ -54,11 +54,14 @@ def test_answers_without_a_json_or_a_commit_say_no_with_the_reason(tmp_path):
     assert "BLAS threads" in by["environment"]["reason"].split("not recorded:")[1]
     assert by["hardware"]["answer"] == "no"
     assert by["executability"]["answer"] == "no"    # neither re-run nor replay
+    # An entry that never loaded says nothing about the entry: all five "unknown"
+    # (issue 23; a typo used to read as five red "no").
     failed = {a["question"]: a for a in answers(
         {"error": {"stage": "load", "type": "EntryError", "message": "bad"}})}
-    assert all(a["answer"] == "no" for a in failed.values())
-    assert failed["executability"]["reason"] == ("the audit did not complete "
-                                                 "(load: EntryError: bad)")
+    assert all(a["answer"] == "unknown" for a in failed.values())
+    assert failed["executability"]["reason"] == ("unknown: the entry was never read (no "
+                                                 "entry_provenance record) (load: "
+                                                 "EntryError: bad)")
 
 
 def test_card_states_and_text_lead_with_the_failure():

@@ -166,8 +166,11 @@ def test_a_rebuild_with_another_z2_count_says_so_first():
     with pytest.raises(RebuildMismatch) as err:
         build_problem(edited, rebuilt, None, record)
     text = str(err.value)
-    assert f"the rebuild finds {n} Z2 symmetries" in text
-    assert f"where the entry records {n + 1}" in text
+    # the field, its value and the declared vs rebuilt count first (issue 23)
+    assert (f"field encoding.tapering.sectors: {edited.tapering_sectors} declares {n + 1} Z2 "
+            f"symmetries") in text
+    assert f"the rebuild of the declared procedure finds {n}, sectors " in text
+    assert f"accepted: {n} sectors" in text
     assert by_profile({"reference": "numpy SkylakeX, scipy SkylakeX, pyscf Prescott",
                        "portable": "numpy Haswell, scipy Haswell, pyscf Prescott"}) in text
     assert "reference triple numpy SkylakeX, scipy SkylakeX, pyscf Prescott" in text

@@ -44,7 +44,8 @@ def test_sweep_lists_failures_instead_of_skipping(tmp_path):
 
 
 def test_sweep_refuses_unknown_targets(tmp_path):
-    with pytest.raises(EntryError, match="neither a folder, a file nor a bundled entry"):
+    with pytest.raises(EntryError, match="neither a folder, a file nor a bundled entry; "
+                                         "accepted: a bundled name"):
         sweep(["no-such-entry"], tmp_path)
 
 

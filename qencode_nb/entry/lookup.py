@@ -15,6 +15,92 @@ def bundled_names() -> list[str]:
     return sorted(p.stem for p in PARAMS_DIR.glob("*.yaml"))
 
 
+#: File suffixes of an entry given as a path.
+ENTRY_SUFFIXES = (".json", ".yaml", ".yml")
+
+
+def did_you_mean(text: str, choices) -> list[str]:
+    """The ``choices`` closest to ``text``: those of the best difflib ratio, when it is
+    at least 0.6 (difflib's ``get_close_matches`` cutoff; case ignored), at most three,
+    in the order given."""
+    import difflib
+
+    by_lower = {str(c).lower(): str(c) for c in choices}
+    close = difflib.get_close_matches(text.lower(), list(by_lower), n=3)
+    if not close:
+        return []
+
+    def ratio(c):
+        return difflib.SequenceMatcher(None, text.lower(), c).ratio()
+    best = ratio(close[0])
+    return [by_lower[c] for c in close if ratio(c) == best]
+
+
+def _suggestion(text: str, choices) -> str:
+    close = did_you_mean(text, choices)
+    return f"did you mean {' or '.join(repr(c) for c in close)}? " if close else ""
+
+
+def _accepted(folders: bool, existing: bool = False) -> str:
+    path = f"the path of {'an existing' if existing else 'a'} .json / .yaml entry"
+    names = "a bundled name (" + ", ".join(bundled_names()) + ")"
+    return (f"{names}, {path} or a folder of .json entries" if folders
+            else f"{names} or {path}")
+
+
+def unknown_name(text: str, field: str = "entry", folders: bool = False) -> EntryError:
+    """The error for a name that is not bundled: the name, the closest bundled names
+    ("did you mean 'lih'?") and what is accepted (``folders``: a folder too)."""
+    what = "a folder, a file" if folders else "a file"
+    return EntryError(f"{text!r} is neither {what} nor a bundled entry; "
+                      + _suggestion(text, bundled_names()) + "accepted: " + _accepted(folders),
+                      field=field)
+
+
+def missing_file(text: str, field: str = "entry", folders: bool = False) -> EntryError:
+    """The error for an entry path that does not exist: the path, the closest files
+    of its folder when the folder exists, and what is accepted."""
+    path = Path(text).expanduser()
+    hint = ""
+    if path.parent.is_dir():
+        files = [p.name for p in path.parent.iterdir() if p.suffix.lower() in ENTRY_SUFFIXES]
+        hint = _suggestion(path.name, files)
+    return EntryError(f"no such file {text!r}; " + hint + "accepted: "
+                      + _accepted(folders, existing=True),
+                      field=field)
+
+
+def check_reference(entry, field: str = "entry", folders: bool = False) -> str:
+    """Check an entry reference before any kernel starts (``qencode-nb audit``,
+    sweep and study targets): an existing file, or a bundled name; nothing is read.
+
+    Args:
+        entry: a bundled name (``"lih"``) or a path (str or Path).
+        field: the argument named in the error.
+        folders: a folder is accepted too (sweep targets): the error says so.
+
+    Returns:
+        what the kernel is to receive: an existing file's absolute path, else the name.
+
+    Raises:
+        EntryError: a folder, a path that does not exist (it has a folder part or an
+            entry suffix: names the closest files of its folder), or a name that is not
+            bundled ("did you mean ..." by difflib over the bundled names).
+    """
+    text = str(entry)
+    path = Path(text).expanduser()
+    if path.is_dir() and not folders:
+        raise EntryError(f"{text!r} is a folder; accepted: one entry file or a bundled name "
+                         "(audit a folder with `qencode-nb sweep`)", field=field)
+    if path.is_file() or path.is_dir():
+        return str(path.resolve())
+    if path.suffix.lower() in ENTRY_SUFFIXES or len(path.parts) > 1:
+        raise missing_file(text, field, folders)
+    if not (PARAMS_DIR / f"{text}.yaml").is_file():
+        raise unknown_name(text, field, folders)
+    return text
+
+
 def find_in_db(entry_id: str, db) -> Path:
     """The JSON file of ``entry_id`` in folder ``db`` (``<entry_id>.json``).
 
@@ -50,7 +136,8 @@ def load(entry, db=None) -> Entry:
             YAML gives its own facts alone.
 
     Raises:
-        EntryError: unknown name (lists the bundled names), malformed file,
+        EntryError: unknown name (the closest bundled names, then all of them), a
+            file that does not exist, malformed file,
             or a YAML fact that disagrees with its JSON.
     """
     if not isinstance(entry, (str, Path)):
@@ -63,14 +150,13 @@ def load(entry, db=None) -> Entry:
     if path.is_dir():
         raise EntryError(f"{text!r} is a folder; accepted: one entry file or a bundled name "
                          "(audit a folder with `qencode-nb sweep`)", field="entry")
-    if path.suffix.lower() in (".json", ".yaml", ".yml") or path.exists():
+    if path.suffix.lower() in ENTRY_SUFFIXES or path.exists():
         if not path.is_file():
-            raise EntryError(f"no such file {text!r}", field="entry")
+            raise missing_file(text)
     else:
         path = PARAMS_DIR / f"{text}.yaml"
         if not path.is_file():
-            raise EntryError(f"{text!r} is neither a file nor a bundled entry; bundled: "
-                             + ", ".join(bundled_names()), field="entry")
+            raise unknown_name(text)
     if path.suffix.lower() == ".json" or looks_like_json(path):
         return read_qencode_json(path)
     short = read_params_yaml(path)

@@ -99,15 +99,41 @@ def _is_injected(source: str) -> bool:
     return source.split("\n", 1)[0].strip() == INJECTED_HEADER
 
 
+def _parameters_cell(before: list[str]) -> tuple[int | None, list[int]]:
+    """``(index of the notebook's parameters cell or None, indices of this run's injected
+    cells)`` in ``before`` (the cells run before the pin cell, in order).
+
+    Papermill puts its injected cell right after the cell tagged ``parameters``, or at
+    the top of a notebook without the tag.  So when the last injected cell follows a
+    cell of literal assignments, that cell is the parameters cell; otherwise (the
+    injected cell came first: no tag) it is the first cell of the notebook's own after
+    the injected one.  Without an injected cell (JupyterLab, nbclient) it is the last
+    cell of the notebook's own.  Earlier runs in the same kernel are not this run's.
+    """
+    injected = [i for i, h in enumerate(before) if _is_injected(h)]
+    if not injected:
+        own = [i for i, h in enumerate(before) if not _is_injected(h)]
+        return (own[-1] if own else None), []
+    last = injected[-1]
+    if last > 0 and not _is_injected(before[last - 1]):
+        try:
+            literal_assignments(before[last - 1])
+            return last - 1, [last]
+        except ParameterError:
+            pass
+    after = [i for i in range(last + 1, len(before)) if not _is_injected(before[i])]
+    return (after[0] if after else None), [last]
+
+
 def capture(namespace: dict | None = None, history: list | None = None) -> dict:
     """The parameter values in force when the pin cell runs, checked.
 
     Args:
         namespace: the kernel's globals (default: IPython's ``user_ns``).
         history: the cells run so far, in order, the current one last (default:
-            IPython's ``In``).  The notebook's parameters cell is the last cell before
-            the current one that papermill did not inject; papermill's injected cells
-            start with :data:`INJECTED_HEADER`.
+            IPython's ``In``).  Papermill's injected cells start with
+            :data:`INJECTED_HEADER`; the notebook's parameters cell is found from
+            where papermill put its cell (:func:`_parameters_cell`).
 
     Returns:
         ``{name: value}`` for every declared parameter (the ``parameters_in_force``
@@ -115,8 +141,10 @@ def capture(namespace: dict | None = None, history: list | None = None) -> dict:
 
     Raises:
         ParameterError: an injected name the notebook does not declare (lists the
-            accepted names); injected values the notebook's own cell overwrote
-            (names them: the parameters cell lacks its tag).
+            accepted names); a cell between the parameters cell and the pin cell that
+            reassigned a parameter (names it, the value set and the value in force);
+            injected values that the notebook's own cell overwrote (the parameters
+            cell lacks its tag: papermill put its values at the top).
     """
     if namespace is None or history is None:
         from IPython import get_ipython
@@ -125,12 +153,10 @@ def capture(namespace: dict | None = None, history: list | None = None) -> dict:
         namespace = shell.user_ns if namespace is None else namespace
         history = list(namespace.get("In", [])) if history is None else history
     before = [h for h in history[:-1] if h and h.strip()]
-    own = [i for i, h in enumerate(before) if not _is_injected(h)]
-    if not own:
+    declared_at, injected_at = _parameters_cell(before)
+    if declared_at is None:
         return {}
-    declared_at = own[-1]
     declared = _names(before[declared_at])
-    injected_at = [i for i, h in enumerate(before) if _is_injected(h)]
     in_force = {n: namespace.get(n) for n in declared}
     for i in injected_at:
         unknown = sorted(set(_names(before[i])) - set(declared))
@@ -138,14 +164,8 @@ def capture(namespace: dict | None = None, history: list | None = None) -> dict:
             raise ParameterError(f"unknown parameter(s) {', '.join(unknown)}; accepted: "
                                  + ", ".join(declared))
         values = literal_assignments(before[i], "injected parameters")
-        lost = {n: v for n, v in values.items() if in_force.get(n) != v}
-        if lost and i > declared_at:
-            raise ParameterError(
-                "a cell between the parameters and the pin cell reassigned " + "; ".join(
-                    f"{n} (injected {v!r}, in force {in_force.get(n)!r})"
-                    for n, v in lost.items())
-                + "; accepted: parameters are set only in the parameters cell or by papermill")
         if i < declared_at:
+            lost = {n: v for n, v in values.items() if in_force.get(n) != v}
             if lost:
                 raise ParameterError(
                     "the injected parameters ran before the notebook's parameters cell, "
@@ -153,6 +173,21 @@ def capture(namespace: dict | None = None, history: list | None = None) -> dict:
                         f"{n}: injected {v!r}, in force {in_force.get(n)!r}"
                         for n, v in lost.items())
                     + "): the cell of literal assignments is not tagged 'parameters'")
+            continue
+        try:   # what the parameters cell and papermill set, in that order
+            expected = {**literal_assignments(before[declared_at]), **values}
+        except ParameterError:
+            expected = values
+        origin = {n: "injected" if n in values else "parameters cell" for n in expected}
+        changed = {n: v for n, v in expected.items() if n in in_force and in_force[n] != v}
+        if changed:
+            between = [h for h in before[i + 1:] if set(_names(h)) & set(changed)]
+            where = ("a cell between the parameters and the pin cell reassigned "
+                     if between else "a parameter changed before the pin cell: ")
+            raise ParameterError(
+                where + "; ".join(f"{n} ({origin[n]} {v!r}, in force {in_force[n]!r})"
+                                  for n, v in changed.items())
+                + "; accepted: parameters are set only in the parameters cell or by papermill")
     return in_force
 
 

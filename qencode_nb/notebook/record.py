@@ -7,12 +7,21 @@ Inside a notebook, :func:`record` displays a JSON output with the mimetype
 JSON has no NaN or infinity.  They are encoded as ``{"$float": "nan"}``,
 ``{"$float": "inf"}`` and ``{"$float": "-inf"}`` and decoded back to
 ``float`` values, so they round-trip as numbers.
+
+One run, one set of records: the audit's pin cell calls :func:`start_run`, which
+forgets the kernel's records so far and names the run; every record made after it
+carries that name (``"run"`` in its payload).  A second Run All in the same kernel
+(JupyterLab) thus starts from no record, and a notebook file that still holds
+outputs of an earlier run (cells a stopped run did not reach) reads back the
+records of its latest run only (:func:`iter_records`).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
+import time
 from pathlib import Path
 
 RECORD_MIMETYPE = "application/vnd.qencode-nb.record+json"
@@ -72,7 +81,8 @@ def record(name: str, value) -> None:
     reader looks (the verdict card, :mod:`qencode_nb.verdict.card`, shows the
     values); the empty text keeps JupyterLab from reporting a missing
     renderer.  A later record of the same name wins when read back, and in
-    the kernel :func:`recorded` returns the values so far.
+    the kernel :func:`recorded` returns the values so far.  After
+    :func:`start_run` the payload also names the run: ``"run": <run id>``.
 
     Raises:
         TypeError: ``name`` is not a str, or ``value`` has no JSON form.
@@ -80,6 +90,8 @@ def record(name: str, value) -> None:
     if not isinstance(name, str) or not name:
         raise TypeError(f"record name must be a non-empty str, got {name!r}")
     payload = {"name": name, "value": encode(value)}
+    if _RUN["id"] is not None:
+        payload["run"] = _RUN["id"]
     json.dumps(payload, allow_nan=False)  # fail here, not in the collector
     from IPython.display import display
 
@@ -87,18 +99,44 @@ def record(name: str, value) -> None:
     display({RECORD_MIMETYPE: payload, "text/plain": ""}, raw=True)
 
 
-#: The records of this process so far, ``{name: decoded value}`` (last one wins).
+#: The records of this process's current run so far, ``{name: decoded value}``
+#: (last one wins).
 _RECORDED: dict = {}
+
+#: The current run's id (:func:`start_run`), None before the first.
+_RUN: dict = {"id": None}
+
+
+def start_run() -> str:
+    """Start a fresh set of records in this kernel: forget every record made so far
+    and name the run that starts now.
+
+    The audit's pin cell calls it first, so a second run in the same kernel
+    (JupyterLab's Run All again, or another ``entry``) never shows a record of the
+    first: :func:`recorded` is empty until the new run records, and the new run's
+    records carry its id.
+
+    Returns:
+        the run id: the start time in ns since the epoch (20 digits, so ids sort
+        by time as strings), ``-`` and the kernel's process id.
+    """
+    _RECORDED.clear()
+    _RUN["id"] = f"{time.time_ns():020d}-{os.getpid()}"
+    return _RUN["id"]
+
+
+def current_run() -> str | None:
+    """The id of the run :func:`start_run` started last in this kernel, or None."""
+    return _RUN["id"]
 
 
 def recorded() -> dict:
-    """The records made in this kernel so far, ``{name: value}`` as
-    :func:`read_records` would read them back (a copy)."""
+    """The records made in this kernel's current run so far (since :func:`start_run`),
+    ``{name: value}`` as :func:`read_records` would read them back (a copy)."""
     return dict(_RECORDED)
 
 
-def iter_records(notebook):
-    """Yield ``(name, value)`` for every record output of a notebook node, in order."""
+def _payloads(notebook):
     for cell in notebook.get("cells", []):
         for output in cell.get("outputs", []) or []:
             data = output.get("data") or {}
@@ -107,11 +145,38 @@ def iter_records(notebook):
                 continue
             if isinstance(payload, str):  # some writers store JSON as text
                 payload = json.loads(payload)
-            yield payload["name"], decode(payload["value"])
+            yield payload
+
+
+def latest_run(notebook) -> str | None:
+    """The id of the latest run whose records a notebook node holds (run ids sort
+    by start time, :func:`start_run`), or None when no record names a run."""
+    runs = [p["run"] for p in _payloads(notebook) if isinstance(p.get("run"), str)]
+    return max(runs) if runs else None
+
+
+def iter_records(notebook, every_run: bool = False):
+    """Yield ``(name, value)`` for the record outputs of a notebook node, in order.
+
+    Args:
+        notebook: a notebook node (or its JSON as a dict).
+        every_run: also the records of earlier runs.  By default only the latest
+            run's records (:func:`latest_run`) and records that name no run (written
+            before runs were named, or by the runner outside the kernel) are
+            yielded: a cell that a second run did not reach keeps the first run's
+            outputs in the file, and they are not this run's.
+    """
+    latest = None if every_run else latest_run(notebook)
+    for payload in _payloads(notebook):
+        run = payload.get("run")
+        if latest is not None and run is not None and run != latest:
+            continue
+        yield payload["name"], decode(payload["value"])
 
 
 def read_records(path) -> dict:
-    """All records of an executed notebook, ``{name: value}`` (last one wins).
+    """The records of an executed notebook's latest run, ``{name: value}`` (last one
+    wins; :func:`iter_records`).
 
     Args:
         path: an ``.ipynb`` file (str or Path).

@@ -22,7 +22,7 @@ from qencode_nb.errors import ParameterError, RunFailed  # noqa: E402
 from qencode_nb.notebook.papermill_engine import ENGINE_NAME, PinnedEngine, kernel_environment
 
 __all__ = ["ENGINE_NAME", "NOTEBOOKS", "PinnedEngine", "check_parameters", "explain_failure",
-           "kernel_environment", "mark_failed", "run_notebook"]
+           "kernel_environment", "mark_failed", "run_notebook", "stopped_stage"]
 
 from qencode_nb.paths import NOTEBOOKS, ROOT  # noqa: E402
 
@@ -83,7 +83,7 @@ def run_notebook(notebook, output, parameters: dict | None = None, *, timeout=No
     parameters = dict(parameters or {})
     check_parameters(notebook, parameters)
     Path(output).parent.mkdir(parents=True, exist_ok=True)
-    failure = None
+    failure = None     # (type, message): the type is named once (issue 23)
     try:
         papermill.execute_notebook(str(notebook), str(output), parameters=parameters,
                                    engine_name=ENGINE_NAME, kernel_name=kernel_name,
@@ -91,24 +91,40 @@ def run_notebook(notebook, output, parameters: dict | None = None, *, timeout=No
                                    execution_timeout=timeout,
                                    cwd=str(ROOT))
     except PapermillExecutionError as exc:
-        failure = f"{exc.ename}: {exc.evalue}"
+        failure = (exc.ename, str(exc.evalue))
     except Exception as exc:  # nbclient's CellTimeoutError, a dead kernel ...
         name = type(exc).__name__
-        failure = (f"{name}: a cell ran longer than the timeout of {timeout} s"
-                   if "Timeout" in name else f"{name}: {exc}")
+        failure = (name, f"a cell ran longer than the timeout of {timeout} s"
+                   if "Timeout" in name else str(exc))
     if not Path(output).is_file():
-        raise RunFailed(f"{output}: {failure or 'no executed notebook was written'}")
+        raise RunFailed(f"{output}: " + (": ".join(failure) if failure
+                                         else "no executed notebook was written"))
     if kernel_name:
         _set_kernelspec(output, kernel_name)
     records = read_records(output)
     if failure or records.get("done") is not True:
-        why = failure or "the notebook ended without recording done"
+        kind, message = failure or ("RunFailed", "the notebook ended without recording done")
         if "error" not in records:   # e.g. a dead kernel or a timeout: no stage recorded it
-            mark_failed(output, "run", why.split(":", 1)[0], why)
+            mark_failed(output, stopped_stage(output), kind, message)
         elif failure:
             _banner_reason(output, records["error"])
-        raise RunFailed(f"{output}: {why}")
+        raise RunFailed(f"{output}: {kind}: {message}")
     return records
+
+
+def stopped_stage(output) -> str:
+    """The stage an executed notebook stopped in without an answer (a dead or killed
+    kernel, a timeout: :func:`qencode_nb.notebook.stages.stopped_cell`), else
+    ``"run"``; also ``"run"`` when ``output`` is not a readable notebook."""
+    import nbformat
+
+    from qencode_nb.notebook.stages import stopped_cell
+
+    try:
+        stopped = stopped_cell(nbformat.read(str(output), as_version=4))
+    except (OSError, ValueError):
+        return "run"
+    return (stopped or {}).get("stage") or "run"
 
 
 def explain_failure(exc, output, *, traceback: bool = False) -> list[str]:
@@ -183,21 +199,31 @@ def mark_failed(output, stage: str, error_type: str, message: str) -> None:
     Used when the kernel could not record why it failed itself: a dead
     kernel, a cell or run timeout.  Collectors then read the reason from the
     notebook like any other record.  A missing ``output`` is created from an
-    empty notebook so that the reason is never lost.
+    empty notebook so that the reason is never lost.  The record belongs to the
+    notebook's latest run (:func:`qencode_nb.notebook.record.latest_run`).
+
+    Args:
+        stage: the stage that was running (:func:`stopped_stage`), or "run".
+        error_type: the exception's type name, given once: ``message`` does not
+            repeat it (:func:`qencode_nb.notebook.stages.failure_line`).
     """
     import nbformat
 
-    from qencode_nb.notebook.record import RECORD_MIMETYPE, encode
+    from qencode_nb.notebook.record import RECORD_MIMETYPE, encode, latest_run
+    from qencode_nb.notebook.stages import failure_line
 
     path = Path(output)
     nb = nbformat.read(str(path), as_version=4) if path.is_file() else nbformat.v4.new_notebook()
     value = {"stage": stage, "type": error_type, "message": message}
+    payload = {"name": "error", "value": encode(value)}
+    if latest_run(nb) is not None:
+        payload["run"] = latest_run(nb)
     cell = nbformat.v4.new_code_cell(
-        source=f"# qencode-nb: recorded by the runner, not the kernel\n# {message}",
+        source=f"# qencode-nb: recorded by the runner, not the kernel\n# {failure_line(value)}",
         metadata={"tags": ["qencode-nb-failure"]})
     cell.outputs = [nbformat.v4.new_output(
-        "display_data", data={RECORD_MIMETYPE: {"name": "error", "value": encode(value)},
-                              "text/plain": f"error: {message}"})]
+        "display_data", data={RECORD_MIMETYPE: payload,
+                              "text/plain": f"error: {failure_line(value)}"})]
     nb.cells.append(cell)
     path.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, str(path))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import html
+import re
 
 from qencode_nb.errors import QencodeNbError, StrictRefused
 from qencode_nb.notebook.record import record
@@ -13,8 +14,49 @@ from qencode_nb.notebook.record import record
 def failure_line(error: dict) -> str:
     """The one-line reason of a failed run from its ``error`` record:
     ``"<stage>: <type>: <message>"`` (what the CLI, the sweep's ``failure``
-    column and the verdict card show)."""
-    return f"{error.get('stage')}: {error.get('type')}: {error.get('message')}"
+    column and the verdict card show).  The type is named once: a message that
+    itself starts with ``"<type>: "`` (as runners before issue 23 wrote a dead
+    kernel's or a timeout's) is not prefixed again."""
+    kind, message = error.get("type"), str(error.get("message"))
+    while kind and message.startswith(f"{kind}: "):
+        message = message[len(kind) + 2:]
+    return f"{error.get('stage')}: {kind}: {message}"
+
+
+#: A notebook stage in a cell's source: ``with stage("rerun"):``.
+_STAGE_IN_SOURCE = re.compile(r"""\bstage\(\s*["']([A-Za-z0-9_]+)["']""")
+
+
+def stopped_cell(nb) -> dict | None:
+    """The code cell an execution stopped in without an answer, or None.
+
+    A cell whose execution started and never finished: papermill's status
+    ``running`` (left so when papermill itself was killed), or nbclient's timing
+    metadata with ``iopub.execute_input`` (or ``iopub.status.busy``) but no
+    ``shell.execute_reply`` (the kernel died or was killed during the cell, or the
+    cell timed out).  JupyterLab writes that metadata only with its "record timing"
+    setting.
+
+    Args:
+        nb: an executed notebook node.
+
+    Returns:
+        ``{"cell": index in nb.cells, "stage": the first stage the cell's source
+        runs (``with stage("name")``) or None}``.
+    """
+    for index, cell in enumerate(nb.get("cells", [])):
+        if cell.get("cell_type") != "code":
+            continue
+        meta = cell.get("metadata") or {}
+        timing = meta.get("execution") or {}
+        started = "iopub.execute_input" in timing or "iopub.status.busy" in timing
+        if ((meta.get("papermill") or {}).get("status") == "running"
+                or (started and "shell.execute_reply" not in timing)):
+            source = cell.get("source") or ""
+            found = _STAGE_IN_SOURCE.search("".join(source) if isinstance(source, list)
+                                            else source)
+            return {"cell": index, "stage": found.group(1) if found else None}
+    return None
 
 
 @contextlib.contextmanager

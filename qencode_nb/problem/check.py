@@ -141,11 +141,13 @@ def rebuild_mismatch(entry, rebuilt) -> str | None:
     from qencode_nb.notebook.blas_profiles import REFERENCE, is_reference, triple_text
     from qencode_nb.notebook.pins import copy_kernels
 
+    from qencode_nb.problem.tapering import declared_tapering_line
+
     kernels = copy_kernels()
     triple, reference = triple_text(kernels), triple_text(REFERENCE.coretypes)
-    head = (f"the rebuild finds {found} Z2 symmetries ({n_found} tapered qubits) where the "
-            f"entry records {stored} ({n_stored}); PySCF's orbitals depend on the OpenBLAS "
-            f"kernels, here {triple}")
+    # the field, its value, the rebuilt count and what is accepted first (issue 23)
+    head = (declared_tapering_line(entry, tap.z2_sectors, n_found)
+            + f"; PySCF's orbitals depend on the OpenBLAS kernels, here {triple}")
     if is_reference(kernels):
         return head + " (the reference triple): the entry's procedure does not rebuild it"
     return (head + f"; the QEncode v4 entries were generated under the reference triple "

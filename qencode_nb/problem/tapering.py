@@ -248,3 +248,34 @@ def taper(H, n_qubits: int, num_electrons: int, e_casci: float,
         bk_max_imaginary_abs_ha=max_imag if stripped else None,
         max_imaginary_abs_ha=max_imag,
     )
+
+
+def declared_tapering_line(entry, z2_sectors, n_tapered: int) -> str | None:
+    """One line naming the tapering field an entry declares, its value, and what the
+    rebuild of the declared procedure accepts, or None when the counts agree.
+
+    Args:
+        entry: an :class:`~qencode_nb.entry.model.Entry` (its ``tapering_sectors``,
+            ``tapered_num_qubits`` and ``kind``).
+        z2_sectors: the rebuilt Z2 sectors (one +1/-1 per symmetry generator).
+        n_tapered: the rebuilt number of tapered qubits.
+
+    Returns:
+        ``"field encoding.tapering.sectors: [1, -1] declares 2 Z2 symmetries (2 tapered
+        qubits); the rebuild of the declared procedure finds 3, sectors [1, -1, -1] (1
+        tapered qubit); accepted: 3 sectors"`` (``encoding.tapering_sectors`` for a
+        params/ YAML), or None.
+    """
+    declared = [int(x) for x in entry.tapering_sectors]
+    found = [int(x) for x in z2_sectors]
+    if len(declared) == len(found) and entry.tapered_num_qubits == int(n_tapered):
+        return None
+    field = ("encoding.tapering_sectors" if entry.kind == "params-yaml"
+             else "encoding.tapering.sectors")
+
+    def qubits(n):
+        return f"{n} tapered qubit{'' if n == 1 else 's'}"
+    return (f"field {field}: {declared} declares {len(declared)} Z2 symmetries "
+            f"({qubits(entry.tapered_num_qubits)}); the rebuild of the declared procedure "
+            f"finds {len(found)}, sectors {found} ({qubits(int(n_tapered))}); accepted: "
+            f"{len(found)} sectors")

@@ -170,7 +170,9 @@ def inconsistent_parameters(records: dict, nb) -> str | None:
 def _recorded_failure(records: dict, nb) -> str | None:
     """Why a run failed, as the notebook says it: the ``error`` record
     ("stage: type: message"), else papermill's exception (with the error
-    output's "name: value" when a cell has one); None when it says nothing."""
+    output's "name: value" when a cell has one), else a cell the kernel never
+    answered in a run papermill ended (:func:`stopped_failure`); None when it says
+    nothing."""
     err = records.get("error")
     if isinstance(err, dict):
         return failure_line(err)
@@ -179,7 +181,32 @@ def _recorded_failure(records: dict, nb) -> str | None:
                    if o.get("output_type") == "error"]
         detail = f": {outputs[-1].get('ename')}: {outputs[-1].get('evalue')}" if outputs else ""
         return "papermill recorded an exception" + detail
-    return None
+    return stopped_failure(nb)
+
+
+#: The type named by :func:`stopped_failure`: the kernel never answered a cell.
+NO_REPLY = "NoReply"
+
+
+def stopped_failure(nb) -> str | None:
+    """``"<stage>: NoReply: ..."`` for a run that papermill ended (its ``end_time`` is
+    set) while a cell was still waiting for the kernel's reply
+    (:func:`qencode_nb.notebook.stages.stopped_cell`): the kernel died or was killed
+    during that cell (or the cell timed out) and nothing recorded why, as under stock
+    papermill, whose ``DeadKernelError`` leaves no trace in the notebook.  None
+    otherwise (a run still going, or cut short with no cell left waiting)."""
+    from qencode_nb.notebook.stages import stopped_cell
+
+    if not (nb.metadata.get("papermill") or {}).get("end_time"):
+        return None
+    stopped = stopped_cell(nb)
+    if stopped is None:
+        return None
+    where = "this stage's cell" if stopped["stage"] else f"cell {stopped['cell']}"
+    return failure_line({"stage": stopped["stage"] or "run", "type": NO_REPLY,
+                         "message": f"the kernel never answered {where}: it died or was "
+                                    "killed (or the cell timed out) and the run ended "
+                                    "without a done record"})
 
 
 def _outcome(nb_path: Path) -> dict | None:
@@ -260,10 +287,12 @@ def collect_row(path) -> dict:
     ``status``: "done" (the ``done`` record is true and the recorded parameter values
     agree with papermill's metadata), "inconsistent" (they do not,
     :func:`inconsistent_parameters`: never done), "failed" (not done, and
-    the notebook says why: an ``error`` record, papermill's exception, or the
-    sweep's ``<name>.outcome.json``; the reason is in ``failure``), or
-    "partial" (not done and no reason: execution stopped early, e.g. killed
-    or still running; also a failed run under the contract).  A file that is
+    the notebook says why: an ``error`` record, papermill's exception, a cell the
+    kernel never answered in a run papermill ended (a dead or killed kernel:
+    :func:`stopped_failure`), or the sweep's ``<name>.outcome.json``; the reason,
+    "stage: type: message", is in ``failure``), or "partial" (not done and no
+    reason: execution stopped early or is still running; also a failed run under
+    the contract).  A file that is
     not a readable notebook is "failed" with the reason.  ``duration`` is
     papermill's (s), ``exception`` papermill's flag, ``kernelspec`` the Jupyter
     kernelspec it ran in (an environment study's package stack).  Papermill parameters

@@ -129,7 +129,7 @@ def run_jobs(entry, jobs, out_dir, *, mode, db, workers, progress, timeout, desc
             or is a folder.
     """
     from qencode_nb.studies.progress_bar import advance, progress_bar
-    from qencode_nb.studies.sweep import resolve_targets, run_local
+    from qencode_nb.studies.sweep import run_local
     from qencode_nb.notebook.parameters import check_engine, check_mode
 
     check_mode(mode)
@@ -143,10 +143,9 @@ def run_jobs(entry, jobs, out_dir, *, mode, db, workers, progress, timeout, desc
     if Path(str(entry)).is_dir():
         raise EntryError(f"{entry!r} is a folder; accepted: one entry file or a bundled name",
                          field="entry")
-    try:
-        (target,) = resolve_targets([entry])
-    except EntryError as exc:
-        raise EntryError(exc.message, field="entry") from None
+    from qencode_nb.entry.lookup import check_reference
+
+    target = check_reference(entry)   # a typo: "did you mean ...", nothing written
     from qencode_nb.studies.run_folder import writable_folder
 
     out = writable_folder(Path(out_dir).resolve())   # before any run, naming the folder

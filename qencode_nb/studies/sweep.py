@@ -48,9 +48,11 @@ def resolve_targets(items) -> list[str]:
     itself, anything else a bundled ``params/`` name.
 
     Raises:
-        EntryError: a folder with no JSON file, or a name that is neither.
+        EntryError: a folder with no JSON file, a path that does not exist, or a name
+            that is not bundled ("did you mean ...",
+            :func:`qencode_nb.entry.lookup.check_reference`).
     """
-    from qencode_nb.entry.lookup import bundled_names
+    from qencode_nb.entry.lookup import check_reference
     from qencode_nb.paths import PARAMS_DIR
 
     out = []
@@ -65,9 +67,8 @@ def resolve_targets(items) -> list[str]:
             out.append(str(path.resolve()))
         elif (PARAMS_DIR / f"{item}.yaml").is_file():
             out.append(str(item))
-        else:
-            raise EntryError(f"{item!r} is neither a folder, a file nor a bundled entry; "
-                             "bundled: " + ", ".join(bundled_names()), field="targets")
+        else:   # "did you mean ..." for a name, the closest files for a path
+            check_reference(item, field="targets", folders=True)
     return out
 
 
@@ -195,11 +196,15 @@ def _run_one(target, out: Path, parameters, timeout, cell_timeout, name, kernels
                                timeout=timeout, cell_timeout=cell_timeout,
                                kernel=kernelspec, cwd=str(ROOT))
     except RunTimedOut:
-        from qencode_nb.notebook.runner import mark_failed
+        from qencode_nb.notebook.runner import mark_failed, stopped_stage
 
-        failure = (f"RunTimeout: the run exceeded the per-run timeout of {timeout:g} s "
-                   "and was killed")
-        mark_failed(nb_path, "run", "RunTimeout", failure)
+        message = f"the run exceeded the per-run timeout of {timeout:g} s and was killed"
+        failure = f"RunTimeout: {message}"       # the type once (issue 23)
+        mark_failed(nb_path, stopped_stage(nb_path), "RunTimeout", message)
+    if failure:
+        from qencode_nb.verdict.card import redraw_card
+
+        redraw_card(nb_path)   # the card the dead kernel left "running" says why
     return _finish(target, out, parameters, name, failure, time.monotonic() - start,
                    kernelspec, timeout)
 
@@ -239,7 +244,11 @@ def lost_run(args, reason: str) -> dict:
         except (OSError, ValueError):
             done = False
         if not done:
-            mark_failed(nb, "run", "WorkerLost", reason)
+            from qencode_nb.notebook.runner import stopped_stage
+            from qencode_nb.verdict.card import redraw_card
+
+            mark_failed(nb, stopped_stage(nb), "WorkerLost", reason)
+            redraw_card(nb)
         failure = None if done else f"WorkerLost: {reason}"
         return _finish(target, out, parameters, name, failure, None, kernelspec,
                        args[3] if len(args) > 3 else None)
@@ -326,9 +335,10 @@ def sweep(targets, out_dir, *, mode: str = "full", workers: int = 1, blas_thread
     if timeout is not None and not timeout > 0:
         raise EntryError(f"{timeout!r} is not accepted; accepted: seconds > 0 or None",
                          field="timeout")
+    selected = select_subset(resolve_targets(targets), subset)   # a typo: nothing written
     out = writable_folder(out_dir)   # before any run: a clear error naming the folder
     todo, names = [], []
-    for target in select_subset(resolve_targets(targets), subset):
+    for target in selected:
         # resume: a run killed in an earlier sweep continues from its checkpoint
         # (qencode_nb.rerun.checkpoint); a fresh run has none and starts at zero.
         params = {"entry": target, "blas_threads": blas_threads, "mode": mode, "resume": True}

@@ -32,11 +32,11 @@ DISPLAY_ID = "qnb-verdict-card"
 TIERS = (("procedure", "1 procedure"), ("certification", "2 certification"),
          ("bit_identical", "3 bit-identical"))
 
-#: Badge colours by status (pass/yes green, partly/n/a amber, fail/no red).
+#: Badge colours by status (pass/yes green, partly/n/a amber, fail/no red, unknown grey).
 COLOURS = {"pass": "#1a7f37", "yes": "#1a7f37", "fail": "#cf222e", "no": "#cf222e",
            "n/a": "#9a6700", "partly": "#9a6700", "warning": "#9a6700",
            "unverified": "#9a6700", "running": "#57606a",
-           "failed": "#cf222e", "done": "#1a7f37"}
+           "failed": "#cf222e", "done": "#1a7f37", "unknown": "#57606a"}
 
 _TEMPLATE = r"""
 <div class="qnb-card" data-state="{{ state }}" data-entry-id="{{ entry_id|e }}"
@@ -338,10 +338,20 @@ def show_card(**parameters) -> "LiveCard":
     return card
 
 
+#: The LiveCard whose failure hook is registered in this kernel (one at a time).
+_ACTIVE: dict = {"card": None}
+
+
 class LiveCard:
     """The card of the running audit, displayed once and updated in place
     (IPython ``display(..., display_id=...)`` / ``update_display``; papermill's
-    nbclient and JupyterLab both honour the update)."""
+    nbclient and JupyterLab both honour the update).
+
+    It draws the records of the kernel's current run only
+    (:func:`qencode_nb.notebook.record.recorded`, emptied by the pin cell's
+    :func:`~qencode_nb.notebook.record.start_run`), and a second card shown in the
+    same kernel replaces the first one's failure hook: a card never shows a record
+    or a parameter of an earlier run."""
 
     def __init__(self, parameters: dict):
         self.parameters = parameters
@@ -361,7 +371,14 @@ class LiveCard:
         display(self.card("running").bundle(), raw=True, display_id=DISPLAY_ID)
         shell = get_ipython()
         if shell is not None:
+            previous = _ACTIVE["card"]
+            if previous is not None:
+                try:
+                    shell.events.unregister("post_run_cell", previous._after_cell)
+                except ValueError:   # not registered in this shell
+                    pass
             shell.events.register("post_run_cell", self._after_cell)
+            _ACTIVE["card"] = self
 
     def _after_cell(self, result) -> None:
         exc = getattr(result, "error_in_exec", None)
@@ -385,3 +402,40 @@ class LiveCard:
         card = self.card(state)
         update_display(card.bundle(), raw=True, display_id=DISPLAY_ID)
         return card
+
+
+def redraw_card(path) -> bool:
+    """Redraw the card of an executed audit notebook from its records, in the file.
+
+    For a run whose kernel could not redraw it: a dead or killed kernel, a run
+    timeout, a lost worker leave the card "running"; the runner then records the
+    ``error`` (:func:`qencode_nb.notebook.runner.mark_failed`) and this draws the
+    failed card, with the stage and the reason, where the running one was (the
+    first output whose HTML is a ``qnb-card``).
+
+    Args:
+        path: an executed ``audit.ipynb`` (str or Path).
+
+    Returns:
+        True when a card was redrawn; False when the file is not a readable
+        notebook, holds no card, or its records hold no ``error``.
+    """
+    import nbformat
+
+    from qencode_nb.notebook.record import iter_records
+
+    try:
+        nb = nbformat.read(str(path), as_version=4)
+    except (OSError, ValueError):
+        return False
+    records = dict(iter_records(nb))
+    if not isinstance(records.get("error"), dict):
+        return False
+    parameters = (nb.metadata.get("papermill") or {}).get("parameters") or {}
+    for cell in nb.cells:
+        for output in cell.get("outputs") or []:
+            if 'class="qnb-card"' in str((output.get("data") or {}).get("text/html", "")):
+                output["data"] = Card(records, parameters, "failed").bundle()
+                nbformat.write(nb, str(path))
+                return True
+    return False

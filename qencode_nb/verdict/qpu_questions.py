@@ -18,7 +18,9 @@ executed notebook read back later gives the same answers:
 - **executability**: this audit re-ran it (the recorded optimiser, to the
   ``done`` record) rather than only replaying its stored parameters.
 
-Each answer is "yes", "partly" or "no", with the reason.
+Each answer is "yes", "partly" or "no", with the reason; "unknown" when the
+audit never read the entry (a name or a path that does not exist, a run that
+failed before its ``load`` stage): no answer then says anything about the entry.
 """
 
 from __future__ import annotations
@@ -28,8 +30,8 @@ from qencode_nb.notebook.stages import failure_line
 #: The questions, in order.
 QUESTIONS = ("code", "environment", "documentation", "hardware", "executability")
 
-#: The answers, best first.
-ANSWERS = ("yes", "partly", "no")
+#: The answers, best first; "unknown": the entry was never read (issue 23).
+ANSWERS = ("yes", "partly", "no", "unknown")
 
 #: ``provenance.tool_versions`` keys that pin the stack of a QEncode v4 entry
 #: (the packages of QEncode's requirements-v4.txt plus Python).
@@ -175,17 +177,16 @@ def answers(records: dict) -> list[dict]:
     Returns:
         ``[{"question", "answer", "reason"}, ...]``: question in
         :data:`QUESTIONS`, answer in :data:`ANSWERS`.  Without an
-        ``entry_provenance`` record (an audit written before it existed, or
-        one that failed before the entry was read), code, environment and
-        hardware are "no" with that reason.
+        ``entry_provenance`` record (the entry was never read: a typo run by
+        papermill directly, a run that failed before its load stage, or an audit
+        written before the record existed) all five are "unknown" with that
+        reason, never "no": nothing was learnt about the entry.
     """
     ep = records.get("entry_provenance")
     if not isinstance(ep, dict):
-        why = ("not established: the audit recorded no entry_provenance"
+        why = ("unknown: the entry was never read (no entry_provenance record)"
                + _failure(records))
-        head = [_answer(q, "no", why) for q in ("code", "environment")]
-        return head + [_documentation(records), _answer("hardware", "no", why),
-                       _executability(records)]
+        return [_answer(q, "unknown", why) for q in QUESTIONS]
     return [_code(ep), _environment(ep), _documentation(records), _hardware(ep),
             _executability(records)]
 

@@ -51,7 +51,7 @@ AUDIT_RECORDS = {
     "alerts": "integrity, Hamiltonian, replay and consistency failures",
     "tiers": "the three tiers: procedure, certification, bit_identical",
     "verdict": "the one-line summary",
-    "works_on_my_qpu": "the five questions (code, environment, documentation, hardware, executability): yes/partly/no with the reason",
+    "works_on_my_qpu": "the five questions (code, environment, documentation, hardware, executability): yes/partly/no with the reason (unknown: the entry was never read)",
     "done": "the last record: the run completed",
 }
 
