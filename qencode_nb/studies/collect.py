@@ -27,7 +27,8 @@ from qencode_nb.verdict.records import AUDIT_RECORDS, ERROR_RECORD
 #: the replay, issue 14; ``active_space_warning`` the Hamiltonian stage's warning that the
 #: active space splits near-degenerate orbitals, issue 16; ``blas_profile`` the kernel
 #: profile used and ``numeric_fingerprint`` the short hash of the numeric fingerprint,
-#: issue 22).  Energies in Ha, errors in mHa,
+#: issue 22; ``hamiltonian_status`` pass / fail / unverified and ``hamiltonian_source`` the
+#: generator path the stored terms were proven equal to, issue 23).  Energies in Ha, errors in mHa,
 #: times in s.  ``seconds`` is the wall time of the run (the sweep's
 #: ``<name>.outcome.json``, else papermill's duration).
 AUDIT_COLUMNS = (
@@ -42,7 +43,7 @@ AUDIT_COLUMNS = (
     "margin_regenerated", "margin_published", "certified", "published_certified",
     "certification_change", "fragile", "bit_identical", "delta_ha", "ulps", "findings",
     "verdict", "engine_used", "replay_engine", "active_space_warning",
-    "blas_profile", "numeric_fingerprint",
+    "blas_profile", "numeric_fingerprint", "hamiltonian_status", "hamiltonian_source",
 )
 
 #: The audit records :func:`audit_row` reads (names from
@@ -135,6 +136,7 @@ def audit_row(path) -> dict:
         "ground_energy_diff": h.get("ground_energy_diff"),
         "fingerprint_ha": h.get("fingerprint_ha"),
         "hamiltonian_source_inferred": h.get("hamiltonian_source_inferred"),
+        "hamiltonian_status": h.get("status"), "hamiltonian_source": h.get("hamiltonian_source"),
         "hamiltonian_source_recorded": h.get("hamiltonian_source_recorded"),
         "cache_hit": h.get("cache_hit"),
         "rerun_nfev": rerun.get("nfev"), "published_nfev": _get(rerun, "published", "nfev"),
