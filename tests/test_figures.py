@@ -335,4 +335,5 @@ def test_collect_reads_only_audit_record_names_and_keeps_its_columns():
         "certified", "published_certified", "certification_change", "fragile",
         "bit_identical", "delta_ha", "ulps", "findings", "verdict", "engine_used",
         "replay_engine", "active_space_warning", "blas_profile",
-        "numeric_fingerprint")   # new columns are appended
+        "numeric_fingerprint", "hamiltonian_status",
+        "hamiltonian_source")   # new columns are appended

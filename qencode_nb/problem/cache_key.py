@@ -107,8 +107,9 @@ def built_source(hamiltonian_source):
         return hamiltonian_source
     if hamiltonian_source == "pennylane_native":
         raise CapabilityMissing(
-            "rebuilding a 'pennylane_native' Hamiltonian is not implemented; "
-            f"buildable: {', '.join(BUILDABLE_SOURCES)}")
+            "re-running on a rebuilt 'pennylane_native' Hamiltonian is not implemented "
+            "(the Hamiltonian check builds that path only to prove which one a stored "
+            f"Hamiltonian equals); rebuilt for a re-run: {', '.join(BUILDABLE_SOURCES)}")
     raise EntryError(f"hamiltonian_source {hamiltonian_source!r} is not accepted; "
                      "accepted: of_bridge, pennylane_native, or undeclared (null)",
                      field="provenance.hamiltonian_source")
