@@ -258,8 +258,10 @@ class Card:
         if isinstance(rep, dict):
             from qencode_nb.verdict.tiers import replay_phrase
 
-            phrase = replay_phrase(rep).removeprefix(f"replay {rep.get('status')}")
-            out.append(("replay", rep.get("status"), phrase.strip(" ()") or "-"))
+            phrase = replay_phrase(rep).removeprefix(f"replay {rep.get('status')}").strip()
+            if phrase.startswith("(") and phrase.endswith(")"):
+                phrase = phrase[1:-1]
+            out.append(("replay", rep.get("status"), phrase or "-"))
         integ = r.get("integrity")
         if isinstance(integ, dict):
             if integ.get("recomputed") is None:
