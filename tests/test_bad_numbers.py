@@ -261,3 +261,14 @@ def test_a_nan_published_energy_audit_notebook_says_what_is_wrong(tmp_path):
     html = str(shown[0]["data"]["text/html"])
     assert PUBLISHED not in html.split("qnb-tier")[0]
     assert "is nan" in html
+    # the report of the folder counts tier 1 as incomplete, amber (issue 23, item 3)
+    from bs4 import BeautifulSoup
+
+    from qencode_nb.studies.report import write_report
+
+    report = write_report(tmp_path, tmp_path / "site" / "report.html", notebooks=False)
+    soup = BeautifulSoup(report.path.read_text(encoding="utf-8"), "html.parser")
+    summary = soup.select_one("#qnb-summary").get_text(" ", strip=True)
+    assert "tiers (pass/incomplete/fail/n/a): procedure 0/1/0/0" in summary
+    badge = soup.select_one('td[data-key="tier_procedure"] span.badge')
+    assert badge.get_text() == "incomplete" and "b-warn" in badge["class"]
