@@ -174,3 +174,38 @@ def test_the_tier1_table_shows_every_reason_in_full_and_highlighted():
     assert f"-> INCOMPLETE: {es['reason']}" in text
     assert "-> FAIL: declared 'default.qubit', used 'lightning.qubit'" in text
     assert text.count("->") == 2
+
+
+#: Under the portable kernel profile PySCF's CASSCF orbitals of N2 PAR/HEA rebuild
+#: coefficients up to 0.06 Ha away from the stored ones (ground energies equal to
+#: 4e-10 Ha), and the Hamiltonian check infers ``pennylane_native`` from that: tier 1
+#: then reads a hamiltonian_source deviation (issue 23, item 1, the Hamiltonian check).
+KERNEL_DEPENDENT = {"N2_ccpvdz_PAR_HEA_v4_casscf_tapered__sha256_1a06482cb89e4a67.json"}
+
+
+@pytest.mark.heavy
+@pytest.mark.slow
+@pytest.mark.parametrize("path", SHARED, ids=[p.name.split("_v4")[0] for p in SHARED])
+def test_tier1_of_each_shared_entry_with_the_real_stages(path):
+    """The stages themselves (rebuild through the disk cache, the Hamiltonian check,
+    the problem), only the re-run's configuration a stand-in (the values rerun()
+    passes to the optimiser): tier 1 reads ``incomplete`` in full and replay mode.
+    Measured on 2 shared cores: 113 s for the 40 with a warm cache; a cold one adds
+    the rebuilds, about 15 min (benzene's CASSCF
+    4.5 min, H8 and H10 several each) on 2 cores."""
+    from conftest import TEST_PROFILE
+    from qencode_nb.problem.check import hamiltonian_check, rebuild
+    from qencode_nb.rerun.problem import build_problem
+
+    if path.name in KERNEL_DEPENDENT and TEST_PROFILE != "reference":
+        pytest.xfail("the Hamiltonian check infers pennylane_native from a rebuild that "
+                     f"depends on the BLAS kernels ({TEST_PROFILE} profile)")
+    entry = load(path)
+    rebuilt = rebuild(entry)
+    ham = hamiltonian_check(entry, rebuilt)
+    problem = build_problem(entry, rebuilt, None, ham, rerun=False)
+    _, _, _, rerun = stand_in_stages(entry)
+    for mode, run in (("full", rerun), ("replay", None)):
+        p = procedure.evaluate(entry, rebuilt, ham, problem, run, mode)
+        failing = [r for r in p.fields if r["effect"] == "fail"]
+        assert p.tier["status"] == "incomplete", (mode, failing)
