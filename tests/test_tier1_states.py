@@ -190,9 +190,9 @@ def test_tier1_of_each_shared_entry_with_the_real_stages(path):
     """The stages themselves (rebuild through the disk cache, the Hamiltonian check,
     the problem), only the re-run's configuration a stand-in (the values rerun()
     passes to the optimiser): tier 1 reads ``incomplete`` in full and replay mode.
-    Measured on 2 shared cores: 113 s for the 40 with a warm cache; a cold one adds
-    the rebuilds, about 15 min (benzene's CASSCF
-    4.5 min, H8 and H10 several each) on 2 cores."""
+    Measured on 2 shared cores: 113 s for the 40 with a warm cache; a cold cache adds
+    the rebuilds (about 15 min here: benzene's CASSCF 4.5 min, H8 and H10 several
+    minutes each)."""
     from conftest import TEST_PROFILE
     from qencode_nb.problem.check import hamiltonian_check, rebuild
     from qencode_nb.rerun.problem import build_problem
