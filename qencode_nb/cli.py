@@ -152,8 +152,8 @@ def _audit(args) -> int:
 
 
 def _sweep(args) -> int:
-    from qencode_nb.studies.sweep import (boundary_warnings, failures, replay_counts, sweep,
-                                          tier_counts)
+    from qencode_nb.studies.sweep import (TIER_STATUSES, boundary_warnings, failures,
+                                          replay_counts, sweep, tier_counts)
 
     try:
         table = sweep(args.targets, args.out, mode=args.mode, workers=args.workers,
@@ -167,8 +167,8 @@ def _sweep(args) -> int:
     print(f"{len(table) - len(failed)}/{len(table)} audits done; summary: "
           f"{Path(args.out) / 'summary.csv'}; margin plot: {Path(args.out) / 'margins.png'}")
     if len(failed) < len(table):
-        print("tiers (pass/fail/n/a): " + "; ".join(
-            f"{tier} " + "/".join(str(counts.get(v, 0)) for v in ("pass", "fail", "n/a"))
+        print(f"tiers ({'/'.join(TIER_STATUSES)}): " + "; ".join(
+            f"{tier} " + "/".join(str(counts.get(v, 0)) for v in TIER_STATUSES)
             for tier, counts in tier_counts(table).items()))
         replays = replay_counts(table)
         print("replay (pass/fail/n/a): "

@@ -127,7 +127,8 @@ def test_summary_and_margin_plot_from_a_sweep(tmp_path):
                 "error_mha", "published_error_mha", "margin_published",
                 "margin_regenerated", "fragile", "seconds", "rerun_nfev"):
         assert col in csv.columns
-    assert (csv["tier_procedure"] == "fail").all()          # early stop is never declared
+    # early stop is never declared: QEncode schema 4.0.0 cannot record it
+    assert (csv["tier_procedure"] == "incomplete").all()
     assert (csv["undeclared"] == "early_stop").all()
     assert (csv["rerun_nfev"] == csv["published_nfev"]).all()
     assert (csv["seconds"] > 0).all()
@@ -168,7 +169,7 @@ def test_suite_notebook_runs_a_sweep_and_records_the_tiers(tmp_path):
     r = read_records(out_nb)
     assert r["done"] is True and r["entries"] == 2 and r["failed"] == {}
     assert r["tiers"]["certification"] == {"pass": 2}
-    assert r["tiers"]["procedure"] == {"fail": 2}
+    assert r["tiers"]["procedure"] == {"incomplete": 2}
     # as the CLI counts; "n/a" is a tier status, not a missing value, when read back
     summary = pd.read_csv(r["summary_csv"], keep_default_na=False, na_values=[""])
     assert r["tiers"] == tier_counts(summary)
@@ -210,7 +211,7 @@ def test_ci_subset_full_sweep_reproduces_the_published_verdicts(tmp_path):
     assert len(table) == len(SUBSETS["ci"]) == 7
     assert (table["status"] == "done").all(), table["failure"].tolist()
     assert (table["tier_certification"] == "pass").all()
-    assert (table["tier_procedure"] == "fail").all()
+    assert (table["tier_procedure"] == "incomplete").all()
     assert (table["undeclared"] == "early_stop").all()
     assert (table["integrity"] == "pass").all() and (table["replay_status"] == "pass").all()
     lih = table["entry_id"].str.startswith("LiH_")
@@ -277,7 +278,8 @@ def test_sweep_cli_prints_tier_counts_and_refuses_a_bad_subset(tmp_path):
                            str(out)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert "1/1 audits done" in proc.stdout
-    assert "tiers (pass/fail/n/a): procedure 0/1/0; certification 0/0/1" in proc.stdout
+    assert ("tiers (pass/incomplete/fail/n/a): procedure 0/1/0/0; certification 0/0/0/1"
+            in proc.stdout)
     assert "replay (pass/fail/n/a): 1/0/0" in proc.stdout
     assert (out / "margins.svg").is_file()
     # The audit's own summary line says the replay passed, and how closely.
@@ -308,13 +310,13 @@ def test_tier_counts_and_failures_of_a_summary_table():
         "notebook": ["runs/a.ipynb", "runs/b.ipynb", "runs/c.ipynb", "runs/d.ipynb"],
         "status": ["done", "done", "done", "failed"],
         "failure": [None, None, None, "run: RunTimeout: killed"],
-        "tier_procedure": ["fail", "fail", "pass", None],
+        "tier_procedure": ["incomplete", "incomplete", "fail", None],
         "tier_certification": ["pass", "pass", "fail", None],
         "tier_bit_identical": ["pass", "n/a", "n/a", "fail"]})
-    assert tier_counts(table) == {"procedure": {"fail": 2, "pass": 1},
+    assert tier_counts(table) == {"procedure": {"incomplete": 2, "fail": 1},
                                   "certification": {"pass": 2, "fail": 1},
                                   "bit_identical": {"n/a": 2, "pass": 1}}
-    assert list(tier_counts(table)["procedure"]) == ["fail", "pass"]   # most frequent first
+    assert list(tier_counts(table)["procedure"]) == ["incomplete", "fail"]  # most frequent first
     assert failures(table) == {"d": "run: RunTimeout: killed"}
     none_done = table.assign(status="failed")
     assert tier_counts(none_done) == {"procedure": {}, "certification": {},

@@ -55,22 +55,28 @@ def test_tier1_table_field_by_field_on_a_real_entry(tmp_path):
     rows = {f["field"]: f for f in r["fields"]}
     assert list(rows) == EXPECTED_FIELDS          # uccsd: no reps, no ADAPT settings
     assert rows["early_stop"]["status"] == "undeclared"
+    assert rows["early_stop"]["effect"] == "incomplete"     # schema 4.0.0 cannot record it
     assert rows["early_stop"]["used"] is True and rows["early_stop"]["declared"] is None
     assert "--no-early-stop" in rows["early_stop"]["source"]
     assert "run_config.early_stopped" in rows["early_stop"]["source"]
+    assert rows["early_stop"]["reason"].startswith(
+        "undeclared (QEncode schema 4.0.0 cannot record it): the generator default True was "
+        "used (generator default: early stop on unless --no-early-stop")
     others = [f for name, f in rows.items() if name != "early_stop"]
     assert all(f["status"] == "equal" and f["declared"] == f["used"] for f in others), others
     assert rows["max_iterations"] == {
         "field": "max_iterations", "declared_in": "run_config.max_iterations",
-        "declared": 500, "used": 500, "source": "re-run configuration", "status": "equal"}
+        "declared": 500, "used": 500, "source": "re-run configuration", "status": "equal",
+        "effect": "pass", "reason": None}
     assert rows["geometry"]["source"] == "PySCF rebuild input"
     assert rows["hamiltonian_source"]["used"] == "of_bridge"
     tier = r["tiers"]["procedure"]
-    assert tier["status"] == "fail" and len(tier["reasons"]) == 1
-    assert tier["reasons"][0].startswith("early_stop undeclared: re-run used True")
+    assert tier["status"] == "incomplete" and len(tier["reasons"]) == 1
+    assert tier["reasons"][0].startswith("early_stop undeclared (QEncode schema 4.0.0 cannot "
+                                         "record it): the generator default True was used")
     # tier 3 is claimed under the reference kernel triple only (n/a elsewhere)
     t3 = by_profile({"reference": "pass", "portable": "n/a"})
-    assert f"procedure fail, certification pass, bit-identical {t3}" in r["verdict"]
+    assert f"procedure incomplete, certification pass, bit-identical {t3}" in r["verdict"]
 
 
 def test_tier1_names_a_field_the_rerun_did_not_use():
@@ -100,8 +106,13 @@ def test_hea_and_adapt_rows_and_replay_mode_is_not_a_pass(tmp_path):
     assert rows["adapt.gradient_threshold"]["declared"] == 1e-3
     assert rows["adapt.max_operators"]["declared"] == 50
     assert rows["max_iterations"]["status"] == "not run"
+    assert rows["max_iterations"]["effect"] == "incomplete"
     assert rows["ansatz"]["status"] == "equal"
-    assert r["tiers"]["procedure"]["status"] == "fail"     # early stop still undeclared
+    # early stop undeclared (schema 4.0.0 cannot record it) and the run fields not
+    # exercised: incomplete, never a pass and no longer a fail
+    assert r["tiers"]["procedure"]["status"] == "incomplete"
+    assert any(x.startswith("not exercised without a re-run: adapt.gradient_threshold")
+               for x in r["tiers"]["procedure"]["reasons"])
     assert r["tiers"]["certification"]["status"] == "n/a"
 
 
@@ -114,8 +125,10 @@ def test_missing_max_iterations_is_undeclared_and_run_at_the_generator_default(t
     assert r["rerun"]["config"]["max_iterations"] == 500
     row = next(f for f in r["fields"] if f["field"] == "max_iterations")
     assert row["status"] == "undeclared" and row["declared"] is None and row["used"] == 500
+    assert row["effect"] == "fail"       # schema 4.0.0 records it; the entry omits it
     assert row["source"] == ("run_config.max_iterations missing; generator default "
                              "--max-iter 500")
+    assert r["tiers"]["procedure"]["status"] == "fail"
     assert any(x.startswith("max_iterations undeclared: re-run used 500")
                for x in r["tiers"]["procedure"]["reasons"])
 
@@ -201,7 +214,7 @@ def test_a_lih_variant_set_to_1200_iterations_runs_past_500(tmp_path):
     row = next(f for f in r["fields"] if f["field"] == "max_iterations")
     assert row == {"field": "max_iterations", "declared_in": "run_config.max_iterations",
                    "declared": 1200, "used": 1200, "source": "re-run configuration",
-                   "status": "equal"}
+                   "status": "equal", "effect": "pass", "reason": None}
 
 
 @pytest.mark.heavy

@@ -38,6 +38,10 @@ class Tier1Field:
         cross_checked: a ``params/`` entry's value must equal its JSON's
             (compared on the Entry attribute ``attribute``).
         attribute: the Entry attribute compared by the cross-check.
+        recordable: QEncode schema 4.0.0 has a place for the field.  An entry
+            that leaves out a recordable field fails tier 1; one that leaves out
+            a field the schema cannot record (``early_stop``) makes it
+            ``incomplete`` (:mod:`qencode_nb.verdict.procedure`).
     """
 
     name: str
@@ -49,6 +53,7 @@ class Tier1Field:
     config_key: str | None = None
     cross_checked: bool = True
     attribute: str | None = None
+    recordable: bool = True
 
 
 def _attr(name):
@@ -108,7 +113,8 @@ FIELDS = (
                _attr("restarts_requested"), "rerun", "restarts_requested",
                attribute="restarts_requested"),
     Tier1Field("early_stop", "(not recorded by QEncode 4.0.0)", "run.early_stop", None,
-               _attr("early_stop"), "rerun", "early_stop", cross_checked=False),
+               _attr("early_stop"), "rerun", "early_stop", cross_checked=False,
+               recordable=False),
     Tier1Field("seed", "run_config.seed", "run.seed", None, _attr("seed"), "rerun", "seed",
                attribute="seed"),
     Tier1Field("backend", "run_config.backend_type", "run.backend", None, _attr("backend"),
@@ -119,6 +125,9 @@ FIELD_NAMES = tuple(f.name for f in FIELDS)
 
 #: Fields that only the re-run exercises (``not run`` in replay mode).
 RUN_FIELDS = frozenset(f.name for f in FIELDS if f.used_by == "rerun")
+
+#: Fields QEncode schema 4.0.0 cannot record (``Tier1Field.recordable`` False).
+UNRECORDABLE = frozenset(f.name for f in FIELDS if not f.recordable)
 
 #: Facts besides the procedure that a params/ entry states and that must agree
 #: with its QEncode JSON (ids, the tapered problem, published results, pins).

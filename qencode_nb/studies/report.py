@@ -151,7 +151,8 @@ COLUMNS = (
 
 #: Badge colour of a value (CSS class ``b-<name>``); anything else is "na".
 BADGE_CLASS = {"pass": "ok", "yes": "ok", "done": "ok", "fail": "bad", "no": "bad",
-               "failed": "bad", "partly": "warn", "warning": "warn", "ok": "ok"}
+               "failed": "bad", "partly": "warn", "warning": "warn", "incomplete": "warn",
+               "ok": "ok"}
 
 
 def _missing(value) -> bool:

@@ -392,6 +392,11 @@ def _write_crate(out: Path, notebooks: list) -> None:
 #: The tier columns of ``summary.csv`` (:data:`qencode_nb.studies.collect.AUDIT_COLUMNS`).
 TIER_COLUMNS = ("tier_procedure", "tier_certification", "tier_bit_identical")
 
+#: The statuses a tier reads, in the order counts are printed: ``incomplete`` is
+#: tier 1's (a field the schema cannot record, or one this mode does not exercise;
+#: :mod:`qencode_nb.verdict.procedure`), ``n/a`` a tier that does not apply.
+TIER_STATUSES = ("pass", "incomplete", "fail", "n/a")
+
 
 def tier_counts(table) -> dict:
     """How many completed audits reached each tier status.
@@ -402,7 +407,8 @@ def tier_counts(table) -> dict:
     Returns:
         ``{"procedure" | "certification" | "bit_identical": {status: count}}``
         over the rows whose ``status`` is "done" (failed runs have no tiers);
-        a status ("pass", "fail", "n/a") that no audit reached is absent, and
+        a status (:data:`TIER_STATUSES`: "pass", "incomplete", "fail", "n/a")
+        that no audit reached is absent, and
         the statuses come most frequent first.  Every tier is present, with
         ``{}`` when no audit completed.
     """

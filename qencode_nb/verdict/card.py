@@ -32,10 +32,11 @@ DISPLAY_ID = "qnb-verdict-card"
 TIERS = (("procedure", "1 procedure"), ("certification", "2 certification"),
          ("bit_identical", "3 bit-identical"))
 
-#: Badge colours by status (pass/yes green, partly/n/a amber, fail/no red, unknown grey).
+#: Badge colours by status (pass/yes green, partly/n/a/incomplete/unverified amber, fail/no
+#: red, unknown grey).
 COLOURS = {"pass": "#1a7f37", "yes": "#1a7f37", "fail": "#cf222e", "no": "#cf222e",
            "n/a": "#9a6700", "partly": "#9a6700", "warning": "#9a6700",
-           "unverified": "#9a6700", "running": "#57606a",
+           "incomplete": "#9a6700", "unverified": "#9a6700", "running": "#57606a",
            "failed": "#cf222e", "done": "#1a7f37", "unknown": "#57606a"}
 
 _TEMPLATE = r"""
@@ -139,16 +140,26 @@ class Card:
         threshold = r.get("threshold_mha")
         errors = []
         if "published_error_mha" in r:
+            from qencode_nb.verdict.consistency import unquotable
+
+            unq = unquotable(r)      # a number a failed check contradicts reads "not quoted"
+
+            def shown(name, text):
+                return "not quoted" if name in unq else text
+
             if r.get("error_mha") is not None:
-                errors.append(("regenerated", _fmt_mha(r.get("error_mha")),
-                               _fmt_margin(r.get("margin_regenerated"))))
-            if r.get("published_error_mha") is None:      # a YAML of one's own
-                errors.append(("published", "n/a (none published)", "n/a"))
+                errors.append(("regenerated", shown("error_mha", _fmt_mha(r.get("error_mha"))),
+                               shown("margin_regenerated",
+                                     _fmt_margin(r.get("margin_regenerated")))))
+            if r.get("published_error_mha") is None and "published_error_mha" not in unq:
+                errors.append(("published", "n/a (none published)", "n/a"))   # own YAML
             else:
-                errors.append(("published", _fmt_mha(r.get("published_error_mha")),
-                               _fmt_margin(r.get("margin_published"))))
-            errors.append(("threshold", f"{threshold:g}" if isinstance(threshold, float)
-                           else "-", ""))
+                errors.append(("published", shown("published_error_mha",
+                                                  _fmt_mha(r.get("published_error_mha"))),
+                               shown("margin_published",
+                                     _fmt_margin(r.get("margin_published")))))
+            errors.append(("threshold", shown("threshold_mha", f"{threshold:g}")
+                           if isinstance(threshold, float) else "-", ""))
         tiers = []
         for key, label in TIERS:
             t = (r.get("tiers") or {}).get(key)
@@ -193,32 +204,52 @@ class Card:
             return "Audit failed"
         alerts = r.get("alerts") or []
         head = f"ALERTS ({len(alerts)}: see below); " if alerts else ""
-        threshold = r.get("threshold_mha", float("nan"))
+        from qencode_nb.verdict.consistency import unquotable
+
+        unq = unquotable(r)      # numbers a failed check contradicts: never quoted
+        threshold = r.get("threshold_mha")
+        thr_text = (f"threshold {threshold:g}" if isinstance(threshold, (int, float))
+                    and "threshold_mha" not in unq else "threshold not quoted")
+
+        def said(name: str, text: str) -> str | None:
+            return None if name in unq else text
+
+        why = list(dict.fromkeys(unq.values()))
+        because = f"; not quoted: {'; '.join(why)}" if why else ""
         certified = r.get("certified")
         published = ("no published energy" if r.get("published_error_mha") is None
-                     and "published_error_mha" in r else None)
-        if certified is None and published:
-            return (f"{head}{published}, no re-run (mode={r.get('mode')}): threshold "
-                    f"{threshold:g} mHa")
-        if certified is None:
-            cert = ("published certified" if r.get("published_certified")
-                    else "published not certified")
-            return (f"{head}{cert}, no re-run (mode={r.get('mode')}): published error "
-                    f"{_fmt_mha(r.get('published_error_mha'))} mHa (threshold "
-                    f"{threshold:g}), published margin {_fmt_margin(r.get('margin_published'))}")
-        cert = "certified" if certified else "not certified"
+                     and "published_error_mha" in r and "published_error_mha" not in unq
+                     else None)          # a YAML entry of one's own
+        if r.get("error_mha") is None and certified is None and published:
+            return (f"{head}{published}, no re-run (mode={r.get('mode')}): {thr_text} mHa"
+                    f"{because}")
+        if r.get("error_mha") is None and certified is None:     # no re-run
+            flag = said("published_certified", "published certified"
+                        if r.get("published_certified") else "published not certified")
+            pub = said("published_error_mha",
+                       f"published error {_fmt_mha(r.get('published_error_mha'))} mHa "
+                       f"({thr_text}), published margin "
+                       f"{_fmt_margin(r.get('margin_published'))}")
+            return (f"{head}{flag + ', ' if flag else ''}no re-run (mode={r.get('mode')})"
+                    f"{': ' + pub if pub else ''}{because}")
+        cert = ("certified" if certified else "not certified" if certified is not None
+                else "certification not decided")
         change = r.get("certification_change")
         if change:
-            cert += f" ({change} certification)"
+            cert += f" ({change})"
         if r.get("fragile"):
             cert += ", fragile"
-        if published:
-            return (f"{head}{cert}; regenerated error {_fmt_mha(r.get('error_mha'))} mHa "
-                    f"against the rebuilt exact ground energy ({published}, threshold "
-                    f"{threshold:g}), margin {_fmt_margin(r.get('margin_regenerated'))}")
-        return f"{head}{cert}; regenerated error {_fmt_mha(r.get('error_mha'))} mHa " \
-               f"(published {_fmt_mha(r.get('published_error_mha'))}, threshold " \
-               f"{threshold:g}), margin {_fmt_margin(r.get('margin_regenerated'))}"
+        regen = said("error_mha", f"regenerated error {_fmt_mha(r.get('error_mha'))} mHa")
+        pub = (published if published else
+               said("published_error_mha", f"published {_fmt_mha(r.get('published_error_mha'))}"))
+        if published and regen:
+            regen += " against the rebuilt exact ground energy"
+        margin = said("margin_regenerated",
+                      f"margin {_fmt_margin(r.get('margin_regenerated'))}")
+        parts = ", ".join(p for p in (pub, thr_text) if p)
+        return (f"{head}{cert}"
+                + (f"; {regen} ({parts})" if regen else f" ({parts})")
+                + (f", {margin}" if margin else "") + because)
 
     def border(self) -> str:
         """The card's colour: red when failed or with alerts, amber with a warning
@@ -244,8 +275,10 @@ class Card:
         if isinstance(rep, dict):
             from qencode_nb.verdict.tiers import replay_phrase
 
-            phrase = replay_phrase(rep).removeprefix(f"replay {rep.get('status')}")
-            out.append(("replay", rep.get("status"), phrase.strip(" ()") or "-"))
+            phrase = replay_phrase(rep).removeprefix(f"replay {rep.get('status')}").strip()
+            if phrase.startswith("(") and phrase.endswith(")"):
+                phrase = phrase[1:-1]
+            out.append(("replay", rep.get("status"), phrase or "-"))
         integ = r.get("integrity")
         if isinstance(integ, dict):
             if integ.get("recomputed") is None:

@@ -21,12 +21,16 @@ def compare(energy: float, published: float) -> dict:
 
     Returns ``{"energy", "published", "delta_ha" (energy - published),
     "abs_delta_ha", "ulps", "energy_hex", "published_hex", "identical"}``;
-    ``ulps`` counts representable doubles between the two.
+    ``ulps`` counts representable doubles between the two (None when either is
+    not finite: NaN and infinity have no distance).
     """
+    import math
+
     delta = energy - published
+    finite = math.isfinite(energy) and math.isfinite(published)
     return {
         "energy": energy, "published": published, "delta_ha": delta,
-        "abs_delta_ha": abs(delta), "ulps": ulp_distance(energy, published),
+        "abs_delta_ha": abs(delta), "ulps": ulp_distance(energy, published) if finite else None,
         "energy_hex": float(energy).hex(), "published_hex": float(published).hex(),
         "identical": float(energy).hex() == float(published).hex(),
     }

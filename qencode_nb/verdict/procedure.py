@@ -7,6 +7,14 @@ used and where that value came from (:data:`qencode_nb.rules.GENERATOR_DEFAULTS`
 it is never silently defaulted.  Tier 1 passes only when every field is
 declared and equal.
 
+Tier 1 has three states (issue 23): ``pass``; ``incomplete`` when some field
+could not be checked, because QEncode schema 4.0.0 cannot record it
+(``early_stop``: the generator's default was used, with its source) or because
+this mode does not exercise it (the run fields in replay mode) or because the
+value used cannot be established; ``fail`` when a declared value was not the
+one used, or the entry omits a field the schema records.  Each row of the table
+says its ``effect`` on the tier and, unless it is ``equal``, the full ``reason``.
+
 The fields are the table :data:`qencode_nb.entry.fields.FIELDS`; this module
 collects what the stages used (:func:`used`), compares (:func:`table`) and
 decides the tier (:func:`tier`); :func:`evaluate` returns a :class:`Procedure`.
@@ -16,13 +24,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from qencode_nb.entry.fields import FIELDS, RUN_FIELDS, applies, declared
+from qencode_nb.entry.fields import FIELDS, RUN_FIELDS, UNRECORDABLE, applies, declared
 
-#: Row statuses.  ``equal`` and ``not used`` pass; ``differs`` and
-#: ``undeclared`` fail tier 1; ``not run`` (replay mode) and ``unverified``
-#: (the value used cannot be established, e.g. the source of a stored
-#: Hamiltonian that cannot be inferred) make it n/a.
+#: Row statuses.  ``equal`` and ``not used`` pass; ``differs`` fails tier 1;
+#: ``undeclared`` fails it when QEncode schema 4.0.0 records the field and makes it
+#: ``incomplete`` when the schema cannot (:data:`qencode_nb.entry.fields.UNRECORDABLE`);
+#: ``not run`` (replay mode) and ``unverified`` (the value used cannot be
+#: established, e.g. the source of a stored Hamiltonian that cannot be inferred)
+#: make it ``incomplete``.
 STATUSES = ("equal", "differs", "undeclared", "not used", "not run", "unverified")
+
+#: A row's ``effect`` on tier 1, and the tier's own status values (besides "n/a",
+#: tier 1 not evaluated): the worst effect of its rows.
+EFFECTS = ("pass", "incomplete", "fail")
+
+#: Why a field can be left out without failing tier 1 (the row's reason).
+UNRECORDABLE_WHY = "QEncode schema 4.0.0 cannot record it"
 
 
 @dataclass
@@ -31,7 +48,7 @@ class Procedure:
 
     Attributes:
         fields: the table rows (:func:`table`), one per procedure field.
-        tier: ``{"status": "pass"|"fail"|"n/a", "reasons": [...]}``.
+        tier: ``{"status": "pass"|"incomplete"|"fail", "reasons": [...]}`` (:func:`tier`).
     """
 
     fields: list
@@ -129,6 +146,52 @@ def _equal(a, b) -> bool:
     return a == b
 
 
+def _row_outcome(row: dict, f, entry, mode: str) -> tuple[str, str | None]:
+    """``(effect, reason)`` of one table row; the reason in full (None when equal)."""
+    status, name = row["status"], row["field"]
+    used, source = row["used"], row["source"]
+    if status == "equal":
+        return "pass", None
+    if status == "not used":
+        return "pass", f"not used by the recorded procedure: {source}"
+    if status == "differs":
+        return "fail", f"declared {row['declared']!r}, used {used!r} ({source})"
+    if status == "not run":
+        return "incomplete", (f"declared {row['declared']!r}; not exercised (mode={mode}): "
+                              "only a re-run uses it")
+    if status == "unverified":
+        return "incomplete", f"the value used cannot be established ({source})"
+    why = entry.undeclared.get(name) or {}         # undeclared
+    default, origin = why.get("used"), why.get("source") or source
+    if name in UNRECORDABLE:
+        cannot = UNRECORDABLE_WHY + (f"; a params/ YAML declares it as {f.yaml_path}"
+                                     if entry.kind == "params-yaml" else "")
+        if used is None:     # not exercised in this mode
+            return "incomplete", (f"undeclared ({cannot}) and not exercised (mode={mode}): "
+                                  f"a re-run uses the generator default {default!r} "
+                                  f"({origin})")
+        return "incomplete", (f"undeclared ({cannot}): the generator default {used!r} was "
+                              f"used ({origin})")
+    return "fail", (f"undeclared: the entry omits {row['declared_in']}, which the schema "
+                    "records; " + (f"the re-run used {used!r} ({origin})" if used is not None
+                                   else f"not exercised (mode={mode}); a re-run uses "
+                                        f"{default!r} ({origin})"))
+
+
+def _tier_reason(row: dict) -> str | None:
+    """A row's line among tier 1's reasons (None for a passing row)."""
+    status, name, used = row["status"], row["field"], row.get("used")
+    if effect(row) == "pass":
+        return None
+    if status == "differs":
+        return f"{name}: declared {row['declared']!r}, re-run used {used!r}"
+    if status == "undeclared" and effect(row) == "fail":
+        return f"{name} undeclared: re-run used {used!r} ({row.get('source')})"
+    if status == "unverified":
+        return f"unverified: {name} ({row.get('source')})"
+    return f"{name} {row.get('reason') or status + ' (' + str(row.get('source')) + ')'}"
+
+
 def table(entry, used: dict, mode: str = "full") -> list[dict]:
     """The tier-1 table, one row per procedure field that applies to the entry.
 
@@ -143,8 +206,10 @@ def table(entry, used: dict, mode: str = "full") -> list[dict]:
 
     Returns:
         A list of dicts ``{"field", "declared_in", "declared", "used",
-        "source", "status"}``; ``declared`` is None for an undeclared field,
-        ``status`` one of :data:`STATUSES`.
+        "source", "status", "effect", "reason"}``; ``declared`` is None for an
+        undeclared field, ``status`` one of :data:`STATUSES`, ``effect`` one of
+        :data:`EFFECTS`, ``reason`` the full sentence of a row that is not
+        ``equal`` (None when it is).
     """
     decl = declared(entry)
     rows = []
@@ -158,7 +223,7 @@ def table(entry, used: dict, mode: str = "full") -> list[dict]:
                "used": None if u is None else u.get("value"),
                "source": None if u is None else u.get("source")}
         not_run = u is None or (mode == "replay" and name in RUN_FIELDS)
-        if name not in decl:       # undeclared fails tier 1 whether or not it ran
+        if name not in decl:       # undeclared whether or not it ran
             row["status"] = "undeclared"
             why = entry.undeclared.get(name) or {}
             row["source"] = why.get("source") or row["source"]
@@ -174,31 +239,39 @@ def table(entry, used: dict, mode: str = "full") -> list[dict]:
             row["status"] = "unverified"
         else:
             row["status"] = "equal" if _equal(decl[name], u.get("value")) else "differs"
+        row["effect"], row["reason"] = _row_outcome(row, f, entry, mode)
         rows.append(row)
     return rows
 
 
 def tier(rows: list[dict]) -> dict:
-    """Tier 1 from :func:`table` rows: ``{"status": pass|fail|n/a, "reasons": [...]}``.
+    """Tier 1 from :func:`table` rows: ``{"status": pass|incomplete|fail, "reasons": [...]}``.
 
-    Fails on any ``differs`` or ``undeclared`` row; n/a when some field was
-    not exercised (replay mode) and none failed; passes otherwise.
+    ``fail`` when a row's effect is ``fail`` (a ``differs`` row, or an
+    ``undeclared`` field the schema records); else ``incomplete`` when a row's
+    effect is ``incomplete`` (a field QEncode schema 4.0.0 cannot record, run at
+    the generator's default; fields this mode does not exercise; a value used that
+    cannot be established); else ``pass``.  The reasons are every failing row's,
+    then every incomplete row's (the fields not exercised in one line), in full.
     """
-    reasons = []
-    for r in rows:
-        if r["status"] == "differs":
-            reasons.append(f"{r['field']}: declared {r['declared']!r}, re-run used "
-                           f"{r['used']!r}")
-        elif r["status"] == "undeclared":
-            reasons.append(f"{r['field']} undeclared: re-run used {r['used']!r} "
-                           f"({r['source']})")
-    if reasons:
-        return {"status": "fail", "reasons": reasons}
+    failing = [_tier_reason(r) for r in rows if effect(r) == "fail"]
+    incomplete = [_tier_reason(r) for r in rows
+                  if effect(r) == "incomplete" and r["status"] != "not run"]
     not_run = [r["field"] for r in rows if r["status"] == "not run"]
-    unverified = [f"{r['field']} ({r['source']})" for r in rows if r["status"] == "unverified"]
-    if not_run or unverified:
-        return {"status": "n/a",
-                "reasons": ([f"not exercised without a re-run: {', '.join(not_run)}"]
-                            if not_run else [])
-                + [f"unverified: {u}" for u in unverified]}
+    if not_run:
+        incomplete.append(f"not exercised without a re-run: {', '.join(not_run)}")
+    if failing:
+        return {"status": "fail", "reasons": failing + incomplete}
+    if incomplete:
+        return {"status": "incomplete", "reasons": incomplete}
     return {"status": "pass", "reasons": ["every procedure field declared and equal"]}
+
+
+def effect(row: dict) -> str:
+    """A table row's effect on tier 1 (:data:`EFFECTS`): its ``effect``, or for a
+    row recorded before rows had one, from its status (``equal``/``not used``
+    pass, ``differs``/``undeclared`` fail, others incomplete)."""
+    if row.get("effect") in EFFECTS:
+        return row["effect"]
+    return {"equal": "pass", "not used": "pass", "differs": "fail",
+            "undeclared": "fail"}.get(row.get("status"), "incomplete")

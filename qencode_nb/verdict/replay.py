@@ -23,7 +23,9 @@ class Replay:
         engine: the engine the replay ran on.
         engine_fallback: why the requested engine (sector, fast) did not replay.
         hamiltonian: "stored" or "rebuilt (of_bridge)".
-        reason: why there is no replay (n/a only).
+        reason: why there is no replay (n/a), or why it fails on a number that
+            is not finite (a stored parameter, the published energy), naming the
+            field and the value.
     """
 
     status: str
@@ -51,6 +53,8 @@ class Replay:
             out["engine_fallback"] = self.engine_fallback
         out.update({"status": self.status, "tolerance_ha": REPLAY_TOL_HA,
                     "hamiltonian": self.hamiltonian})
+        if self.reason:
+            out["reason"] = self.reason
         return out
 
 
@@ -68,6 +72,10 @@ def replay(entry, problem) -> Replay:
         entry: the :class:`~qencode_nb.entry.model.Entry`.
         problem: the :class:`~qencode_nb.rerun.problem.Problem`.
 
+    A stored parameter that is not a finite number fails the replay without
+    running it, and a published energy that is not one fails it after running
+    (the replayed energy is recorded); the ``reason`` names the field and value.
+
     Raises:
         EntryError: the number of stored parameters does not match the
             ansatz, or the recorded pool size differs from the rebuilt pool.
@@ -80,7 +88,16 @@ def replay(entry, problem) -> Replay:
     if entry.optimal_params is None:
         return Replay.not_run(entry, f"{entry.source.name} stores no optimal parameters; "
                                      "pass db=FOLDER of QEncode JSON files to replay them")
+    import math
+
     import numpy as np
+
+    bad = [(i, x) for i, x in enumerate(entry.optimal_params) if not math.isfinite(x)]
+    if bad:
+        return Replay(status="fail", energy=None, published=entry.published_energy,
+                      reason=f"results.vqe.optimal_params[{bad[0][0]}] is {bad[0][1]!r} "
+                             f"({len(bad)} of {len(entry.optimal_params)} not finite); "
+                             "accepted: finite numbers (radians)")
 
     if len(entry.optimal_params) != problem.num_params:
         raise EntryError(f"{len(entry.optimal_params)} stored parameters but the "
@@ -109,10 +126,21 @@ def replay(entry, problem) -> Replay:
                                  entry.backend)
         energy = energy_fn(np.array(entry.optimal_params, dtype=float))
     comparison = compare(energy + problem.constant_ha, entry.published_energy)
+    reason = None
+    if not math.isfinite(entry.published_energy):
+        from qencode_nb.verdict.consistency import field_name
+
+        reason = (f"{field_name(entry, 'published_energy')} is {entry.published_energy!r}: "
+                  f"the replayed energy {comparison['energy']!r} Ha cannot equal it "
+                  "(accepted: a finite number, Ha)")
+    elif not math.isfinite(comparison["energy"]):
+        reason = (f"the replayed energy is {comparison['energy']!r} "
+                  "(encoding.tapering.bk_constant_correction_ha or the stored Hamiltonian "
+                  "is not finite)")
     return Replay(status="pass" if comparison["abs_delta_ha"] <= REPLAY_TOL_HA else "fail",
                   energy=comparison["energy"], published=entry.published_energy,
                   comparison=comparison, engine=engine, engine_fallback=fallback,
-                  hamiltonian=problem.hamiltonian_origin)
+                  hamiltonian=problem.hamiltonian_origin, reason=reason)
 
 
 def _check_pool_size(entry, n_rebuilt: int) -> None:

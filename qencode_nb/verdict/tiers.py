@@ -10,14 +10,23 @@
 - bit-identical: the re-run energy equals the published one to the last bit
   (compared as floats and as ``float.hex``); claimed only on the reference
   environment, ``n/a`` with the reasons elsewhere.
+
+Every tier that reads a number fails when that number is not finite or is
+contradicted by another (:mod:`qencode_nb.verdict.consistency`), naming the field:
+tier 2 on the exact ground energy, threshold, tapering constant or re-run energy;
+tier 3 on the published or re-run energy.  The summary line never quotes a number
+a failed check contradicts (:func:`qencode_nb.verdict.consistency.unquotable`); it
+says why instead.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from qencode_nb.rules import FRAGILE_MARGIN, GAP_CONSISTENCY_REL, VARIATIONAL_TOL_HA
+from qencode_nb.rules import FRAGILE_MARGIN
 from qencode_nb.verdict.compare import compare
+from qencode_nb.verdict.consistency import (consistency, failed_reasons, field_name, is_number,
+                                            unquotable)
 from qencode_nb.verdict.records import VERDICT_RECORDS
 
 #: Why tiers 2 and 3 read n/a without a re-run.
@@ -66,42 +75,6 @@ def margin(error: float, threshold: float) -> float:
     return (threshold - error) / threshold
 
 
-def consistency(entry, rerun_energy: float | None) -> dict:
-    """Internal consistency of the published numbers and of the re-run (Ha).
-
-    - ``published_gap_recomputed`` = |E_published - E_exact| must equal the
-      stated ``abs_vqe_exact_gap`` (relative :data:`qencode_nb.rules.GAP_CONSISTENCY_REL`);
-    - the published and re-run energies must not lie more than
-      :data:`qencode_nb.rules.VARIATIONAL_TOL_HA` below the exact ground energy.
-
-    Returns ``{"status": "pass"|"fail", "reasons": [...], ...}``; "n/a" with the reason
-    for an entry that publishes no energy (a YAML of one's own), unless the re-run breaks
-    the variational bound of the rebuilt Hamiltonian (then "fail").
-    """
-    exact = entry.reference_energy
-    if entry.published_energy is None:
-        reasons = []
-        if rerun_energy is not None and exact is not None \
-                and rerun_energy < exact - VARIATIONAL_TOL_HA:
-            reasons.append(f"re-run energy {rerun_energy:.12f} Ha lies "
-                           f"{exact - rerun_energy:.3e} Ha below the exact ground energy "
-                           "(variational bound broken)")
-        return {"status": "fail" if reasons else "n/a",
-                "reasons": reasons or [entry.no_published_reason],
-                "published_gap_recomputed": None, "published_gap_stated": None}
-    gap = abs(entry.published_energy - exact)
-    reasons = []
-    if abs(gap - entry.published_error) > GAP_CONSISTENCY_REL * max(gap, 1e-12) + 1e-15:
-        reasons.append(f"stated published error {entry.published_error:.9e} Ha but "
-                       f"|E_published - E_exact| = {gap:.9e} Ha")
-    for label, energy in (("published", entry.published_energy), ("re-run", rerun_energy)):
-        if energy is not None and energy < exact - VARIATIONAL_TOL_HA:
-            reasons.append(f"{label} energy {energy:.12f} Ha lies {exact - energy:.3e} Ha "
-                           "below the exact ground energy (variational bound broken)")
-    return {"status": "fail" if reasons else "pass", "reasons": reasons,
-            "published_gap_recomputed": gap, "published_gap_stated": entry.published_error}
-
-
 def verdict(entry, *, rerun, provenance: dict, blas_threads: int,
             blas_coretype: str | None = None, integrity=None, replay=None,
             procedure=None, hamiltonian: dict | None = None) -> Verdict:
@@ -142,20 +115,17 @@ def verdict(entry, *, rerun, provenance: dict, blas_threads: int,
     if integrity and integrity.get("status") == "fail":
         alerts.append("INTEGRITY FAIL")
     if replay and replay.get("status") == "fail":
-        alerts.append(f"REPLAY FAIL ({replay.get('abs_delta_ha', float('nan')):.3e} Ha)")
+        alerts.append(f"REPLAY FAIL ({_replay_why(replay)})")
     if isinstance(hamiltonian, dict) and hamiltonian.get("status") == "fail":
         alerts.append("HAMILTONIAN FAIL: " + str(hamiltonian.get("reason")))
     if cons["status"] == "fail":
         alerts.append("INCONSISTENT: " + "; ".join(cons["reasons"]))
     alert_text = "".join(f"; {a}" for a in alerts)
-    ref = entry.reference_energy
-    out = {"threshold_mha": thr * 1e3,
-           "published_error_mha": None if pub_err is None else pub_err * 1e3,
+    out = {"threshold_mha": _mha(thr), "published_error_mha": _mha(pub_err),
            "published_certified": entry.published_certified,
-           "margin_published": None if pub_err is None else margin(pub_err, thr),
-           "reference_energy": ref, "consistency": cons, "alerts": alerts}
-    published_text = (f"published error n/a ({na})" if pub_err is None else
-                      f"published error {pub_err * 1e3:.6f} mHa")
+           "margin_published": _margin(pub_err, thr),
+           "reference_energy": entry.reference_energy, "consistency": cons,
+           "alerts": alerts}
     tiers = {"procedure": (procedure or {}).get("tier") or
              {"status": "n/a", "reasons": ["tier 1 was not evaluated"]},
              "certification": {"status": "n/a", "reasons": [NO_RERUN]},
@@ -163,40 +133,127 @@ def verdict(entry, *, rerun, provenance: dict, blas_threads: int,
     if rerun_energy is None:
         out.update({"error_mha": None, "movement_mha": None, "margin_regenerated": None,
                     "certified": None, "fragile": None, "certification_change": None,
-                    "bit_identical": None, "difference": None, "tiers": tiers,
-                    "summary": f"{entry.entry_id}: no re-run; {published_text}; "
-                               f"{replay_phrase(replay)}; tiers: "
-                               f"{tier_line(tiers)}{alert_text}"})
+                    "bit_identical": None, "difference": None, "tiers": tiers})
+        unq = unquotable({**out, "replay": replay})
+        published = (f"published error n/a ({na})" if na else
+                     _quote('published error', pub_err, 'published_error_mha', unq))
+        out["summary"] = (f"{entry.entry_id}: no re-run; {published}; "
+                          f"{replay_phrase(replay)}; tiers: {tier_line(tiers)}{alert_text}")
         return Verdict(**out)
-    err = abs(rerun_energy - ref)
-    cert = err < thr
-    m = margin(err, thr)
-    change = None
-    if entry.published_certified is not None and cert != entry.published_certified:
-        change = "gained certification" if cert else "lost certification"
-    tiers["certification"] = {
-        "status": "pass" if cert else "fail",
-        "reasons": [f"regenerated error {err * 1e3:.6f} mHa "
-                    f"{'<' if cert else '>='} threshold {thr * 1e3:.3f} mHa"]}
+    exact = entry.reference_energy
+    err = abs(rerun_energy - exact)
+    m = _margin(err, thr)
+    broken = failed_reasons(cons, "certified")
+    if broken:      # the error or the threshold it is compared with is not a number
+        cert = fragile = change = None
+        tiers["certification"] = {
+            "status": "fail",
+            "reasons": broken + [f"regenerated error {_num_text(_mha(err), '.6f')} mHa "
+                                 f"against threshold {_num_text(_mha(thr), '.3f')} mHa: "
+                                 "no certification can be decided"]}
+    else:
+        cert = err < thr
+        fragile = cert and m < FRAGILE_MARGIN
+        change = None
+        if entry.published_certified is not None and cert != entry.published_certified \
+                and "published_certified" not in cons["contradicts"]:
+            change = "gained certification" if cert else "lost certification"
+        tiers["certification"] = {
+            "status": "pass" if cert else "fail",
+            "reasons": [f"regenerated error {err * 1e3:.6f} mHa "
+                        f"{'<' if cert else '>='} threshold {thr * 1e3:.3f} mHa"]}
     if entry.reference_source == "rebuilt":
         tiers["certification"]["reasons"].append(
-            f"error against the rebuilt Hamiltonian's exact ground energy {ref:.12f} Ha "
+            f"error against the rebuilt Hamiltonian's exact ground energy {exact:.12f} Ha "
             "(the entry publishes none)")
-    if entry.threshold_source != "results.quality.gap_threshold" and entry.is_own:
+    if entry.is_own and entry.threshold_source != "results.quality.gap_threshold":
         tiers["certification"]["reasons"].append(f"threshold from {entry.threshold_source}")
     if na:
         tiers["bit_identical"] = {"status": "n/a", "reasons": [na]}
         out.update({"error_mha": err * 1e3, "movement_mha": None, "margin_regenerated": m,
-                    "certified": cert, "fragile": cert and m < FRAGILE_MARGIN,
-                    "certification_change": None, "bit_identical": None, "difference": None,
-                    "tiers": tiers,
-                    "summary": (f"{entry.entry_id}: {'certified' if cert else 'NOT certified'}"
-                                f", error {err * 1e3:.6f} mHa against the "
-                                f"{entry.reference_source} exact ground energy, margin {m:.1%}; {published_text}; "
-                                f"{replay_phrase(replay)}; tiers: {tier_line(tiers)}"
-                                f"{alert_text}")})
+                    "certified": cert, "fragile": fragile, "certification_change": None,
+                    "bit_identical": None, "difference": None, "tiers": tiers})
+        label = ("certified" if cert else "NOT certified" if cert is not None
+                 else "certification not decided")
+        out["summary"] = (f"{entry.entry_id}: {label}, error {err * 1e3:.6f} mHa against the "
+                          f"{entry.reference_source} exact ground energy, margin {m:.1%}; "
+                          f"published error n/a ({na}); {replay_phrase(replay)}; tiers: "
+                          f"{tier_line(tiers)}{alert_text}")
         return Verdict(**out)
     diff = compare(rerun_energy, entry.published_energy)
+    tiers["bit_identical"] = _tier3(entry, rerun_energy, diff, provenance, blas_threads,
+                                    blas_coretype, procedure)
+    bits = ("bit-identical to the published energy" if diff["identical"]
+            else f"differs from the published energy by {diff['delta_ha']:+.3e} Ha"
+                 + (f" ({diff['ulps']} ulps)" if diff["ulps"] is not None else ""))
+    bits += f" (tier 3 {tiers['bit_identical']['status']})"
+    out.update({
+        "error_mha": err * 1e3, "movement_mha": (err - pub_err) * 1e3, "margin_regenerated": m,
+        "certified": cert, "fragile": fragile, "certification_change": change,
+        "bit_identical": diff["identical"], "difference": diff, "tiers": tiers})
+    unq = unquotable({**out, "replay": replay})
+    label = ("certified" if cert else "NOT certified" if cert is not None
+             else "certification not decided")
+    if "error_mha" in unq:
+        head = f"{label}, error not quoted: {unq['error_mha']}"
+    else:
+        head = (f"{label}, error {err * 1e3:.6f} mHa "
+                f"({_quote('published', pub_err, 'published_error_mha', unq)}), "
+                f"margin {m:.1%}{' FRAGILE' if fragile else ''}")
+    out["summary"] = (f"{entry.entry_id}: {head}{'; ' + change if change else ''}; {bits}; "
+                      f"{replay_phrase(replay)}; tiers: " + tier_line(tiers) + alert_text)
+    return Verdict(**out)
+
+
+def _mha(value):
+    """Ha -> mHa; None stays None."""
+    return None if value is None else value * 1e3
+
+
+def _margin(error, threshold):
+    return None if error is None or threshold is None else margin(error, threshold)
+
+
+def _num_text(value, spec: str) -> str:
+    return format(value, spec) if is_number(value) else repr(value)
+
+
+def _quote(label: str, value_ha, name: str, unq: dict) -> str:
+    """``published error 5.181379 mHa``, or ``published error not quoted: <why>``
+    when a failed check contradicts the record ``name``."""
+    if name in unq:
+        return f"{label} not quoted: {unq[name]}"
+    if value_ha is None:
+        return f"{label} not stated"
+    return f"{label} {value_ha * 1e3:.6f}" + (" mHa" if label != "published" else "")
+
+
+def _replay_why(replay: dict) -> str:
+    """A failed replay in one phrase: its reason, or |ΔE| in Ha."""
+    if replay.get("reason"):
+        return replay["reason"]
+    delta = replay.get("abs_delta_ha")
+    return f"{delta:.3e} Ha" if is_number(delta) else f"|ΔE| {delta!r}"
+
+
+def _tier3(entry, rerun_energy: float, diff: dict, provenance: dict, blas_threads: int,
+           blas_coretype, procedure) -> dict:
+    """Tier 3 (bit-identical): fails on a published or re-run energy that is not a
+    number (naming the field), is n/a off the reference environment (the reasons),
+    else pass or fail by the bits."""
+    measured = (f"measured: re-run {diff['energy_hex']} vs published {diff['published_hex']}, "
+                f"ΔE {diff['delta_ha']:+.3e} Ha"
+                + (f", {diff['ulps']} ulps" if diff["ulps"] is not None else ""))
+    kernel_note, off_reference = kernel_reason(provenance, blas_coretype)
+    bad = []
+    if not is_number(entry.published_energy):
+        path = field_name(entry, "published_energy")
+        bad.append(f"{path} is {entry.published_energy!r}: no energy can equal it bit for "
+                   "bit (a finite number is accepted)")
+    if not is_number(rerun_energy):
+        bad.append(f"the re-run energy is {rerun_energy!r}")
+    if bad:
+        return {"status": "fail", "reasons": bad + [kernel_note, measured]}
     reasons = []
     drift = [f"{k} {v['have'] or 'not installed'} (want {v['want']})"
              for k, v in provenance["versions"].items() if not v["match"]]
@@ -211,32 +268,12 @@ def verdict(entry, *, rerun, provenance: dict, blas_threads: int,
         if row.get("field") == "backend" and row.get("status") == "differs":
             reasons.append(f"re-run on {row['used']}, not the recorded {row['declared']}: "
                            "other arithmetic, bit identity is not expected")
-    kernel_note, off_reference = kernel_reason(provenance, blas_coretype)
     if off_reference:
         reasons.append(off_reference)
-    measured = (f"measured: re-run {diff['energy_hex']} vs published {diff['published_hex']}, "
-                f"ΔE {diff['delta_ha']:+.3e} Ha, {diff['ulps']} ulps")
     if reasons:
-        tiers["bit_identical"] = {"status": "n/a", "reasons": reasons + [kernel_note, measured]}
-    else:
-        tiers["bit_identical"] = {"status": "pass" if diff["identical"] else "fail",
-                                  "reasons": [kernel_note, measured]}
-    label = "certified" if cert else "NOT certified"
-    fragile = cert and m < FRAGILE_MARGIN
-    bits = ("bit-identical to the published energy" if diff["identical"]
-            else f"differs from the published energy by {diff['delta_ha']:+.3e} Ha "
-                 f"({diff['ulps']} ulps)")
-    bits += f" (tier 3 {tiers['bit_identical']['status']})"
-    out.update({
-        "error_mha": err * 1e3, "movement_mha": (err - pub_err) * 1e3, "margin_regenerated": m,
-        "certified": cert, "fragile": fragile, "certification_change": change,
-        "bit_identical": diff["identical"], "difference": diff, "tiers": tiers,
-        "summary": (f"{entry.entry_id}: {label}, error {err * 1e3:.6f} mHa (published "
-                    f"{pub_err * 1e3:.6f}), margin {m:.1%}{' FRAGILE' if fragile else ''}"
-                    f"{'; ' + change if change else ''}; {bits}; {replay_phrase(replay)}; "
-                    "tiers: " + tier_line(tiers) + alert_text),
-    })
-    return Verdict(**out)
+        return {"status": "n/a", "reasons": reasons + [kernel_note, measured]}
+    return {"status": "pass" if diff["identical"] else "fail",
+            "reasons": [kernel_note, measured]}
 
 
 def replay_phrase(replay: dict | None) -> str:
@@ -248,6 +285,8 @@ def replay_phrase(replay: dict | None) -> str:
     status = replay.get("status")
     if status == "n/a":
         return f"replay n/a ({replay.get('reason') or 'no reason recorded'})"
+    if status == "fail" and replay.get("reason"):
+        return f"replay fail ({replay['reason']})"
     delta = replay.get("abs_delta_ha")
     text = "" if delta is None else f"|ΔE| {delta:.1e} Ha"
     if replay.get("identical"):
