@@ -8,6 +8,7 @@ why the ``qencode-nb`` engine no longer triggers them:
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -15,7 +16,7 @@ import sys
 import nbformat
 import pytest
 
-from conftest import AUDIT_NB, ROOT
+from conftest import AUDIT_NB, LIH_PAR_HEA, ROOT
 from qencode_nb import read_records
 from qencode_nb.notebook.record import RECORD_MIMETYPE
 
@@ -26,10 +27,12 @@ QENCODE_NB = ROOT / ".venv" / "bin" / "qencode-nb"
 TCP_WARNING = "Kernel is running over TCP without encryption"
 INTERRUPT = "KeyboardInterrupt caught in kernel"
 
-#: The bad bundled name's reason, as the ``error`` record holds it (a contract).
-NO_SUCH_ENTRY = {"stage": "load", "type": "EntryError",
-                 "message": "field entry: 'no_such_entry' is neither a file nor a bundled "
-                            "entry; bundled: h2, h6, lih"}
+#: A bad mapping's reason (an entry file that exists, so it reaches the kernel: a name
+#: or path that does not exist is refused before any kernel, issue 23), as the ``error``
+#: record holds it: the record's keys are a contract.
+BAD_MAPPING = ("field encoding.mapping: 'qubit_magic' is not accepted; accepted "
+               "(case-insensitive): bk, bravyi-kitaev, bravyi_kitaev, jordan-wigner, "
+               "jordan_wigner, jw, p, par, parity")
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -119,24 +122,30 @@ def test_the_shutdown_interrupt_finds_the_kernel_idle(tmp_path):
 
 @pytest.mark.notebook
 def test_a_failed_audit_leads_with_its_reason(tmp_path):
-    """``qencode-nb audit`` of a bad name: stderr's first line is the reason (stage:
-    type: message, naming the field and the value), then the executed notebook, then
-    (--traceback) the failing cell's traceback; in the notebook, papermill's banner
-    carries the reason and the failing cell's first output is the message."""
+    """``qencode-nb audit`` of an entry with a bad mapping: stderr's first line is the
+    reason (stage: type: message, naming the field and the value), then the executed
+    notebook, then (--traceback) the failing cell's traceback; in the notebook,
+    papermill's banner carries the reason and the failing cell's first output is the
+    message."""
+    raw = json.loads(LIH_PAR_HEA.read_text())
+    raw["encoding"]["mapping"] = "qubit_magic"
+    entry = tmp_path / "badmap.json"
+    entry.write_text(json.dumps(raw))
     out = tmp_path / "bad.ipynb"
-    proc = subprocess.run([str(QENCODE_NB), "audit", "no_such_entry", "--out", str(out),
+    proc = subprocess.run([str(QENCODE_NB), "audit", str(entry), "--out", str(out),
                            "--traceback"], capture_output=True, text=True, cwd=tmp_path)
     assert proc.returncode == 1, proc.stderr
     _assert_quiet(proc.stderr)
-    reason = "load: EntryError: field entry: 'no_such_entry' is neither a file nor a " \
-             "bundled entry; bundled: h2, h6, lih"
+    message = f"{entry}: {BAD_MAPPING}"
+    reason = f"load: EntryError: {message}"
     lines = _lines(proc.stderr)
     assert lines[0] == f"qencode-nb: audit failed: {reason}", proc.stderr
     assert lines[1] == f"executed notebook: {out}"
-    assert lines[2] == f"EntryError: {NO_SUCH_ENTRY['message']}"     # the cell's traceback
-    assert lines[3].startswith("  at Cell In[") and "qencode_nb/entry/lookup.py:" in lines[3]
+    assert lines[2] == f"EntryError: {message}"                      # the cell's traceback
+    assert lines[3].startswith("  at Cell In[") and "qencode_nb/entry/" in lines[3]
     assert proc.stdout == ""
-    assert read_records(out)["error"] == NO_SUCH_ENTRY                # the contract, unchanged
+    assert read_records(out)["error"] == {"stage": "load", "type": "EntryError",
+                                          "message": message}        # the contract
     banner = nbformat.read(str(out), as_version=4).cells[0]
     assert "An Exception was encountered" in banner.source and reason in banner.source
     first = _failing_cell_outputs(out)[0]

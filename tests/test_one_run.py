@@ -181,7 +181,7 @@ def test_a_typo_is_refused_before_any_kernel_with_nothing_written(tmp_path):
     db = ROOT.parent / "shared" / "qencode-v4" / "db"
     cases = [
         (["audit", "lhi"], "field entry: 'lhi' is neither a file nor a bundled entry; did "
-                           "you mean 'lih'? accepted: a bundled name (h2, h6, lih) or the "
+                           "you mean 'lih'? accepted: a bundled name (bh, h2, h6, lih) or the "
                            "path of a .json / .yaml entry"),
         (["audit", str(tmp_path / "nope.json")],
          f"field entry: no such file '{tmp_path / 'nope.json'}'; accepted: a bundled name "
@@ -189,7 +189,7 @@ def test_a_typo_is_refused_before_any_kernel_with_nothing_written(tmp_path):
         (["audit", str(ROOT / "params" / "lhi.yaml")], "did you mean 'lih.yaml'?"),
         (["sweep", "h2", "LIH", "--out", "s"], "field targets: 'LIH' is neither a folder, a "
                                                "file nor a bundled entry; did you mean 'lih'? "
-                                               "accepted: a bundled name (h2, h6, lih), the "
+                                               "accepted: a bundled name (bh, h2, h6, lih), the "
                                                "path of a .json / .yaml entry or a folder of "
                                                ".json entries"),
         (["study", "threads", "h6x", "--out", "t"], "field entry: 'h6x' is neither a file "

@@ -24,6 +24,7 @@ from __future__ import annotations
 import html
 
 from qencode_nb.notebook.stages import failure_line
+from qencode_nb.verdict.card_text import check_rows, fmt_margin, fmt_mha, headline
 
 #: The IPython display id of the audit's card (one per notebook).
 DISPLAY_ID = "qnb-verdict-card"
@@ -93,17 +94,6 @@ def _badge(status) -> str:
             f'font-size: 0.85em; background: {colour};">{text}</span>')
 
 
-def _fmt_mha(value) -> str:
-    """mHa to 6 decimals (the entries' own precision), or 4 significant digits below 1 µHa."""
-    if not isinstance(value, (int, float)):
-        return "-"
-    return f"{value:.6f}" if value == 0 or abs(value) >= 1e-3 else f"{value:.3e}"
-
-
-def _fmt_margin(value) -> str:
-    return "-" if not isinstance(value, (int, float)) else f"{100 * value:.1f}%"
-
-
 class Card:
     """The verdict card of one audit.
 
@@ -148,16 +138,16 @@ class Card:
                 return "not quoted" if name in unq else text
 
             if r.get("error_mha") is not None:
-                errors.append(("regenerated", shown("error_mha", _fmt_mha(r.get("error_mha"))),
+                errors.append(("regenerated", shown("error_mha", fmt_mha(r.get("error_mha"))),
                                shown("margin_regenerated",
-                                     _fmt_margin(r.get("margin_regenerated")))))
+                                     fmt_margin(r.get("margin_regenerated")))))
             if r.get("published_error_mha") is None and "published_error_mha" not in unq:
                 errors.append(("published", "n/a (none published)", "n/a"))   # own YAML
             else:
                 errors.append(("published", shown("published_error_mha",
-                                                  _fmt_mha(r.get("published_error_mha"))),
+                                                  fmt_mha(r.get("published_error_mha"))),
                                shown("margin_published",
-                                     _fmt_margin(r.get("margin_published")))))
+                                     fmt_margin(r.get("margin_published")))))
             errors.append(("threshold", shown("threshold_mha", f"{threshold:g}")
                            if isinstance(threshold, float) else "-", ""))
         tiers = []
@@ -196,60 +186,7 @@ class Card:
         return " · ".join(parts)
 
     def _headline(self, failure) -> str:
-        r = self.records
-        if self.state == "running":
-            done = [s for s in ("integrity", "hamiltonian", "replay", "rerun") if s in r]
-            return "Audit running" + (f": {', '.join(done)} done" if done else "")
-        if failure:
-            return "Audit failed"
-        alerts = r.get("alerts") or []
-        head = f"ALERTS ({len(alerts)}: see below); " if alerts else ""
-        from qencode_nb.verdict.consistency import unquotable
-
-        unq = unquotable(r)      # numbers a failed check contradicts: never quoted
-        threshold = r.get("threshold_mha")
-        thr_text = (f"threshold {threshold:g}" if isinstance(threshold, (int, float))
-                    and "threshold_mha" not in unq else "threshold not quoted")
-
-        def said(name: str, text: str) -> str | None:
-            return None if name in unq else text
-
-        why = list(dict.fromkeys(unq.values()))
-        because = f"; not quoted: {'; '.join(why)}" if why else ""
-        certified = r.get("certified")
-        published = ("no published energy" if r.get("published_error_mha") is None
-                     and "published_error_mha" in r and "published_error_mha" not in unq
-                     else None)          # a YAML entry of one's own
-        if r.get("error_mha") is None and certified is None and published:
-            return (f"{head}{published}, no re-run (mode={r.get('mode')}): {thr_text} mHa"
-                    f"{because}")
-        if r.get("error_mha") is None and certified is None:     # no re-run
-            flag = said("published_certified", "published certified"
-                        if r.get("published_certified") else "published not certified")
-            pub = said("published_error_mha",
-                       f"published error {_fmt_mha(r.get('published_error_mha'))} mHa "
-                       f"({thr_text}), published margin "
-                       f"{_fmt_margin(r.get('margin_published'))}")
-            return (f"{head}{flag + ', ' if flag else ''}no re-run (mode={r.get('mode')})"
-                    f"{': ' + pub if pub else ''}{because}")
-        cert = ("certified" if certified else "not certified" if certified is not None
-                else "certification not decided")
-        change = r.get("certification_change")
-        if change:
-            cert += f" ({change})"
-        if r.get("fragile"):
-            cert += ", fragile"
-        regen = said("error_mha", f"regenerated error {_fmt_mha(r.get('error_mha'))} mHa")
-        pub = (published if published else
-               said("published_error_mha", f"published {_fmt_mha(r.get('published_error_mha'))}"))
-        if published and regen:
-            regen += " against the rebuilt exact ground energy"
-        margin = said("margin_regenerated",
-                      f"margin {_fmt_margin(r.get('margin_regenerated'))}")
-        parts = ", ".join(p for p in (pub, thr_text) if p)
-        return (f"{head}{cert}"
-                + (f"; {regen} ({parts})" if regen else f" ({parts})")
-                + (f", {margin}" if margin else "") + because)
+        return headline(self.records, self.state, failure)
 
     def border(self) -> str:
         """The card's colour: red when failed or with alerts, amber with a warning
@@ -269,47 +206,7 @@ class Card:
         return COLOURS["pass"]
 
     def _checks(self) -> list:
-        r = self.records
-        out = []
-        rep = r.get("replay")
-        if isinstance(rep, dict):
-            from qencode_nb.verdict.tiers import replay_phrase
-
-            phrase = replay_phrase(rep).removeprefix(f"replay {rep.get('status')}").strip()
-            if phrase.startswith("(") and phrase.endswith(")"):
-                phrase = phrase[1:-1]
-            out.append(("replay", rep.get("status"), phrase or "-"))
-        integ = r.get("integrity")
-        if isinstance(integ, dict):
-            if integ.get("recomputed") is None:
-                text = "; ".join(integ.get("reasons") or []) or "SHA-256 not recomputed"
-            elif integ.get("recomputed") == integ.get("recorded") and integ.get("id_matches_hash"):
-                text = "SHA-256 recomputed, equal to the recorded one and the id"
-            else:
-                text = "; ".join(integ.get("reasons") or []) or "SHA-256 differs"
-            text += f"; signature {integ.get('signature')}"
-            out.append(("integrity", integ.get("status"), text))
-        h = r.get("hamiltonian")
-        if isinstance(h, dict) and "terms_match" in h:
-            ok = h.get("terms_match")
-            status = h.get("status") or ("pass" if ok else ("n/a" if ok is None else "fail"))
-            size = (f"{h.get('n_terms')} terms, {h.get('num_qubits')} "
-                    f"qubit{'' if h.get('num_qubits') == 1 else 's'}")
-            source = h.get("hamiltonian_source")
-            if status == "pass" and source:
-                how = (h.get("paths") or {}).get(source, {}).get("equivalence")
-                text = f"{size}, equal to the {source} rebuild" + (f" ({how})" if how else "")
-            else:
-                text = f"{size}: {h.get('reason') or 'not compared'}"
-            out.append(("hamiltonian", status, text))
-        boundary = (h or {}).get("active_space_boundary") if isinstance(h, dict) else None
-        if isinstance(boundary, dict) and boundary.get("warning"):
-            out.append(("active space", "warning", boundary["warning"]))
-        alerts = r.get("alerts")
-        if alerts is not None:
-            out.append(("alerts", "fail" if alerts else "pass",
-                        "; ".join(map(str, alerts)) if alerts else "none"))
-        return out
+        return check_rows(self.records)
 
     def _questions(self) -> list:
         if self.state == "running":
