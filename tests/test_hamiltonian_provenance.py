@@ -180,15 +180,19 @@ def test_an_edited_coefficient_fails_the_check_by_name(source, index, delta, tmp
     assert "pennylane_native not built (the generator routes parity" in h["reason"]
 
 
+@pytest.mark.bitlevel
 def test_casscf_rebuild_is_kernel_dependent(tmp_path, monkeypatch):
     """H6 CASSCF: PySCF's orbitals follow the kernels.  Measured: under the portable
     profile the rebuild equals the stored terms up to a Pauli conjugation (the
     orbitals' signs); a real edit stays a failure under any profile, and the
     reason names the kernels when they are not the reference triple."""
     h = _check(H6_JW_HEA_CASSCF, tmp_path, monkeypatch)
-    expected = by_profile({"reference": "identical", "portable": "pauli conjugation"})
+    # Measured under portable; under reference (not measurable here: no AVX-512) the
+    # entries were generated, so the rebuild is expected equal, with or without a gauge.
+    expected = by_profile({"reference": ("identical", "pauli conjugation"),
+                           "portable": ("pauli conjugation",)})
     assert h["status"] == "pass" and h["kernel_dependent"] is True
-    assert h["paths"]["of_bridge"]["equivalence"] == expected
+    assert h["paths"]["of_bridge"]["equivalence"] in expected
 
     def edit(r):
         r["artifacts"]["qubit_hamiltonian"]["pauli_terms"][3]["coefficient"] += 1e-3
