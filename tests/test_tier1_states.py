@@ -176,11 +176,6 @@ def test_the_tier1_table_shows_every_reason_in_full_and_highlighted():
     assert text.count("->") == 2
 
 
-#: Under the portable kernel profile PySCF's CASSCF orbitals of N2 PAR/HEA rebuild
-#: coefficients up to 0.06 Ha away from the stored ones (ground energies equal to
-#: 4e-10 Ha), and the Hamiltonian check infers ``pennylane_native`` from that: tier 1
-#: then reads a hamiltonian_source deviation (issue 23, item 1, the Hamiltonian check).
-KERNEL_DEPENDENT = {"N2_ccpvdz_PAR_HEA_v4_casscf_tapered__sha256_1a06482cb89e4a67.json"}
 
 
 @pytest.mark.heavy
@@ -193,13 +188,9 @@ def test_tier1_of_each_shared_entry_with_the_real_stages(path):
     Measured on 2 shared cores: 113 s for the 40 with a warm cache; a cold cache adds
     the rebuilds (about 15 min here: benzene's CASSCF 4.5 min, H8 and H10 several
     minutes each)."""
-    from conftest import TEST_PROFILE
     from qencode_nb.problem.check import hamiltonian_check, rebuild
     from qencode_nb.rerun.problem import build_problem
 
-    if path.name in KERNEL_DEPENDENT and TEST_PROFILE != "reference":
-        pytest.xfail("the Hamiltonian check infers pennylane_native from a rebuild that "
-                     f"depends on the BLAS kernels ({TEST_PROFILE} profile)")
     entry = load(path)
     rebuilt = rebuild(entry)
     ham = hamiltonian_check(entry, rebuilt)
