@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import pytest
 
@@ -64,7 +65,8 @@ def audit(path, mode: str) -> dict:
     integ = integrity(e)
     proc = procedure.evaluate(e, rebuilt, ham, problem, run, mode)
     v = tiers.verdict(e, rerun=run, provenance=provenance.collect(e.tool_versions),
-                      blas_threads=1, integrity=integ, replay=rep, procedure=proc)
+                      blas_threads=1, integrity=integ, replay=rep, procedure=proc,
+                      hamiltonian=ham)
     return {"entry_id": e.entry_id, "mode": mode, "integrity": integ.to_record(),
             "hamiltonian": ham, "replay": rep.to_record(), "fields": proc.fields,
             "rerun_energy": None if run is None else run.energy, **v.to_record()}
@@ -272,3 +274,45 @@ def test_a_nan_published_energy_audit_notebook_says_what_is_wrong(tmp_path):
     assert "tiers (pass/incomplete/fail/n/a): procedure 0/1/0/0" in summary
     badge = soup.select_one('td[data-key="tier_procedure"] span.badge')
     assert badge.get_text() == "incomplete" and "b-warn" in badge["class"]
+
+
+@pytest.mark.parametrize("attr,field,delta", [
+    ("exact_qubit_ground_energy_hartree", E_EXACT, -1.2e-3),
+    ("casci_ground_energy_hartree", "results.reference.casci_ground_energy_hartree", 1e-4),
+    ("hf_energy_hartree", "results.reference.hf_energy_hartree", 0.05)])
+def test_a_re_sealed_reference_energy_is_contradicted_by_the_rebuild(tmp_path, attr,
+                                                                    field, delta):
+    """A new user's attack (issue 23 review): LiH PAR/HEA with a reference energy moved
+    and, for the exact one, the stated gap restated to match, re-sealed.  The stored
+    terms still equal the of_bridge rebuild, so the Hamiltonian check passes; the
+    consistency check compares the recorded energy with the recomputed one and fails
+    naming the field (an alert), and the moved published error is not quoted."""
+    def edit(raw):
+        ref = raw["results"]["reference"]
+        ref[attr] += delta
+        if attr == "exact_qubit_ground_energy_hartree":
+            raw["results"]["quality"]["abs_vqe_exact_gap"] = abs(
+                raw["results"]["vqe"]["best_energy_hartree"] - ref[attr])
+
+    r = audit(reseal(tmp_path, LIH_PAR_HEA, edit, "ref"), "replay")
+    assert r["integrity"]["status"] == "pass" and r["hamiltonian"]["status"] == "pass"
+    failed = [c for c in r["consistency"]["checks"] if c["status"] == "fail"]
+    assert [c["check"] for c in failed] == ["rebuilt"], failed
+    assert field in failed[0]["reason"] and f"{delta:+.3e} Ha" in failed[0]["reason"]
+    assert any(a.startswith("INCONSISTENT") and field in a for a in r["alerts"])
+    if attr == "exact_qubit_ground_energy_hartree":
+        assert "6.381379" not in headline(r) and "not quoted" in headline(r)
+
+
+@pytest.mark.parametrize("active_space,why", [
+    ((2, 12), "5 core + 12 active orbitals exceed the basis's 10"),
+    ((14, 8), "14 active electrons but the molecule has 12"),
+    ((3, 3), "leaves an odd number for the doubly occupied core")])
+def test_an_active_space_that_does_not_fit_names_the_field(active_space, why):
+    """NaH STO-3G (12 electrons, 10 orbitals): PySCF's CASCI only asserts (an empty
+    AssertionError); the rebuild refuses first, naming problem.active_space."""
+    from qencode_nb.errors import EntryError
+    from qencode_nb.problem.chemistry import run_chemistry
+
+    with pytest.raises(EntryError, match="field problem.active_space: .*" + re.escape(why)):
+        run_chemistry("Na 0 0 0; H 0 0 1.9", "sto-3g", 0, 0, *active_space, "hf")

@@ -200,3 +200,29 @@ def test_tier1_of_each_shared_entry_with_the_real_stages(path):
         p = procedure.evaluate(entry, rebuilt, ham, problem, run, mode)
         failing = [r for r in p.fields if r["effect"] == "fail"]
         assert p.tier["status"] == "incomplete", (mode, failing)
+
+
+def test_an_own_yaml_that_leaves_out_backend_and_source_is_incomplete(tmp_path):
+    """Issue 23, item 7: a YAML entry of one's own needs only the procedure; leaving out
+    ``run.backend`` and ``encoding.hamiltonian_source`` (params/bh.yaml without them)
+    makes tier 1 ``incomplete`` (the generator defaults, named), not ``fail``."""
+    from conftest import ROOT
+
+    text = (ROOT / "params" / "bh.yaml").read_text()
+    text = text.replace("  hamiltonian_source: of_bridge   # optional (the generator's "
+                        "default); the rebuild's path\n", "")
+    text = text.replace("backend: default.qubit,\n  early_stop: true}",
+                        "early_stop: true}")
+    path = tmp_path / "bh_minimal.yaml"
+    path.write_text(text)
+    entry = load(path)
+    assert entry.is_own and {"backend", "hamiltonian_source"} <= set(entry.undeclared)
+    for mode in ("full", "replay"):
+        rebuilt, hamiltonian, problem, rerun = stand_in_stages(entry)
+        p = procedure.evaluate(entry, rebuilt, hamiltonian, problem,
+                               rerun if mode == "full" else None, mode)
+        rows = {r["field"]: r for r in p.fields}
+        assert p.tier["status"] == "incomplete", (mode, p.tier)
+        for name in ("backend", "hamiltonian_source"):
+            assert rows[name]["effect"] == "incomplete", rows[name]
+            assert "a YAML entry of one's own may leave" in rows[name]["reason"]

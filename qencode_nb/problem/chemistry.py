@@ -80,6 +80,39 @@ def active_electron_split(num_electrons: int) -> tuple[int, int]:
     return n_alpha, num_electrons - n_alpha
 
 
+def check_active_space(total_electrons: int, num_orbitals: int, num_electrons: int,
+                       num_spatial_orbitals: int) -> None:
+    """Refuse an active space the molecule cannot hold, before PySCF asserts on it.
+
+    The generator's CASCI puts ``(total - num_electrons) / 2`` doubly occupied core
+    orbitals below ``num_spatial_orbitals`` active ones (``pyscf.mcscf.CASCI``), so
+    ``num_electrons`` may not exceed the molecule's electrons or twice the active
+    orbitals, the core must be a whole number of orbitals, and core plus active
+    orbitals may not exceed the basis's.
+
+    Raises:
+        EntryError: field ``problem.active_space``, naming what the molecule allows.
+    """
+    core2 = total_electrons - num_electrons
+    why = None
+    if num_electrons > total_electrons:
+        why = f"{num_electrons} active electrons but the molecule has {total_electrons}"
+    elif num_electrons > 2 * num_spatial_orbitals:
+        why = (f"{num_electrons} electrons do not fit in {num_spatial_orbitals} spatial "
+               "orbitals")
+    elif core2 % 2:
+        why = (f"{total_electrons} electrons minus {num_electrons} active leaves an odd "
+               "number for the doubly occupied core")
+    elif core2 // 2 + num_spatial_orbitals > num_orbitals:
+        why = (f"{core2 // 2} core + {num_spatial_orbitals} active orbitals exceed the "
+               f"basis's {num_orbitals}")
+    if why:
+        raise EntryError(
+            f"active space [{num_electrons}e, {num_spatial_orbitals}o] does not fit: {why}; "
+            f"accepted: num_electrons <= {total_electrons} with the same parity, and "
+            f"core + active orbitals <= {num_orbitals}", field="problem.active_space")
+
+
 def _check_inputs(geometry, basis, num_electrons, num_spatial_orbitals,
                   orbital_optimization):
     if not isinstance(geometry, str) or not geometry.strip():
@@ -165,6 +198,7 @@ def run_chemistry(geometry: str, basis: str, charge: int, spin: int,
             "symbols with x y z in Angstrom, and a charge/spin (2S) the electron "
             "count allows", field="problem.geometry/basis/charge/spin") from None
 
+    check_active_space(mol.nelectron, mol.nao, num_electrons, num_spatial_orbitals)
     mf = scf.RHF(mol).run()
     e_hf = float(mf.e_tot)
 

@@ -14,6 +14,8 @@ and they must agree with each other:
   above the Hartree-Fock energy (the HF state is in both spaces; same tolerance);
 - ``certification``: the published certification flag (``trusted``) says what
   the stated gap against the threshold says (QEncode: trusted = gap < threshold);
+- ``rebuilt``: the recorded exact qubit ground, CASCI and Hartree-Fock energies equal
+  what the Hamiltonian check recomputed (:data:`qencode_nb.rules.REFERENCE_MATCH_HA`);
 - ``rerun``: the re-run energy is finite.
 
 Nothing here refuses an entry: the audit runs and the check fails, naming the
@@ -29,7 +31,7 @@ from __future__ import annotations
 
 import math
 
-from qencode_nb.rules import GAP_CONSISTENCY_REL, VARIATIONAL_TOL_HA
+from qencode_nb.rules import GAP_CONSISTENCY_REL, REFERENCE_MATCH_HA, VARIATIONAL_TOL_HA
 
 #: The numbers checked: ``(Entry attribute, QEncode schema 4.0.0 path, params YAML
 #: path, record names that a bad value contradicts)``.
@@ -87,13 +89,19 @@ def _fmt(value) -> str:
         else f"{value:.12g}"
 
 
-def consistency(entry, rerun_energy: float | None = None) -> dict:
+def consistency(entry, rerun_energy: float | None = None,
+                hamiltonian: dict | None = None) -> dict:
     """Internal consistency of the published numbers and of the re-run (Ha).
 
     Args:
         entry: the :class:`~qencode_nb.entry.model.Entry`.  A number it does not
             state (None) is not checked.
         rerun_energy: the re-run energy (Ha), or None without a re-run.
+        hamiltonian: the ``hamiltonian`` record (:func:`qencode_nb.problem.check.
+            hamiltonian_check`), or None: its recomputed energies check the recorded
+            references (``rebuilt``: exact qubit ground energy against the stored
+            terms' own, CASCI and Hartree-Fock against the rebuild's, within
+            :data:`~qencode_nb.rules.REFERENCE_MATCH_HA`).
 
     Returns:
         the ``consistency`` record: ``{"status": "pass"|"fail"|"n/a", "reasons": [...],
@@ -199,6 +207,28 @@ def consistency(entry, rerun_energy: float | None = None) -> dict:
                  f"threshold {thr * 1e3:g} mHa", ("published_certified",))
         else:
             ok("certification", [flag_path])
+
+    for attr, key, what in (
+            ("exact_ground_energy", "ground_energy_stored_terms",
+             "the stored Hamiltonian's exact ground energy"),
+            ("casci_energy", "e_casci_rebuilt", "the rebuilt CASCI energy"),
+            ("hf_energy", "e_hf_rebuilt", "the rebuilt Hartree-Fock energy")):
+        recorded = getattr(entry, attr, None)
+        computed = (hamiltonian or {}).get(key)
+        if attr == "exact_ground_energy" and not is_number(computed):
+            computed = (hamiltonian or {}).get("ground_energy")
+        if not (is_number(recorded) and is_number(computed)) or attr in bad:
+            continue
+        path = field_name(entry, attr)
+        if abs(recorded - computed) > REFERENCE_MATCH_HA:
+            names = next(n for a, _, _, n in NUMBERS if a == attr)
+            fail("rebuilt", [path], f"{path} = {recorded:.12f} Ha but {what} is "
+                 f"{computed:.12f} Ha ({recorded - computed:+.3e} Ha; accepted: within "
+                 f"{REFERENCE_MATCH_HA:.0e} Ha)",
+                 tuple(names) + (("reference_energy",) if attr == "exact_ground_energy"
+                                 else ()))
+        else:
+            ok("rebuilt", [path])
 
     if rerun_energy is not None:
         if is_number(rerun_energy):

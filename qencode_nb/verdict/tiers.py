@@ -110,7 +110,7 @@ def verdict(entry, *, rerun, provenance: dict, blas_threads: int,
     thr = entry.threshold
     pub_err = entry.published_error
     na = entry.no_published_reason      # a YAML of one's own: no published comparisons
-    cons = consistency(entry, rerun_energy)
+    cons = consistency(entry, rerun_energy, hamiltonian)
     alerts = []
     if integrity and integrity.get("status") == "fail":
         alerts.append("INTEGRITY FAIL")
