@@ -320,8 +320,8 @@ def test_a_declared_tapering_the_rebuild_does_not_find_is_named_by_its_field(tmp
     assert str(err.value).startswith(
         f"{path}: field encoding.tapering_sectors: [1, -1] declares 2 Z2 symmetries (2 "
         "tapered qubits); the rebuild of the declared procedure finds 3, sectors [1, -1, -1] "
-        "(1 tapered qubit); accepted: 3 sectors; ")
-    assert "\n" not in str(err.value)
+        "(1 tapered qubit); accepted: 3 sectors")
+    assert "\n" not in str(err.value) and "OpenBLAS" not in str(err.value)  # HF orbitals
 
 
 @pytest.mark.notebook

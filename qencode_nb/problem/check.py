@@ -146,8 +146,10 @@ def rebuild_mismatch(entry, rebuilt) -> str | None:
     kernels = copy_kernels()
     triple, reference = triple_text(kernels), triple_text(REFERENCE.coretypes)
     # the field, its value, the rebuilt count and what is accepted first (issue 23)
-    head = (declared_tapering_line(entry, tap.z2_sectors, n_found)
-            + f"; PySCF's orbitals depend on the OpenBLAS kernels, here {triple}")
+    head = declared_tapering_line(entry, tap.z2_sectors, n_found)
+    if entry.orbital_optimization != "casscf":      # Hartree-Fock orbitals: no kernel story
+        return head
+    head += f"; PySCF's CASSCF orbitals depend on the OpenBLAS kernels, here {triple}"
     if is_reference(kernels):
         return head + " (the reference triple): the entry's procedure does not rebuild it"
     return (head + f"; the QEncode v4 entries were generated under the reference triple "

@@ -275,7 +275,9 @@ def declared_tapering_line(entry, z2_sectors, n_tapered: int) -> str | None:
 
     def qubits(n):
         return f"{n} tapered qubit{'' if n == 1 else 's'}"
-    return (f"field {field}: {declared} declares {len(declared)} Z2 symmetries "
-            f"({qubits(entry.tapered_num_qubits)}); the rebuild of the declared procedure "
+    stated = "tapered_num_qubits" not in (getattr(entry, "from_rebuild", None) or ())
+    count = f" ({qubits(entry.tapered_num_qubits)})" if stated else ""
+    return (f"field {field}: {declared} declares {len(declared)} Z2 symmetries"
+            f"{count}; the rebuild of the declared procedure "
             f"finds {len(found)}, sectors {found} ({qubits(int(n_tapered))}); accepted: "
             f"{len(found)} sectors")
