@@ -127,6 +127,9 @@ def test_nan_published_energy_fails_tier3_with_a_real_rerun(tmp_path):
     assert head.startswith("ALERTS (2: see below); certified; regenerated error ")
     assert "(threshold 10)" in head and "published " not in head.split("; not quoted")[0]
     assert f"not quoted: {E_PUB} is nan" in head
+    # nan is never quoted as a difference (a new user's finding: "+nan Ha")
+    assert "nan Ha" not in r["verdict"] and all("nan Ha" not in x for x in t3["reasons"])
+    assert "not compared with the published energy" in r["verdict"]
 
 
 def test_nan_exact_ground_energy_fails_tier2_naming_the_field(tmp_path):

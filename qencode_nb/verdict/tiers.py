@@ -113,7 +113,8 @@ def verdict(entry, *, rerun, provenance: dict, blas_threads: int,
     cons = consistency(entry, rerun_energy, hamiltonian)
     alerts = []
     if integrity and integrity.get("status") == "fail":
-        alerts.append("INTEGRITY FAIL")
+        why = "; ".join(map(str, integrity.get("reasons") or []))
+        alerts.append("INTEGRITY FAIL" + (f": {why}" if why else ""))
     if replay and replay.get("status") == "fail":
         alerts.append(f"REPLAY FAIL ({_replay_why(replay)})")
     if isinstance(hamiltonian, dict) and hamiltonian.get("status") == "fail":
@@ -183,9 +184,13 @@ def verdict(entry, *, rerun, provenance: dict, blas_threads: int,
     diff = compare(rerun_energy, entry.published_energy)
     tiers["bit_identical"] = _tier3(entry, rerun_energy, diff, provenance, blas_threads,
                                     blas_coretype, procedure)
-    bits = ("bit-identical to the published energy" if diff["identical"]
-            else f"differs from the published energy by {diff['delta_ha']:+.3e} Ha"
-                 + (f" ({diff['ulps']} ulps)" if diff["ulps"] is not None else ""))
+    if diff["identical"]:
+        bits = "bit-identical to the published energy"
+    elif not is_number(diff["delta_ha"]):      # never quote nan as a difference
+        bits = "not compared with the published energy (not a finite number)"
+    else:
+        bits = (f"differs from the published energy by {diff['delta_ha']:+.3e} Ha"
+                + (f" ({diff['ulps']} ulps)" if diff["ulps"] is not None else ""))
     bits += f" (tier 3 {tiers['bit_identical']['status']})"
     out.update({
         "error_mha": err * 1e3, "movement_mha": (err - pub_err) * 1e3, "margin_regenerated": m,
@@ -241,8 +246,8 @@ def _tier3(entry, rerun_energy: float, diff: dict, provenance: dict, blas_thread
     """Tier 3 (bit-identical): fails on a published or re-run energy that is not a
     number (naming the field), is n/a off the reference environment (the reasons),
     else pass or fail by the bits."""
-    measured = (f"measured: re-run {diff['energy_hex']} vs published {diff['published_hex']}, "
-                f"ΔE {diff['delta_ha']:+.3e} Ha"
+    measured = (f"measured: re-run {diff['energy_hex']} vs published {diff['published_hex']}"
+                + (f", ΔE {diff['delta_ha']:+.3e} Ha" if is_number(diff["delta_ha"]) else "")
                 + (f", {diff['ulps']} ulps" if diff["ulps"] is not None else ""))
     kernel_note, off_reference = kernel_reason(provenance, blas_coretype)
     bad = []
