@@ -277,6 +277,14 @@ def test_a_nan_published_energy_audit_notebook_says_what_is_wrong(tmp_path):
     assert "tiers (pass/incomplete/fail/n/a): procedure 0/1/0/0" in summary
     badge = soup.select_one('td[data-key="tier_procedure"] span.badge')
     assert badge.get_text() == "incomplete" and "b-warn" in badge["class"]
+    # ... shows the consistency failure and the alerts, and quotes no contradicted
+    # number (a new user's finding: the published error was shown as a number)
+    cell = soup.select_one('td[data-key="published_error_mha"]')
+    assert cell.get_text(strip=True) == "not quoted" and E_PUB in cell["title"]
+    for key in ("consistency", "alerts"):
+        badge = soup.select_one(f'td[data-key="{key}"] span.badge')
+        assert badge.get_text() == "fail" and "b-bad" in badge["class"], key
+    assert "INCONSISTENT" in soup.select_one('td[data-key="alerts"] span.badge')["title"]
 
 
 @pytest.mark.parametrize("attr,field,delta", [

@@ -143,6 +143,13 @@ COLUMNS = (
     ("replay_status", "replay", "checks", "badge", "stored parameters on the stored "
      "Hamiltonian vs the published energy (1e-9 Ha)"),
     ("integrity", "integrity", "checks", "badge", "SHA-256 recomputed by QEncode's rule"),
+    ("hamiltonian_status", "Hamiltonian", "checks", "badge", "the stored terms equal a "
+     "rebuilt generator path (pass), none (fail), or CASSCF off the reference kernels "
+     "(unverified)"),
+    ("consistency", "consistency", "checks", "badge", "the published numbers finite and "
+     "consistent with each other and with the rebuild"),
+    ("alerts", "alerts", "checks", "badge", "integrity, Hamiltonian, replay or consistency "
+     "failures (exit 3 from qencode-nb audit)"),
     ("active_space", "active space", "checks", "badge", "the active space's boundary: "
      "'warning' when it splits near-degenerate RHF orbitals (< 1e-4 Ha)"),
     ("seconds", "time (s)", "time", "1f", "wall time of the run (s)"),
@@ -152,7 +159,7 @@ COLUMNS = (
 #: Badge colour of a value (CSS class ``b-<name>``); anything else is "na".
 BADGE_CLASS = {"pass": "ok", "yes": "ok", "done": "ok", "fail": "bad", "no": "bad",
                "failed": "bad", "partly": "warn", "warning": "warn", "incomplete": "warn",
-               "ok": "ok"}
+               "unverified": "warn", "ok": "ok"}
 
 
 def _missing(value) -> bool:
@@ -168,6 +175,9 @@ def _hover(row, key: str, kind: str):
         return f"{row.get('entry_id') or '(no entry id recorded)'}; notebook {row['notebook']}"
     if kind == "status":
         return row.get("failure") if row.get("status") != "done" else "the run recorded done"
+    not_quoted = row.get("not_quoted") or {}
+    if isinstance(not_quoted, dict) and key in not_quoted:
+        return f"not quoted: {not_quoted[key]}"
     if key == "certified" and not _missing(row.get("error_mha")):
         return (f"regenerated error {row['error_mha']:.6g} mHa against the threshold "
                 f"{row.get('threshold_mha')} mHa")
@@ -184,6 +194,8 @@ def _cell(row, key: str, kind: str) -> dict:
     what the column sorts by (the unrounded number, or the text; "" when missing)."""
     value = row.get(key)
     cell = {"key": key, "title": _hover(row, key, kind), "badge": None}
+    if _missing(value) and cell["title"] and cell["title"].startswith("not quoted: "):
+        return {**cell, "text": "not quoted", "value": "", "badge": None}
     if _missing(value):
         return {**cell, "text": "—", "value": "", "badge": "na" if kind in (
             "badge", "flag", "status") else None}

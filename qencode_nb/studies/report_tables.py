@@ -41,11 +41,16 @@ TIERS = (("procedure", "tier_procedure", "procedure"),
 #: ``qubits`` the tapered qubit count; ``fragile_measured`` from a robustness study's
 #: summary (None without one); ``<column>_reason`` the text shown on hover; ``qpu_<q>`` and
 #: ``qpu_<q>_reason`` for each question of :data:`QPU_QUESTIONS`; ``active_space`` the
-#: Hamiltonian stage's boundary check ("ok" / "warning", the warning on hover).
+#: Hamiltonian stage's boundary check ("ok" / "warning", the warning on hover);
+#: ``consistency`` its record's status; ``alerts`` "fail" with the alerts on hover, or
+#: "pass"; ``not_quoted`` ``{column: reason}`` of the numbers a failed check contradicts
+#: (:func:`qencode_nb.verdict.consistency.unquotable`), shown as "not quoted" (issue 23).
 EXTRA_COLUMNS = ("label", "run", "molecule", "mapping", "ansatz", "qubits",
                  "tier_procedure_reason", "tier_certification_reason",
                  "tier_bit_identical_reason", "replay_status_reason", "integrity_reason",
-                 "fragile_measured", "active_space", "active_space_reason") + tuple(
+                 "fragile_measured", "active_space", "active_space_reason",
+                 "hamiltonian_status_reason", "consistency", "consistency_reason",
+                 "alerts", "alerts_reason", "not_quoted") + tuple(
                      c for q in QPU_QUESTIONS for c in (f"qpu_{q}", f"qpu_{q}_reason"))
 
 
@@ -160,7 +165,20 @@ def _extras(path: Path, failure: str | None) -> dict:
     row["integrity_reason"] = "; ".join(integ.get("reasons") or []) or (
         f"SHA-256 recomputed by QEncode's rule: {integ.get('recomputed')}; signature "
         f"{integ.get('signature')}" if integ else failure)
-    boundary = (r.get("hamiltonian") or {}).get("active_space_boundary") or {}
+    ham = r.get("hamiltonian") if isinstance(r.get("hamiltonian"), dict) else {}
+    row["hamiltonian_status_reason"] = ham.get("reason") or failure
+    cons = r.get("consistency") if isinstance(r.get("consistency"), dict) else {}
+    row["consistency"] = cons.get("status")
+    row["consistency_reason"] = "; ".join(map(str, cons.get("reasons") or [])) or (
+        None if cons else failure)
+    alerts = r.get("alerts")
+    row["alerts"] = None if alerts is None else ("fail" if alerts else "pass")
+    row["alerts_reason"] = ("; ".join(map(str, alerts)) if alerts else
+                            "none" if alerts is not None else failure)
+    from qencode_nb.verdict.consistency import unquotable
+
+    row["not_quoted"] = unquotable(r) or None
+    boundary = ham.get("active_space_boundary") or {}
     row["active_space"] = boundary.get("status")
     row["active_space_reason"] = boundary.get("warning") or (
         "no orbital pair across the boundary within "
@@ -212,6 +230,11 @@ def report_table(folder):
                           dtype=object, columns=[c for c in EXTRA_COLUMNS
                                    if c not in ("label", "fragile_measured")])
     table = pd.concat([table, extras], axis=1)
+    for i, not_quoted in enumerate(table["not_quoted"]):   # never shown as a number
+        for column in (not_quoted or {}):
+            if column in table.columns:
+                table[column] = table[column].astype(object)
+                table.at[i, column] = None
     from qencode_nb.studies.plots import run_labels
 
     table["label"] = run_labels(table["entry_id"], table["notebook"])
