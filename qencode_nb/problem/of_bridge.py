@@ -204,5 +204,10 @@ def build_of_bridge(chem, mapping: str, *,
             raise HamiltonianMismatch(
                 f"of_bridge {mapping} Hamiltonian ground energy {e_exact:.10f} Ha "
                 f"misses CASCI {chem.e_casci:.10f} Ha by "
-                f"{abs(e_exact - chem.e_casci):.3e} Ha (tolerance {verify_tol:.1e} Ha)")
+                f"{abs(e_exact - chem.e_casci):.3e} Ha (tolerance {verify_tol:.1e} Ha); the "
+                "check, as QEncode's generator runs it, takes the lowest eigenvalue over "
+                "every electron number, so it cannot pass when a state with another "
+                f"number of electrons lies lower than the {chem.num_electrons}-electron "
+                "ground state (e.g. a cation); accepted: a neutral or anionic "
+                "molecule, or an active space whose N-electron ground state is lowest")
     return H, n_qubits
