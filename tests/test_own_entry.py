@@ -153,3 +153,17 @@ def test_bh_audit_end_to_end_in_a_real_kernel(tmp_path):
     assert "4 qubits" in text and "None qubits" not in text, text
     assert "published n/a" not in text and "no published energy" in text
     assert "n/a (none published)" in Card(r).html()
+
+
+def test_a_cation_fails_the_of_bridge_check_with_the_reason():
+    """HeH+ STO-3G [2e,2o] (a new user's YAML): the of_bridge check, as QEncode's
+    generator runs it, compares the lowest eigenvalue over every electron number with
+    CASCI; for a cation a state with fewer electrons lies lower, so the check cannot
+    pass.  The message says so, instead of only the energies."""
+    from qencode_nb.problem.chemistry import run_chemistry
+    from qencode_nb.problem.of_bridge import HamiltonianMismatch, build_of_bridge
+
+    chem = run_chemistry("He 0 0 0; H 0 0 0.772", "sto-3g", 1, 0, 2, 2, "hf")
+    with pytest.raises(HamiltonianMismatch, match="lowest eigenvalue over every electron "
+                                                  "number.*e.g. a cation"):
+        build_of_bridge(chem, "parity")
