@@ -327,3 +327,18 @@ def test_an_active_space_that_does_not_fit_names_the_field(active_space, why):
 
     with pytest.raises(EntryError, match="field problem.active_space: .*" + re.escape(why)):
         run_chemistry("Na 0 0 0; H 0 0 1.9", "sto-3g", 0, 0, *active_space, "hf")
+
+
+def test_early_stopped_false_against_fewer_restarts_fails(tmp_path):
+    """LiH PAR/HEA ran 2 of 10 restarts (early stop); re-sealed with
+    run_config.early_stopped False, the record contradicts itself (a new user's
+    finding: it passed silently)."""
+    from qencode_nb.verdict.consistency import consistency
+
+    path = reseal(tmp_path, LIH_PAR_HEA,
+                  lambda raw: raw["run_config"].update(early_stopped=False), "lih_es")
+    c = consistency(load(path))
+    assert c["status"] == "fail"
+    assert c["reasons"] == ["run_config.early_stopped is False but 2 of 10 restarts ran "
+                            "(the generator's restart loop ends early only by early stop)"]
+    assert consistency(load(LIH_PAR_HEA))["status"] == "pass"

@@ -14,6 +14,8 @@ and they must agree with each other:
   above the Hartree-Fock energy (the HF state is in both spaces; same tolerance);
 - ``certification``: the published certification flag (``trusted``) says what
   the stated gap against the threshold says (QEncode: trusted = gap < threshold);
+- ``early stop``: a published ``early_stopped`` False with fewer restarts run than
+  requested (the generator's restart loop ends early only by early stop);
 - ``rebuilt``: the recorded exact qubit ground, CASCI and Hartree-Fock energies equal
   what the Hamiltonian check recomputed (:data:`qencode_nb.rules.REFERENCE_MATCH_HA`);
 - ``rerun``: the re-run energy is finite.
@@ -229,6 +231,14 @@ def consistency(entry, rerun_energy: float | None = None,
                                  else ()))
         else:
             ok("rebuilt", [path])
+
+    ran, asked = entry.published_restarts_run, entry.restarts_requested
+    if entry.published_early_stopped is False and entry.ansatz != "adapt" and \
+            isinstance(ran, int) and isinstance(asked, int) and ran < asked:
+        flag = ("published.early_stopped" if getattr(entry, "kind", None) == "params-yaml"
+                else "run_config.early_stopped")
+        fail("early stop", [flag], f"{flag} is False but {ran} of {asked} restarts ran "
+             "(the generator's restart loop ends early only by early stop)")
 
     if rerun_energy is not None:
         if is_number(rerun_energy):
