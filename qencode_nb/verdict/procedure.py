@@ -69,8 +69,8 @@ def used(rebuilt, hamiltonian, problem, rerun) -> dict:
     Sources, by each field's ``used_by`` (:data:`qencode_nb.entry.fields.FIELDS`):
     the rebuild inputs (``ChemSummary.inputs``, the arguments the PySCF build
     ran with, also its cache key), the problem that was built (ansatz, reps,
-    Z2 sectors), the Hamiltonian check (the source inferred from the
-    fingerprint when the stored Hamiltonian is used) and the re-run's
+    Z2 sectors), the Hamiltonian check (the path the stored terms are
+    proven equal to by rebuild, when the stored Hamiltonian is used) and the re-run's
     recorded configuration (what the optimiser received).
 
     Args:
@@ -119,7 +119,7 @@ def _hamiltonian_source_used(inputs: dict, hamiltonian, problem) -> dict:
         h = hamiltonian or {}
         inferred = h.get("hamiltonian_source_inferred")
         return {"value": inferred, "unverified": inferred is None,
-                "source": "stored Hamiltonian; source inferred from "
+                "source": "stored Hamiltonian; its path proven by rebuild: "
                           + (h.get("inference_basis") or "the Hamiltonian check")}
     return {"value": inputs.get("hamiltonian_source"),
             "source": "Hamiltonian rebuilt by qencode-nb"}
