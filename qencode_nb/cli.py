@@ -274,7 +274,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Audit whether published VQE benchmark results still hold when re-run.")
     sub = parser.add_subparsers(dest="command", required=True)
     audit = sub.add_parser("audit", help="audit one entry in an executed notebook")
-    audit.add_argument("entry", help="a name in params/ (lih, h2, h6) or a .yaml/.json path")
+    audit.add_argument("entry", help="a name in params/ (lih, h2, h6, bh) or a .yaml/.json path")
     audit.add_argument("--threads", type=int, default=1, help="BLAS threads (default 1)")
     audit.add_argument("--coretype", default=None, help=CORETYPE_HELP)
     audit.add_argument("--mode", default="full", help="full (default), replay or rerun")
@@ -344,7 +344,7 @@ def build_parser() -> argparse.ArgumentParser:
     for p in (th, ke, en):
         p.add_argument("--engine", default=None, help=ENGINE_HELP)
     for p in (th, ke, op, en):
-        p.add_argument("entry", help="a name in params/ (lih, h2, h6) or a .yaml/.json path")
+        p.add_argument("entry", help="a name in params/ (lih, h2, h6, bh) or a .yaml/.json path")
         p.add_argument("--mode", default="rerun", help="rerun (default) or full")
         p.add_argument("--db", default=None, help="folder completing bundled entries")
         p.add_argument("--workers", type=int, default=1, help="parallel runs (default 1)")
