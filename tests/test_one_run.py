@@ -185,7 +185,7 @@ def test_a_typo_is_refused_before_any_kernel_with_nothing_written(tmp_path):
                            "path of a .json / .yaml entry"),
         (["audit", str(tmp_path / "nope.json")],
          f"field entry: no such file '{tmp_path / 'nope.json'}'; accepted: a bundled name "
-         "(h2, h6, lih) or the path of an existing .json / .yaml entry"),
+         "(bh, h2, h6, lih) or the path of an existing .json / .yaml entry"),
         (["audit", str(ROOT / "params" / "lhi.yaml")], "did you mean 'lih.yaml'?"),
         (["sweep", "h2", "LIH", "--out", "s"], "field targets: 'LIH' is neither a folder, a "
                                                "file nor a bundled entry; did you mean 'lih'? "
