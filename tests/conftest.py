@@ -126,6 +126,22 @@ def lih_par_hea_error_mha(hamiltonian: str, blas_coretype: str | None = "referen
     return value
 
 
+def reseal(tmp_path, source, edit, name):
+    """A copy of a real QEncode entry edited by ``edit(raw)`` and re-sealed with QEncode's
+    hash rule (``provenance.entry_hash_sha256`` and the ``entry_id``'s suffix recomputed),
+    so integrity passes and only the edit is under test: ``tmp_path / f"{name}.json"``."""
+    from qencode_nb.entry.hashing import qencode_sha256
+
+    raw = json.loads(Path(source).read_text())
+    edit(raw)
+    digest = qencode_sha256(raw)
+    raw["provenance"]["entry_hash_sha256"] = digest
+    raw["entry_id"] = raw["entry_id"].split("__sha256_")[0] + "__sha256_" + digest[:16]
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps(raw))
+    return path
+
+
 def pinned_env(blas_threads: int = 1, blas_coretype: str | None = None, base=None,
                **extra: str) -> dict[str, str]:
     """An environment for a child process: ``base`` (default ``os.environ``) with all six

@@ -21,28 +21,14 @@ import re
 
 import pytest
 
-from conftest import AUDIT_NB, H2_JW_UCCSD, LIH_PAR_HEA
+from conftest import AUDIT_NB, H2_JW_UCCSD, LIH_PAR_HEA, reseal
 from qencode_nb.entry import load
-from qencode_nb.entry.hashing import qencode_sha256
 from qencode_nb.verdict.card import Card
 
 PUBLISHED = "5.181379"          # LiH PAR/HEA published error, mHa, as the card prints it
 E_PUB = "results.vqe.best_energy_hartree"
 GAP = "results.quality.abs_vqe_exact_gap"
 E_EXACT = "results.reference.exact_qubit_ground_energy_hartree"
-
-
-def reseal(tmp_path, source, edit, name):
-    """A copy of a real entry, edited, with its SHA-256 and entry_id recomputed by
-    QEncode's rule (integrity passes)."""
-    raw = json.loads(source.read_text())
-    edit(raw)
-    digest = qencode_sha256(raw)
-    raw["provenance"]["entry_hash_sha256"] = digest
-    raw["entry_id"] = raw["entry_id"].split("__sha256_")[0] + "__sha256_" + digest[:16]
-    path = tmp_path / f"{name}.json"
-    path.write_text(json.dumps(raw))
-    return path
 
 
 def audit(path, mode: str) -> dict:

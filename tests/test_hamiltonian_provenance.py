@@ -17,27 +17,13 @@ import sys
 import pytest
 
 from conftest import (LIH_PAR_HEA, ROOT, SHARED_DB, TEST_PROFILE, by_profile,
-                      pinned_env)
-from qencode_nb.entry.hashing import qencode_sha256
+                      pinned_env, reseal)
 
 NH3_PAR_HEA = (ROOT / "tests" / "data" / "qencode-v4-public"
                / "NH3_ccpvdz_PAR_HEA_v4_tapered__sha256_aa3769fb20846ec5.json")
 H4_PAR_HEA = next(SHARED_DB.glob("H4_ccpvdz_PAR_HEA_v4_tapered__sha256_*.json"))
 H6_JW_HEA_CASSCF = SHARED_DB / "H6_ccpvdz_JW_HEA_v4_casscf_tapered__sha256_254551c7b5295e51.json"
 TOL_HA = 1e-8
-
-
-def resealed(source, tmp_path, edit, name):
-    """A real entry edited by ``edit(raw)`` and re-sealed with QEncode's hash rule
-    (SHA-256 and the entry_id's suffix recomputed), so integrity passes."""
-    raw = json.loads(source.read_text())
-    edit(raw)
-    digest = qencode_sha256(raw)
-    raw["provenance"]["entry_hash_sha256"] = digest
-    raw["entry_id"] = raw["entry_id"].split("__sha256_")[0] + "__sha256_" + digest[:16]
-    path = tmp_path / f"{name}.json"
-    path.write_text(json.dumps(raw))
-    return path
 
 
 def _stored(path):
@@ -171,7 +157,7 @@ def test_an_edited_coefficient_fails_the_check_by_name(source, index, delta, tmp
     def edit(r):
         r["artifacts"]["qubit_hamiltonian"]["pauli_terms"][index]["coefficient"] += delta
 
-    h = _check(resealed(source, tmp_path, edit, "edited"), tmp_path, monkeypatch)
+    h = _check(reseal(tmp_path, source, edit, "edited"), tmp_path, monkeypatch)
     assert h["status"] == "fail" and h["hamiltonian_source"] is None
     ob = h["paths"]["of_bridge"]
     assert not ob["equal"] and ob["max_abs_dcoeff_term"] == term
@@ -197,7 +183,7 @@ def test_casscf_rebuild_is_kernel_dependent(tmp_path, monkeypatch):
     def edit(r):
         r["artifacts"]["qubit_hamiltonian"]["pauli_terms"][3]["coefficient"] += 1e-3
 
-    bad = _check(resealed(H6_JW_HEA_CASSCF, tmp_path, edit, "h6-edited"), tmp_path,
+    bad = _check(reseal(tmp_path, H6_JW_HEA_CASSCF, edit, "h6-edited"), tmp_path,
                  monkeypatch)
     expected = by_profile({"reference": "fail", "portable": "unverified"})
     assert bad["status"] == expected and bad["hamiltonian_source"] is None
@@ -238,7 +224,7 @@ def test_a_stored_native_hamiltonian_is_proven_native(tmp_path, monkeypatch):
         r["artifacts"]["qubit_hamiltonian"]["pauli_terms"] = [
             {"pauli_string": s, "coefficient": c} for s, c in doc["terms"]]
 
-    native = load(resealed(source, tmp_path, edit, "h2-native"))
+    native = load(reseal(tmp_path, source, edit, "h2-native"))
     h = hamiltonian_check(native, rebuild(native))
     assert h["paths"]["pennylane_native"]["cache_status"] == "hit"
     assert h["status"] == "pass" and h["hamiltonian_source"] == "pennylane_native"
@@ -257,7 +243,7 @@ def test_audit_of_an_edited_entry_exits_3_with_a_hamiltonian_alert(tmp_path):
     def edit(r):
         r["artifacts"]["qubit_hamiltonian"]["pauli_terms"][5]["coefficient"] += 1e-3
 
-    path = resealed(LIH_PAR_HEA, tmp_path, edit, "lih-edited")
+    path = reseal(tmp_path, LIH_PAR_HEA, edit, "lih-edited")
     out_nb = tmp_path / "lih-edited.ipynb"
     env = pinned_env(1, TEST_PROFILE, PYTHONPATH=str(ROOT),
                      QENCODE_NB_CACHE=str(tmp_path / "cache"))

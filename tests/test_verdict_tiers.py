@@ -13,8 +13,8 @@ import json
 
 import pytest
 
-from conftest import AUDIT_NB, H2_JW_UCCSD, LIH_PAR_HEA, SHARED_DB, TEST_PROFILE, by_profile
-from qencode_nb.entry.hashing import qencode_sha256
+from conftest import (AUDIT_NB, H2_JW_UCCSD, LIH_PAR_HEA, SHARED_DB, TEST_PROFILE, by_profile,
+                      reseal)
 from qencode_nb.notebook.stages import check_strict
 from qencode_nb import entry as entries
 from qencode_nb.entry import fields
@@ -30,19 +30,6 @@ EXPECTED_FIELDS = ["geometry", "basis", "charge", "spin", "active_space",
                    "orbital_optimization", "mapping", "tapering_sectors", "hamiltonian_source",
                    "ansatz", "optimizer", "max_iterations", "restarts_requested", "early_stop",
                    "seed", "backend"]
-
-
-def rewrite(tmp_path, source, edit, name):
-    """Edit a real entry and re-seal it with QEncode's hash rule, so that
-    integrity still passes and only the edit is under test."""
-    raw = json.loads(source.read_text())
-    edit(raw)
-    digest = qencode_sha256(raw)
-    raw["provenance"]["entry_hash_sha256"] = digest
-    raw["entry_id"] = raw["entry_id"].split("__sha256_")[0] + "__sha256_" + digest[:16]
-    path = tmp_path / f"{name}.json"
-    path.write_text(json.dumps(raw))
-    return path
 
 
 def run(tmp_path, entry, name, **params):
@@ -118,7 +105,7 @@ def test_hea_and_adapt_rows_and_replay_mode_is_not_a_pass(tmp_path):
 
 @pytest.mark.notebook
 def test_missing_max_iterations_is_undeclared_and_run_at_the_generator_default(tmp_path):
-    path = rewrite(tmp_path, H2_JW_UCCSD,
+    path = reseal(tmp_path, H2_JW_UCCSD,
                    lambda raw: raw["run_config"].pop("max_iterations"), "nomaxiter")
     r = run(tmp_path, path, "nomaxiter")
     assert r["integrity"]["status"] == "pass"
@@ -140,7 +127,7 @@ def test_pins_naming_a_package_that_is_not_installed(tmp_path):
     def add_pin(raw):
         raw["provenance"]["tool_versions"]["qiskit-nature"] = "0.7.2"
 
-    path = rewrite(tmp_path, H2_JW_UCCSD, add_pin, "pins")
+    path = reseal(tmp_path, H2_JW_UCCSD, add_pin, "pins")
     r = run(tmp_path, path, "pins")
     t3 = r["tiers"]["bit_identical"]
     assert t3["status"] == "n/a"
@@ -204,7 +191,7 @@ def test_h4_jw_uccsd_runs_its_1000_iterations_and_is_bit_identical(tmp_path):
 def test_a_lih_variant_set_to_1200_iterations_runs_past_500(tmp_path):
     """LiH PAR/HEA hit the cap of 500 in both published restarts (nfev 1000); at
     1200 the re-run must be allowed past 500 in a restart and never past 1200."""
-    path = rewrite(tmp_path, LIH_PAR_HEA,
+    path = reseal(tmp_path, LIH_PAR_HEA,
                    lambda raw: raw["run_config"].update(max_iterations=1200), "lih1200")
     r = run(tmp_path, path, "lih1200", mode="rerun")
     rerun = r["rerun"]
