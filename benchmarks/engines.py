@@ -10,16 +10,16 @@ Usage::
     python benchmarks/engines.py --part reruns --recorded --recorded-timeout 12000
 
 Parts "evals" and "adapt" (the default) are parts 1 and 2 below; parts "kinds"
-and "reruns" (the compiled statevector engine, :mod:`qencode_nb.rerun.fast_engine`,
+and "reruns" (the compiled statevector engine, :mod:`qencode_nb.engines.fast.compiled`,
 against PennyLane per entry kind, and the six long full re-runs) are described
 in ``benchmarks/engines_kinds.py``.
 
 Part 1, energy + gradient of one ansatz state, per system (the problems of the
 shared H6/H8/H10 ADAPT entries: cc-pVDZ, CASSCF active space, 1.0 Angstrom):
 
-- ``sector``: :func:`qencode_nb.rerun.ci_space.energy_and_grad` (adjoint);
+- ``sector``: :func:`qencode_nb.engines.sector.space.energy_and_grad` (adjoint);
 - ``statevector``: the generator's sparse statevector engine
-  (:func:`qencode_nb.rerun.statevector.energy_and_grad`, untapered CSR matrices);
+  (:func:`qencode_nb.engines.statevector.sparse.energy_and_grad`, untapered CSR matrices);
 - ``default.qubit``: a PennyLane QNode, ``qml.grad`` (backprop up to 12
   qubits; above, ``diff_method="adjoint"``: backprop through the H8
   Hamiltonian exhausted 24 GiB);
@@ -41,7 +41,7 @@ Part 2, ADAPT-VQE to below 10 mHa at 1 thread, each run in its own process
   (:func:`qencode_nb.rerun.adapt.run_adapt`), for the ratio;
 - H6: the sector engine with every spin-orbital excitation as the pool (the
   entry's own pool is Pauli words, which do not map; see
-  :mod:`qencode_nb.rerun.ci_space_map`), same rules and early stop.
+  :mod:`qencode_nb.engines.sector.mapping`), same rules and early stop.
 
 Peak memory includes the rebuild when the disk cache is cold (run twice).
 
@@ -141,10 +141,10 @@ def _sector_problem(system, e):
 
     from qencode_nb.problem.check import rebuild
     from qencode_nb.rerun.problem import build_problem
-    from qencode_nb.rerun import ci_space as S
+    from qencode_nb.engines.sector import space as S
     from qencode_nb.rerun import ci_space_generators as G
-    from qencode_nb.rerun import ci_space_map as sector_map
-    from qencode_nb.rerun.ansatz import uccsd_excitations
+    from qencode_nb.engines.sector import mapping as sector_map
+    from qencode_nb.engines.ansatz import uccsd_excitations
 
     rebuilt = rebuild(e)
     if system != "H6":
@@ -163,8 +163,8 @@ def part1(systems, timeout):
     import pennylane as qml
     from pennylane import numpy as pnp
 
-    from qencode_nb.rerun import ci_space as S
-    from qencode_nb.rerun import statevector as sv
+    from qencode_nb.engines.sector import space as S
+    from qencode_nb.engines.statevector import sparse as sv
     from qencode_nb.problem.chemistry import run_chemistry
     from qencode_nb.problem.of_bridge import build_of_bridge
 
@@ -246,7 +246,7 @@ PIN = pin(1, sys.argv[4] or None)
 sys.path.insert(0, sys.argv[3])
 import engines as B
 from qencode_nb.rerun import adapt
-from qencode_nb.rerun import ci_space as S
+from qencode_nb.engines.sector import space as S
 system, engine = sys.argv[1], sys.argv[2]
 e = B._entry(system)
 HOP = {"calls": 0, "seconds": 0.0}

@@ -8,13 +8,13 @@ Part "kinds", one real entry per kind at its stored optimal parameters
 (:data:`KINDS`): seconds per energy and per energy+gradient on
 
 - ``default.qubit``: the recorded backend's QNode
-  (:func:`qencode_nb.rerun.backends.qnode_energy`); energy+gradient as the
+  (:func:`qencode_nb.engines.qnode.energy.qnode_energy`); energy+gradient as the
   generator's L-BFGS-B step computes it (``qnode(p)`` then
   ``qml.grad(qnode)(p)``, backprop);
 - ``lightning.qubit``: the same circuit, ``diff_method="adjoint"``, same pair;
-- ``fast``: :class:`qencode_nb.rerun.fast_engine.Energy` (numba), ``en(p)`` and
+- ``fast``: :class:`qencode_nb.engines.fast.compiled.Energy` (numba), ``en(p)`` and
   ``en.energy_and_grad(p)``.  ADAPT above 12 untapered qubits (H8): the
-  sector engine (:mod:`qencode_nb.rerun.ci_space`), and the circuit backends
+  sector engine (:mod:`qencode_nb.engines.sector.space`), and the circuit backends
   run the untapered excitation circuit of ``engines.py`` part 1
   (``default.qubit`` with ``diff_method="adjoint"`` there).
 
@@ -121,7 +121,7 @@ def _path(pattern):
 
 def _qnode(H, circuit, wires, device, diff_method):
     """``<psi(p)|H|psi(p)>`` as a QNode on ``device`` (as
-    :func:`qencode_nb.rerun.backends.qnode_energy`, with a diff method)."""
+    :func:`qencode_nb.engines.qnode.energy.qnode_energy`, with a diff method)."""
     import pennylane as qml
 
     dev = qml.device(device, wires=wires)
@@ -139,7 +139,7 @@ def _adapt_circuit(hf_state, ops):
     import numpy as np
     import pennylane as qml
 
-    from qencode_nb.rerun.ansatz import apply_tapered_op
+    from qencode_nb.engines.ansatz import apply_tapered_op
 
     hf = np.array(hf_state, dtype=int)
 
@@ -167,8 +167,8 @@ def fast_problem(path):
     """``(entry, problem, fast Energy)`` of a HEA, UCCSD or <= 12-qubit ADAPT entry."""
     from qencode_nb.entry import load
     from qencode_nb.problem.check import rebuild
-    from qencode_nb.rerun import ansatz
-    from qencode_nb.rerun import fast_engine as fe
+    from qencode_nb.engines import ansatz
+    from qencode_nb.engines.fast import compiled as fe
     from qencode_nb.rerun.problem import build_problem
 
     E = load(path)
@@ -239,7 +239,7 @@ def _sector_kind(kind, path, timeout, budget):
     from qencode_nb.entry import load
     from qencode_nb.problem.chemistry import run_chemistry
     from qencode_nb.problem.of_bridge import build_of_bridge
-    from qencode_nb.rerun import ci_space as S
+    from qencode_nb.engines.sector import space as S
 
     e = load(path)
     system = path.name.split("_")[0]

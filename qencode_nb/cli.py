@@ -68,10 +68,10 @@ handlers of ``stack``, ``data`` and these are in :mod:`qencode_nb.commands`; thi
 registers them.
 
 ``--engine sector`` (audit, sweep, study threads/kernels/environments) runs the entries
-that map (:func:`qencode_nb.rerun.ci_space_map.unmappable_reason`) on the sector
+that map (:func:`qencode_nb.engines.sector.mapping.unmappable_reason`) on the sector
 engine; the others run their recorded backend and the reason is recorded.
 ``--engine fast`` runs every entry on the sector engine where it maps, else on the
-compiled statevector engine (:mod:`qencode_nb.rerun.fast_engine`: HEA, tapered UCCSD,
+compiled statevector engine (:mod:`qencode_nb.engines.fast.compiled`: HEA, tapered UCCSD,
 the Pauli-word ADAPT pools), else on its recorded backend with the reason.
 """
 
@@ -90,15 +90,16 @@ from qencode_nb.errors import QencodeNbError
 #: folder of its own, so that a sweep folder's ``summary.csv`` never picks it up).
 AUDIT_OUT_DIR = Path("runs") / "audit"
 
-ENGINE_HELP = ("sector: run the ADAPT entries that map (qencode_nb.rerun.ci_space_map) on the "
+ENGINE_HELP = ("sector: run the ADAPT entries that map (qencode_nb.engines.sector.mapping) on the "
                "sector engine; fast: every entry on the fastest engine computing the same "
                "energies (the sector engine where the entry maps, else the compiled "
-               "statevector engine, qencode_nb.rerun.fast_engine); tier 1 then fails on the "
+               "statevector engine, qencode_nb.engines.fast.compiled); tier 1 then fails on the "
                "backend deviation; default: the recorded backend")
 
 
 def _audit(args) -> int:
-    from qencode_nb.notebook.parameters import MODES, check_engine
+    from qencode_nb.engines.selection import check_engine
+    from qencode_nb.notebook.parameters import MODES
     from qencode_nb.notebook.record import encode, read_records
     from qencode_nb.notebook.runner import NOTEBOOKS, explain_failure, run_notebook
 

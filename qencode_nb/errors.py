@@ -113,3 +113,30 @@ def render_traceback(exc: BaseException) -> list[str]:
         pass
     where = f"{path}:{last.lineno}, in {last.name}"
     return [head, f"  at {cell} ({where})" if cell else f"  at {where}"]
+
+
+class NotRunnable(QencodeNbError, ValueError):
+    """An engine cannot run an entry (or an operator of it); ``reason`` says why, in
+    words the ``engine`` record and the card quote (the next engine of the choice runs
+    instead: :func:`qencode_nb.engines.selection.choose`)."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+class NotAnExcitation(QencodeNbError, ValueError):
+    """A generator that is not a particle-conserving excitation on the sector
+    engine's determinant space (:func:`qencode_nb.engines.sector.generators.generator`)."""
+
+
+class AdaptEmpty(QencodeNbError, RuntimeError):
+    """ADAPT selected no operator (the generator raises and writes no entry)."""
+
+
+class CheckpointCorrupt(QencodeNbError, ValueError):
+    """A checkpoint file that cannot be used (unreadable, truncated, another run's)."""
+
+
+class CheckpointWarning(RuntimeWarning):
+    """A checkpoint could not be used: it was set aside and the run starts over."""

@@ -77,7 +77,7 @@ class Problem:
         self.build_s = time.perf_counter() - start
 
     def _build_pool(self):
-        from qencode_nb.rerun.ansatz import tapered_uccsd_ops
+        from qencode_nb.engines.ansatz import tapered_uccsd_ops
         from qencode_nb.problem.rebuild import rebuild_tapered_from_entry
 
         chem, tap = rebuild_tapered_from_entry(self.entry)
@@ -96,7 +96,7 @@ class LargeProblem(Problem):
     def _build_pool(self):
         from pennylane import qchem
 
-        from qencode_nb.rerun.ansatz import tapered_uccsd_ops
+        from qencode_nb.engines.ansatz import tapered_uccsd_ops
         from qencode_nb.problem.chemistry import run_chemistry
         from qencode_nb.problem.of_bridge import build_of_bridge
 
@@ -367,7 +367,7 @@ def test_closed_form_exponential_matches_expm_for_excitation_generators():
     import pennylane as qml
     from scipy.linalg import expm
 
-    from qencode_nb.rerun import statevector as sv
+    from qencode_nb.engines.statevector import sparse as sv
 
     wires = [0, 1, 2, 3]
     rng = np.random.default_rng(7)
@@ -386,7 +386,7 @@ def test_adjoint_gradient_matches_finite_differences():
     import numpy as np
     import pennylane as qml
 
-    from qencode_nb.rerun import statevector as sv
+    from qencode_nb.engines.statevector import sparse as sv
 
     wires = [0, 1, 2, 3]
     H = qml.dot([0.3, -0.2, 0.5, 0.1], [qml.Z(0) @ qml.Z(1), qml.X(0) @ qml.X(2),
@@ -415,9 +415,9 @@ def test_modules_do_not_import_numpy_on_import():
     import sys
 
     code = ("import sys, qencode_nb.rerun.adapt, qencode_nb.rerun.adapt_loop, "
-            "qencode_nb.rerun.adapt_backends, qencode_nb.rerun.statevector, "
-            "qencode_nb.rerun.ansatz, qencode_nb.rerun.ci_space, "
-            "qencode_nb.rerun.ci_space_generators, qencode_nb.rerun.ci_space_map; "
+            "qencode_nb.rerun.adapt_backends, qencode_nb.engines.statevector.sparse, "
+            "qencode_nb.engines.ansatz, qencode_nb.engines.sector.space, "
+            "qencode_nb.engines.sector.generators, qencode_nb.engines.sector.mapping; "
             "print('numpy' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                          text=True, check=True).stdout.strip()

@@ -274,7 +274,7 @@ def _qencode_signed(tmp_path: Path, private) -> Path:
 
 def test_entry_signature_absent_verified_invalid(tmp_path):
     from qencode_nb.entry.readers import read_qencode_json
-    from qencode_nb.verdict.integrity import integrity
+    from qencode_nb.trust.integrity import integrity
 
     private, public, kid = keys.generate(tmp_path / "qencode")
     _, other, other_id = keys.generate(tmp_path / "other")

@@ -39,8 +39,8 @@ def audit(path, mode: str) -> dict:
     from qencode_nb.rerun.problem import build_problem
     from qencode_nb.rerun.rerun import rerun
     from qencode_nb.verdict import procedure, tiers
-    from qencode_nb.verdict.integrity import integrity
-    from qencode_nb.verdict.replay import replay
+    from qencode_nb.trust.integrity import integrity
+    from qencode_nb.rerun.replay import replay
 
     e = load(path)
     rebuilt = rebuild(e)

@@ -51,7 +51,7 @@ _CACHE: dict = {}
 def _rebuilt(key: str):
     """(entry, ChemistryResult, TaperResult, pool), built once per session."""
     if key not in _CACHE:
-        from qencode_nb.rerun.ansatz import tapered_uccsd_ops
+        from qencode_nb.engines.ansatz import tapered_uccsd_ops
         from qencode_nb.problem.rebuild import rebuild_tapered_from_entry
 
         entry = _entry(key)
@@ -119,7 +119,7 @@ def test_uccsd_pool_size_and_replay(key):
     import numpy as np
     import pennylane as qml
 
-    from qencode_nb.rerun.ansatz import uccsd_circuit
+    from qencode_nb.engines.ansatz import uccsd_circuit
     from qencode_nb.problem.pauli import from_pauli_terms
 
     entry, _, _, pool = _rebuilt(key)
@@ -191,7 +191,7 @@ def test_apply_tapered_op_reproduces_the_generators_double_queueing():
     single-wire Pauli bases become one RX/RY/RZ."""
     import pennylane as qml
 
-    from qencode_nb.rerun.ansatz import apply_tapered_op
+    from qencode_nb.engines.ansatz import apply_tapered_op
 
     multi = qml.exp(qml.X(0) @ qml.Y(1), 0j)
     single = qml.exp(qml.Y(1), 0j)
@@ -205,7 +205,7 @@ def test_apply_tapered_op_reproduces_the_generators_double_queueing():
 
 
 def test_empty_pool_is_refused():
-    from qencode_nb.rerun.ansatz import uccsd_circuit
+    from qencode_nb.engines.ansatz import uccsd_circuit
 
     with pytest.raises(ValueError, match="falls back to HEA"):
         uccsd_circuit([1, 0], [])
@@ -232,7 +232,7 @@ def test_modules_do_not_import_numpy_on_import():
     code = ("import sys, qencode_nb.problem.chemistry, qencode_nb.problem.pauli, "
             "qencode_nb.problem.of_bridge, qencode_nb.problem.tapering, "
             "qencode_nb.problem.exact, "
-            "qencode_nb.rerun.ansatz, qencode_nb.problem.rebuild; "
+            "qencode_nb.engines.ansatz, qencode_nb.problem.rebuild; "
             "print('numpy' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                          text=True, check=True).stdout.strip()

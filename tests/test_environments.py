@@ -26,7 +26,7 @@ import pytest
 
 from conftest import ROOT
 from qencode_nb.studies import stacks
-from qencode_nb.verdict.compare import ulp_distance
+from qencode_nb.rerun.compare import ulp_distance
 from qencode_nb.errors import ParameterError
 from qencode_nb.notebook.record import read_records
 from qencode_nb.studies.environments import (STACK_PACKAGES, VERSION_BLAS,

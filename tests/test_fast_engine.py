@@ -2,7 +2,7 @@
 real QEncode entries of every kind.
 
 Oracle: default.qubit QNodes built exactly as the generator builds them
-(:mod:`qencode_nb.rerun.backends`, :mod:`qencode_nb.rerun.ansatz`), and the
+(:mod:`qencode_nb.engines.qnode.energy`, :mod:`qencode_nb.engines.ansatz`), and the
 published energies.  Tolerances: energies 1e-10 Ha (the issue's agreement
 requirement; measured 1e-15 to 6e-14 Ha), gradients 1e-9 Ha/rad (measured
 ~2e-15), gradient-based re-runs 1e-8 Ha.
@@ -18,7 +18,7 @@ from qencode_nb.entry import load
 from qencode_nb.errors import EntryError
 from qencode_nb.notebook.parameters import check_engine
 from qencode_nb.problem.check import hamiltonian_check, rebuild
-from qencode_nb.rerun import fast_engine as fe
+from qencode_nb.engines.fast import compiled as fe
 from qencode_nb.rerun.problem import build_problem
 
 #: One real entry per kind the compiled statevector engine runs.
@@ -65,7 +65,7 @@ def test_grouped_terms_equal_the_csr_matrix(name, monkeypatch):
 def test_stored_parameters_replay_to_the_published_energy(kind):
     """Every kind: the stored optimal parameters on the fast engine give the
     published energy within 1e-10 Ha, on the stored Hamiltonian."""
-    from qencode_nb.verdict.replay import replay
+    from qencode_nb.rerun.replay import replay
 
     e, _, p = _problems(KINDS[kind])
     assert p.fast_problem is not None, p.fallback_reason
@@ -82,7 +82,7 @@ def test_h8_adapt_replays_with_its_tapered_excitation_generators():
     replay mode (no re-run) the fast engine replays the 98 stored angles on
     the stored Hamiltonian to the published energy within 1e-10 Ha (measured
     2.7e-15 Ha); the sector engine's problem is not built."""
-    from qencode_nb.verdict.replay import replay
+    from qencode_nb.rerun.replay import replay
 
     e = load(SHARED_DB / "H8_ccpvdz_JW_ADAPT_v4_casscf_tapered__sha256_b2328caa5d17467b.json")
     rebuilt = rebuild(e)
@@ -112,7 +112,7 @@ def test_energy_and_gradient_equal_default_qubit_at_random_angles(kind):
         qnode = make(selected)
         energy = fast.fast_problem.energy(selected)
     else:
-        from qencode_nb.rerun.backends import qnode_energy
+        from qencode_nb.engines.qnode.energy import qnode_energy
 
         qnode = qnode_energy(rec.hamiltonian, rec.circuit, rec.wires).qnode
         energy = fast.fast_problem.energy()
@@ -133,7 +133,7 @@ def test_lbfgsb_iterates_follow_default_qubit():
     they differ by 2e-10 Ha, at 20 by 0.02 Ha (HEA at zero angles sits on a
     degenerate landscape that amplifies last-digit differences), and the full
     H2O PAR/HEA runs stop 2.4e-8 Ha apart (a finding of issue 14, not asserted)."""
-    from qencode_nb.rerun.backends import qnode_energy
+    from qencode_nb.engines.qnode.energy import qnode_energy
     from qencode_nb.rerun.vqe import run_vqe
 
     e, _, fast = _problems(KINDS["hea-parity"])
@@ -204,8 +204,8 @@ def test_fast_audit_reports_the_backend_deviation_and_tier3_na():
     from qencode_nb.notebook import provenance
     from qencode_nb.rerun.rerun import rerun
     from qencode_nb.verdict import procedure, tiers
-    from qencode_nb.verdict.integrity import integrity
-    from qencode_nb.verdict.replay import replay
+    from qencode_nb.trust.integrity import integrity
+    from qencode_nb.rerun.replay import replay
 
     e, rebuilt, p = _problems(KINDS["uccsd-jordan_wigner"])
     r = rerun(e, p)

@@ -331,7 +331,7 @@ def test_uccsd_pool_from_cached_generators_equals_fresh(key, tmp_path):
     import pennylane as qml
 
     from qencode_nb.problem import cache
-    from qencode_nb.rerun.ansatz import tapered_uccsd_ops
+    from qencode_nb.engines.ansatz import tapered_uccsd_ops
     from qencode_nb.problem.rebuild import rebuild_tapered
 
     fields = _fields(key)

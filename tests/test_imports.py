@@ -187,7 +187,7 @@ _FAST = textwrap.dedent("""
     from qencode_nb.problem.check import hamiltonian_check, rebuild
     from qencode_nb.rerun.problem import build_problem
     from qencode_nb.rerun.rerun import rerun
-    from qencode_nb.verdict.replay import replay
+    from qencode_nb.rerun.replay import replay
 
     out = {}
     for path in sys.argv[1:]:

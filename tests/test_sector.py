@@ -42,8 +42,8 @@ def test_sector_hamiltonian_equals_the_jordan_wigner_qubit_hamiltonian(h4):
     state is the CASCI energy."""
     import numpy as np
 
-    from qencode_nb.rerun import ci_space as S
-    from qencode_nb.rerun.statevector import pauli_csr
+    from qencode_nb.engines.sector import space as S
+    from qencode_nb.engines.statevector.sparse import pauli_csr
 
     chem, H, nq = h4
     sec = S.from_chemistry(chem)
@@ -66,9 +66,9 @@ def test_excitation_generators_act_as_on_the_qubits(h4):
     import pennylane as qml
     from pennylane import qchem
 
-    from qencode_nb.rerun import ci_space as S
-    from qencode_nb.rerun import ci_space_generators as CG
-    from qencode_nb.rerun.statevector import pauli_csr
+    from qencode_nb.engines.sector import space as S
+    from qencode_nb.engines.sector import generators as CG
+    from qencode_nb.engines.statevector.sparse import pauli_csr
 
     chem, H, nq = h4
     sec = S.from_chemistry(chem)
@@ -93,8 +93,8 @@ def test_h8_adapt_replay_on_the_sector_engine():
     import pennylane as qml
 
     from qencode_nb import entry as entries
-    from qencode_nb.rerun import ci_space as S
-    from qencode_nb.rerun.ansatz import tapered_pool_excitations
+    from qencode_nb.engines.sector import space as S
+    from qencode_nb.engines.ansatz import tapered_pool_excitations
     from qencode_nb.problem.cache import cached_rebuild_entry
     from qencode_nb.problem.chemistry import run_chemistry
 
@@ -120,8 +120,8 @@ from qencode_nb.notebook.pins import pin
 pin(1, "Cooperlake")
 import pennylane as qml
 from qencode_nb import entry as entries
-from qencode_nb.rerun import ci_space as S
-from qencode_nb.rerun.ansatz import tapered_pool_excitations
+from qencode_nb.engines.sector import space as S
+from qencode_nb.engines.ansatz import tapered_pool_excitations
 from qencode_nb.problem.cache import cached_rebuild_entry
 from qencode_nb.problem.chemistry import run_chemistry
 e = entries.load(sys.argv[1])
@@ -175,8 +175,8 @@ def test_fast_generators_equal_the_reference_exactly(h4):
     word-by-word reference matrix entry for entry, and B^2 = -P on the support."""
     import numpy as np
 
-    from qencode_nb.rerun import ci_space as S
-    from qencode_nb.rerun import ci_space_generators as CG
+    from qencode_nb.engines.sector import space as S
+    from qencode_nb.engines.sector import generators as CG
 
     chem, _, _ = h4
     sec = S.from_chemistry(chem)
@@ -194,8 +194,8 @@ def test_fast_generators_equal_the_reference_exactly(h4):
 def test_a_non_excitation_is_refused(h4):
     import pennylane as qml
 
-    from qencode_nb.rerun import ci_space as S
-    from qencode_nb.rerun import ci_space_generators as CG
+    from qencode_nb.engines.sector import space as S
+    from qencode_nb.engines.sector import generators as CG
 
     sec = S.from_chemistry(h4[0])
     with pytest.raises(CG.NotAnExcitation, match="flip different wire sets"):
@@ -209,7 +209,7 @@ def test_csr_and_contract_2e_agree(h4):
     the size rule picks CSR for 36 determinants and contract_2e above 1,000."""
     import numpy as np
 
-    from qencode_nb.rerun import ci_space as S
+    from qencode_nb.engines.sector import space as S
 
     chem, _, _ = h4
     a = S.from_chemistry(chem)
@@ -227,8 +227,8 @@ def test_adjoint_gradient_equals_central_differences(h4):
     difference (h = 1e-5 rad)| < 1e-8 Ha/rad."""
     import numpy as np
 
-    from qencode_nb.rerun import ci_space as S
-    from qencode_nb.rerun import ci_space_generators as CG
+    from qencode_nb.engines.sector import space as S
+    from qencode_nb.engines.sector import generators as CG
 
     chem, _, _ = h4
     sec = S.from_chemistry(chem)
@@ -280,10 +280,10 @@ def test_tapered_angles_map_to_sector_angles(h8):
     import numpy as np
 
     from qencode_nb.rerun import adapt
-    from qencode_nb.rerun import ansatz
+    from qencode_nb.engines import ansatz
     from qencode_nb.problem import pauli
-    from qencode_nb.rerun import ci_space as S
-    from qencode_nb.rerun import ci_space_map as sector_map
+    from qencode_nb.engines.sector import space as S
+    from qencode_nb.engines.sector import mapping as sector_map
 
     e, rebuilt = h8
     _, tap = rebuilt
@@ -311,8 +311,8 @@ def test_the_qnode_convention_rotates_by_twice_the_angle():
     import pennylane as qml
     from scipy.linalg import expm
 
-    from qencode_nb.rerun import ansatz
-    from qencode_nb.rerun import ci_space_map as sector_map
+    from qencode_nb.engines import ansatz
+    from qencode_nb.engines.sector import mapping as sector_map
 
     G = qml.generator(qml.DoubleExcitation(0.0, wires=[0, 1, 2, 3]), format="observable")
     op = qml.exp(G, coeff=0j)
@@ -341,7 +341,7 @@ from qencode_nb.rerun import adapt
 from qencode_nb.problem.check import rebuild
 from qencode_nb.rerun.problem import build_problem
 from qencode_nb import entry as entries
-from qencode_nb.rerun import ci_space_map as sector_map
+from qencode_nb.engines.sector import mapping as sector_map
 e = entries.load(sys.argv[1])
 sp = sector_map.build(e, rebuild(e))
 res = adapt.run_adapt_sector(sp.ci_space, sp.generators,
@@ -389,9 +389,9 @@ def test_compiled_rotations_equal_the_numpy_closed_form_bit_for_bit(h4):
 
     import numpy as np
 
-    from qencode_nb.rerun import ci_space as S
-    from qencode_nb.rerun import ci_space_generators as CG
-    from qencode_nb.rerun.ci_space_kernels import adjoint_step
+    from qencode_nb.engines.sector import space as S
+    from qencode_nb.engines.sector import generators as CG
+    from qencode_nb.engines.sector.kernels import adjoint_step
 
     sec = S.from_chemistry(h4[0])
     rng = np.random.default_rng(7)
@@ -422,7 +422,7 @@ def _particle_number_variance(path):
     import pennylane as qml
     from pennylane import qchem
 
-    from qencode_nb.rerun import ansatz
+    from qencode_nb.engines import ansatz
     from qencode_nb.problem.check import rebuild
     from qencode_nb.rerun.problem import build_problem
     from qencode_nb import entry as entries
@@ -460,7 +460,7 @@ def test_pauli_word_pools_leave_the_particle_number_sector(pattern, least_varian
     excitation its own angle; the stored optimal states of H4 JW/UCCSD and H6
     JW/ADAPT have a particle-number variance far from 0, so no (N_alpha, N_beta)
     sector holds them: the sector engine refuses them with that reason."""
-    from qencode_nb.rerun import ci_space_map as sector_map
+    from qencode_nb.engines.sector import mapping as sector_map
 
     e, mean, var, n_full = _particle_number_variance(next(SHARED_DB.glob(pattern)))
     assert var > least_variance and abs(mean - e.active_space[0]) > 1e-5
@@ -471,7 +471,7 @@ def test_pauli_word_pools_leave_the_particle_number_sector(pattern, least_varian
 def test_replay_reason_guards_the_stored_angles():
     """The stored angles are replayed on the rebuilt sector only when the rebuilt
     Hamiltonian equals the stored one (max |Δ coefficient| <= 1e-8 Ha)."""
-    from qencode_nb.rerun import ci_space_map as sector_map
+    from qencode_nb.engines.sector import mapping as sector_map
 
     assert sector_map.replay_reason({"terms_match": True, "max_abs_dcoeff": 3e-15}) is None
     assert sector_map.replay_reason({"terms_match": None}) is None   # nothing stored
@@ -488,7 +488,7 @@ def test_a_rebuilt_hamiltonian_that_differs_replays_on_the_recorded_engine(h8):
     out-of-range operator index is refused naming the pool size."""
     from qencode_nb.problem.check import rebuild
     from qencode_nb.rerun.problem import build_problem
-    from qencode_nb.verdict.replay import replay
+    from qencode_nb.rerun.replay import replay
 
     e, rebuilt = h8
     bad = {"terms_match": True, "max_abs_dcoeff": 1e-3}

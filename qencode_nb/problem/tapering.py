@@ -8,7 +8,7 @@ qencode-benchmark commit e1f44cd.
 
 "Sector" here is always the Z2 tapering sector (one +1/-1 eigenvalue per
 symmetry generator, ``encoding.tapering.sectors``), never the
-(N_alpha, N_beta) determinant space of :mod:`qencode_nb.rerun.ci_space`.
+(N_alpha, N_beta) determinant space of :mod:`qencode_nb.engines.sector.space`.
 PennyLane and numpy are imported inside the functions.
 """
 

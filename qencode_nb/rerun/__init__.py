@@ -1,12 +1,12 @@
-"""The re-run room: ansätze, optimisers and the ADAPT-VQE engines.
+"""The re-run room: the recorded procedure, on the engines the problem chose.
 
-- ``problem``: the re-run's :class:`Problem` (Hamiltonian, ansatz or ADAPT pool,
-  the sector engine's problem), built from the rebuilt and stored Hamiltonians.
+- ``problem``: the re-run's :class:`Problem` (the Hamiltonian's origin, budgets'
+  targets, the engines chosen by :func:`qencode_nb.engines.selection.choose`).
+- ``replay``: the stored parameters' energy vs the published one (:class:`Replay`);
+  ``compare``: energies compared to the last bit (ulps, ``float.hex``).
 - ``rerun``: the re-run of an entry as a typed :class:`~qencode_nb.rerun.rerun.Rerun`.
-- ``vqe``, ``backends``, ``ansatz``: HEA / UCCSD as the generator runs them
-  (PennyLane QNode energy, COBYLA / L-BFGS-B / Adam).
-- ``adapt`` (entry points), ``adapt_loop`` (the one outer loop),
-  ``adapt_backends`` (QNode, statevector and CI-space engines), ``statevector``.
-- ``ci_space``, ``ci_space_generators``, ``ci_space_kernels``, ``ci_space_map``:
-  the sector engine in the (N_alpha, N_beta) determinant space.
+- ``vqe``: COBYLA / L-BFGS-B / Adam with restarts and early stop, as the generator.
+- ``adapt`` (the budget and the entry point), ``adapt_loop`` (the one outer loop).
+- ``checkpoint`` (finished restarts / ADAPT steps on disk), ``progress`` (the bar and
+  the energy trace).
 """

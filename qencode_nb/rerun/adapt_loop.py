@@ -4,7 +4,7 @@ The generator (``scripts/generate_entry_v4.py`` of qencode-benchmark, commit
 e1f44cd) runs the same outer loop in ``run_vqe_adapt`` (QNode engine) and
 ``run_vqe_adapt_statevector`` (statevector engine); the sector engine runs it
 too.  Here it is :func:`run_loop`; only the arithmetic is a backend's
-(:class:`AdaptBackend`, implemented in :mod:`qencode_nb.rerun.adapt_backends`).
+(:class:`qencode_nb.engines.base.AdaptBackend`, implemented by each engine).
 
 Each outer iteration: the backend gives the pool gradient at the current
 state; every unselected pool operator is screened and the largest |gradient|
@@ -28,11 +28,11 @@ radians; gradients in Ha/rad.  Importing this module imports nothing heavy.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Any, Callable
 
-from qencode_nb.errors import QencodeNbError
+from qencode_nb.engines.base import AdaptBackend
+from qencode_nb.errors import AdaptEmpty
 from qencode_nb.rules import (
-    ADAPT_ENGINES,
     ADAPT_INNER_OPTIMIZERS,
     ADAPT_QNODE_MAX_QUBITS,
     COBYLA_RHOBEG,
@@ -40,10 +40,6 @@ from qencode_nb.rules import (
     LBFGSB_FTOL,
     LBFGSB_GTOL,
 )
-
-
-class AdaptEmpty(QencodeNbError, RuntimeError):
-    """ADAPT selected no operator (the generator raises and writes no entry)."""
 
 
 @dataclass
@@ -135,52 +131,15 @@ class AdaptResult:
         return meta
 
 
-class AdaptBackend(Protocol):
-    """The arithmetic of one ADAPT engine; the loop (:func:`run_loop`) owns the rest.
-
-    The loop appends each chosen operator (pool index, angle 0.0) to the
-    selection; a backend builds its state from ``(selected, params)``: pool
-    indices in circuit order and one angle (radians) per index.
-    """
-
-    n_pool: int
-    """Number of pool operators."""
-
-    def pool_gradient(self, selected: list, params: list) -> Callable[[int], float]:
-        """``gradient(k)`` of pool operator ``k`` (Ha/rad; sign free, the loop
-        takes ``abs``) at the state of ``(selected, params)``; called once per
-        outer iteration, ``gradient`` once per unselected ``k`` in pool order."""
-
-    def energy(self, selected: list) -> Callable:
-        """``f(p) -> E`` (Ha, float) of the selection at angles ``p`` (the
-        objective of COBYLA)."""
-
-    def energy_and_grad(self, selected: list) -> Callable | None:
-        """``f(p) -> (E, dE/dp)`` (the objective of L-BFGS-B, ``jac=True``), or
-        ``None`` when the engine has no gradient (L-BFGS-B then refused)."""
-
-
 def engine_for(n_tapered_qubits: int) -> str:
     """The generator's ``--adapt-engine auto`` rule.
 
     Returns ``"qnode"`` for ``n_tapered_qubits <=``
     :data:`~qencode_nb.rules.ADAPT_QNODE_MAX_QUBITS` (12), else ``"statevector"``.
     (Not the pool rule: the pool switches on the *untapered* count, see
-    :func:`qencode_nb.rerun.ansatz.tapered_uccsd_ops`.)
+    :func:`qencode_nb.engines.ansatz.tapered_uccsd_ops`.)
     """
     return "qnode" if int(n_tapered_qubits) <= ADAPT_QNODE_MAX_QUBITS else "statevector"
-
-
-def check_engine(adapt_engine: str) -> str:
-    """``adapt_engine`` when it is one of the generator's engines.
-
-    Raises:
-        ValueError: not in :data:`~qencode_nb.rules.ADAPT_ENGINES` (names them).
-    """
-    if adapt_engine not in ADAPT_ENGINES:
-        raise ValueError(f"ADAPT engine {adapt_engine!r} is not accepted; accepted: "
-                         f"{', '.join(ADAPT_ENGINES)}")
-    return adapt_engine
 
 
 def check_inner(inner: str) -> str:
@@ -197,22 +156,6 @@ def check_inner(inner: str) -> str:
         raise ValueError(f"ADAPT inner optimiser {inner!r} is not accepted; accepted: "
                          f"{', '.join(ADAPT_INNER_OPTIMIZERS)} (or 'bfgs')")
     return name
-
-
-def check_selection(pool, selected_indices, params) -> list[int]:
-    """The selected pool indices as ints, checked against the pool and the angles.
-
-    Raises:
-        ValueError: not one angle per index, or an index outside the pool.
-    """
-    selected = [int(k) for k in selected_indices]
-    if len(selected) != len(params):
-        raise ValueError(f"{len(selected)} selected operators but {len(params)} parameters")
-    bad = [k for k in selected if not 0 <= k < len(pool)]
-    if bad:
-        raise ValueError(f"selected operator indices {bad} lie outside the pool "
-                         f"of {len(pool)} operators")
-    return selected
 
 
 def check_pool(n_pool: int) -> None:

@@ -33,21 +33,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from qencode_nb.errors import QencodeNbError
+from qencode_nb.errors import CheckpointCorrupt, CheckpointWarning
 
 #: Bump when what a checkpoint holds changes.
 FORMAT = 1
 
 #: Subfolder of the cache root holding checkpoints.
 SUBDIR = "checkpoints"
-
-
-class CheckpointCorrupt(QencodeNbError, ValueError):
-    """A checkpoint file that cannot be used (unreadable, truncated, another run's)."""
-
-
-class CheckpointWarning(RuntimeWarning):
-    """A checkpoint could not be used: it was set aside and the run starts over."""
 
 
 def material(entry, problem, optimizer_name: str, kind: str) -> dict:
@@ -64,8 +56,7 @@ def material(entry, problem, optimizer_name: str, kind: str) -> dict:
 
     from qencode_nb.notebook.pins import BLAS_KERNEL_VARS, THREAD_VARS
 
-    backend = ("sector" if problem.sector_problem is not None else
-               "fast" if problem.fast_problem is not None else entry.backend)
+    backend = problem.engines.rerun.checkpoint_label
     return {"format": FORMAT, "kind": kind, "entry_sha256": entry.sha256,
             "entry_id": entry.entry_id, "optimizer": optimizer_name,
             "max_iterations": entry.max_iterations, "restarts": entry.restarts_requested,

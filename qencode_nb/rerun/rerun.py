@@ -1,10 +1,11 @@
 """The re-run: the recorded optimiser with the recorded budgets, as a :class:`Rerun`.
 
-HEA and UCCSD run :func:`qencode_nb.rerun.vqe.run_vqe` on the recorded
-backend; ADAPT runs :mod:`qencode_nb.rerun.adapt` on its recorded engine, or on
-the sector engine when the problem was built for it.  ``run_config.max_iterations``
-is never capped; restarts, seed, early stop (against the CASCI energy, on the
-energy *before* the tapering constant correction) follow the generator.
+HEA and UCCSD run :func:`qencode_nb.rerun.vqe.run_vqe` on the energy of the engine
+the problem chose (``problem.engines.rerun``); ADAPT runs
+:func:`qencode_nb.rerun.adapt.run_adapt` on that engine's arithmetic.
+``run_config.max_iterations`` is never capped; restarts, seed, early stop (against
+the CASCI energy, on the energy *before* the tapering constant correction) follow
+the generator.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from qencode_nb.errors import EntryError
-from qencode_nb.rerun.backends import qnode_energy
+from qencode_nb.engines.qnode.energy import qnode_energy
 from qencode_nb.rules import ADAM_DEFAULT_LR, EARLY_STOP_HA
 
 
@@ -73,13 +74,10 @@ def rerun(entry, problem, optimizer: str | None = None, resume: bool = False,
           checkpoint_dir=None) -> Rerun:
     """Re-run the recorded optimiser with the recorded budgets.
 
-    On the sector engine when the problem was built with ``engine="sector"``
-    (or "fast") and the entry maps (the configuration's ``backend`` is then
-    "sector", so tier 1 lists the deviation); on the compiled statevector
-    engine when the problem was built for it (``engine="fast"``; ``backend``
-    :data:`qencode_nb.rerun.fast_engine.NAME`); otherwise on the recorded
-    backend, with ``engine_fallback`` giving the reason when another engine
-    was asked for.
+    On the engine the problem chose to re-run (``problem.engines.rerun``; the
+    configuration's ``backend`` names it, so tier 1 lists a deviation from the
+    recorded one), with ``engine_fallback`` giving the reason when another engine
+    was asked for and did not run.
 
     Args:
         entry: the :class:`~qencode_nb.entry.model.Entry`.
@@ -119,14 +117,12 @@ def rerun(entry, problem, optimizer: str | None = None, resume: bool = False,
     if checkpoint.discarded:
         out.details["checkpoint_discarded"] = checkpoint.discarded
     out.trace = progress.trace()
-    if problem.engine_requested is not None:
-        out.engine_fallback = problem.fallback_reason
+    if problem.engines.requested is not None:
+        out.engine_fallback = problem.engines.reason
     return out
 
 
 def _dispatch(entry, problem, optimizer: str | None, progress, checkpoint) -> Rerun:
-    from qencode_nb.rerun.vqe import run_vqe
-
     opt = entry.optimizer
     if optimizer is not None:
         from qencode_nb.entry import vocabulary
@@ -136,17 +132,17 @@ def _dispatch(entry, problem, optimizer: str | None, progress, checkpoint) -> Re
             raise EntryError(f"{optimizer!r} is not accepted for an ADAPT entry or as an "
                              "override; accepted: COBYLA, L-BFGS-B, Adam(lr=<float>) on "
                              "a hea or uccsd entry", field="optimizer")
-    if problem.is_adapt and problem.sector_problem is not None:
-        return _rerun_adapt_sector(entry, problem, progress.adapt_step, checkpoint)
-    if problem.is_adapt and problem.fast_problem is not None:
-        return _rerun_adapt_fast(entry, problem, progress.adapt_step, checkpoint)
     if problem.is_adapt:
         return _rerun_adapt(entry, problem, progress.adapt_step, checkpoint)
-    if problem.fast_problem is not None:
-        energy = problem.fast_problem.energy()
-    else:
-        energy = qnode_energy(problem.hamiltonian, problem.circuit, problem.wires,
-                              entry.backend)
+    return _rerun_vqe(entry, problem, opt, progress, checkpoint)
+
+
+def _rerun_vqe(entry, problem, opt, progress, checkpoint) -> Rerun:
+    """HEA or UCCSD: :func:`qencode_nb.rerun.vqe.run_vqe` on the engine's energy."""
+    from qencode_nb.rerun.vqe import run_vqe
+
+    engine = problem.engines.rerun
+    energy = engine.energy()
     res = run_vqe(progress.wrap(energy), problem.num_params, optimizer=opt.name,
                   max_iterations=entry.max_iterations, restarts=entry.restarts_requested,
                   seed=entry.seed, e_target=problem.e_target, early_stop=entry.early_stop,
@@ -155,8 +151,7 @@ def _dispatch(entry, problem, optimizer: str | None, progress, checkpoint) -> Re
     findings = _constant_finding(
         problem, f"; early stop cannot fire: {res.restarts_run} of "
                  f"{entry.restarts_requested} restarts ran")
-    if problem.fast_problem is not None:
-        findings.append(_fast_finding(entry))
+    findings += engine.findings(None)
     return Rerun(
         **_outcome(problem, res.best_energy, res.best_params, res.nfev, res.restarts_run,
                    res.stopped_early),
@@ -193,84 +188,14 @@ def _constant_finding(problem, consequence: str = "") -> list[str]:
 
 
 def _rerun_adapt(entry, problem, callback=None, checkpoint=None) -> Rerun:
-    """ADAPT-VQE re-run with the recorded threshold, operator cap, inner
-    optimiser, engine and ``max_iterations`` (see :func:`qencode_nb.rerun.adapt.run_adapt`)."""
-    from qencode_nb.rerun import adapt
+    """ADAPT-VQE with the recorded threshold, operator cap, inner optimiser and
+    ``max_iterations`` (:class:`qencode_nb.rerun.adapt.AdaptBudget`) on the engine
+    that re-runs (:func:`qencode_nb.rerun.adapt.run_adapt`)."""
+    from qencode_nb.rerun.adapt import AdaptBudget, run_adapt
 
-    meta = entry.adapt
-    res = adapt.run_adapt(problem.hamiltonian, problem.pool, entry.hf_tapered_state,
-                          problem.wires, gradient_threshold=meta["gradient_threshold"],
-                          max_operators=meta["max_operators"],
-                          max_iterations=entry.max_iterations, seed=entry.seed,
-                          e_target=problem.e_target, early_stop=entry.early_stop,
-                          inner=entry.optimizer.inner or "cobyla",
-                          adapt_engine=problem.adapt_engine,
-                          backend=entry.backend, callback=callback,
-                          checkpoint=checkpoint)
-    return _adapt_record(entry, problem, res, entry.backend)
-
-
-def _rerun_adapt_sector(entry, problem, callback=None, checkpoint=None) -> Rerun:
-    """The ADAPT re-run of :func:`_rerun_adapt` on the sector engine
-    (:func:`qencode_nb.rerun.adapt.run_adapt_sector`): same pool order, rules and
-    budgets; the backend is "sector"."""
-    from qencode_nb.rerun import adapt
-
-    meta = entry.adapt
-    sp = problem.sector_problem
-    res = adapt.run_adapt_sector(sp.ci_space, sp.generators,
-                                 gradient_threshold=meta["gradient_threshold"],
-                                 max_operators=meta["max_operators"],
-                                 max_iterations=entry.max_iterations, seed=entry.seed,
-                                 e_target=problem.e_target, early_stop=entry.early_stop,
-                                 inner=entry.optimizer.inner or "cobyla", callback=callback,
-                                 checkpoint=checkpoint)
-    out = _adapt_record(entry, problem, res, "sector")
-    out.findings.append(
-        f"re-run on the sector engine ({sp.ci_space.dim} determinants, H·ψ by "
-        f"{sp.ci_space.hop_method}) instead of the recorded {problem.adapt_engine} engine on "
-        f"{entry.backend}: same procedure, different arithmetic (agrees to rounding)")
-    out.details["sector_build_seconds"] = sp.seconds
-    if problem.sector_replay_reason:
-        out.findings.append("the sector re-run used the rebuilt active-space Hamiltonian, "
-                            "which is not the stored one: " + problem.sector_replay_reason
-                            + "; energies are gauge-invariant, the ADAPT path may differ")
-    return out
-
-
-def _fast_finding(entry) -> str:
-    from qencode_nb.rerun.fast_engine import NAME
-
-    return (f"re-run on the compiled statevector engine ({NAME}) instead of the recorded "
-            f"{entry.backend}: same procedure, budgets and seed, different arithmetic "
-            "(energies agree to rounding; a COBYLA trajectory may part from the recorded "
-            "one after many steps)")
-
-
-def _rerun_adapt_fast(entry, problem, callback=None, checkpoint=None) -> Rerun:
-    """The ADAPT re-run of :func:`_rerun_adapt` (QNode engine's procedure) on the
-    compiled statevector engine (:func:`qencode_nb.rerun.adapt.run_adapt_fast`)."""
-    from qencode_nb.rerun import adapt
-    from qencode_nb.rerun.fast_engine import NAME
-
-    meta = entry.adapt
-    res = adapt.run_adapt_fast(problem.fast_problem,
-                               gradient_threshold=meta["gradient_threshold"],
-                               max_operators=meta["max_operators"],
-                               max_iterations=entry.max_iterations, seed=entry.seed,
-                               e_target=problem.e_target, early_stop=entry.early_stop,
-                               inner=entry.optimizer.inner or "cobyla", callback=callback,
-                               checkpoint=checkpoint)
-    out = _adapt_record(entry, problem, res, NAME)
-    out.findings.append(_fast_finding(entry))
-    if res.inner == "l-bfgs-b":
-        out.findings.append("the inner L-BFGS-B uses the compiled engine's exact adjoint "
-                            "gradient, as the statevector engine does")
-    return out
-
-
-def _adapt_record(entry, problem, res, backend: str) -> Rerun:
-    """The :class:`Rerun` of an ADAPT run (:class:`qencode_nb.rerun.adapt.AdaptResult`)."""
+    engine = problem.engines.rerun
+    res = run_adapt(engine, AdaptBudget.of(entry, problem.e_target), callback=callback,
+                    checkpoint=checkpoint)
     meta = entry.adapt
     recorded = meta.get("selected_operator_indices")
     findings = ["the generator's ADAPT draws no random numbers: the recorded seed has no "
@@ -284,6 +209,7 @@ def _adapt_record(entry, problem, res, backend: str) -> Rerun:
     if res.adapt_engine in ("statevector", "sector") and res.inner == "l-bfgs-b":
         findings.append(f"the {res.adapt_engine} engine's nfev counts optimiser steps x (1 + "
                         "n_params), not energy evaluations; not comparable with COBYLA nfev")
+    findings += engine.findings(res.inner)
     return Rerun(
         **_outcome(problem, res.best_energy, res.params, res.nfev, 1, res.stopped_early),
         details={"selected_operator_indices": res.selected_indices,
@@ -291,16 +217,16 @@ def _adapt_record(entry, problem, res, backend: str) -> Rerun:
                                        else res.selected_indices == recorded),
                  "converged": res.converged, "n_iterations": res.n_iterations,
                  "max_gradients": res.max_gradients, "tied_iterations": res.tied_iterations,
-                 "optimizer_label": res.optimizer_label, "wall_s": res.wall_s},
+                 "optimizer_label": res.optimizer_label, "wall_s": res.wall_s,
+                 **engine.details()},
         config={"optimizer": "adapt", "inner": res.inner, "engine": res.adapt_engine,
                 "gradient_threshold": res.gradient_threshold,
                 "max_operators": res.max_operators, "max_iterations": res.max_iterations,
                 "seed": res.seed, "early_stop": entry.early_stop,
-                "pool": res.n_pool, "backend": backend,
+                "pool": res.n_pool, "backend": engine.backend,
                 "early_stop_target_ha": problem.e_target,
                 "early_stop_threshold_ha": EARLY_STOP_HA,
-                "hamiltonian": ("rebuilt sector (PySCF CASCI integrals)"
-                                if res.adapt_engine == "sector" else problem.hamiltonian_origin)},
+                "hamiltonian": engine.hamiltonian_label or problem.hamiltonian_origin},
         published={"nfev": entry.published_nfev, "early_stopped": entry.published_early_stopped,
                    "selected_operator_indices": recorded, "converged": meta.get("converged"),
                    "n_iterations": meta.get("n_iterations")},

@@ -49,8 +49,8 @@ def run_vqe(energy, num_params: int, *, optimizer: str = "cobyla", max_iteration
 
     Args:
         energy: callable ``params -> float`` (Ha); for l-bfgs-b and adam it
-            must be a PennyLane QNode-backed :class:`~qencode_nb.rerun.backends.Energy`
-            or have an exact ``energy_and_grad`` (:class:`qencode_nb.rerun.fast_engine.Energy`).
+            must be a PennyLane QNode-backed :class:`~qencode_nb.engines.qnode.energy.Energy`
+            or have an exact ``energy_and_grad`` (:class:`qencode_nb.engines.fast.compiled.Energy`).
         num_params: number of ansatz parameters.
         optimizer: "cobyla", "l-bfgs-b" or "adam".
         max_iterations: the entry's ``run_config.max_iterations`` (never capped).

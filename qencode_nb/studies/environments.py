@@ -213,7 +213,7 @@ def environment_differences(table, versions):
     """
     import pandas as pd
 
-    from qencode_nb.verdict.compare import ulp_distance
+    from qencode_nb.rerun.compare import ulp_distance
 
     kernelspecs = list(dict.fromkeys(table["kernelspec"]))
 

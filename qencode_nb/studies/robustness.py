@@ -235,7 +235,7 @@ def robustness(targets, out_dir="runs/robustness", *, threads=None, coretypes=No
         out_dir: folder for the notebooks, ``robustness.csv``,
             ``robustness_summary.csv`` and ``robustness.png`` / ``.svg``.
         threads, coretypes, kernelspecs: the axes (:func:`check_axes`).
-        engine: audit.ipynb ``engine`` (:func:`qencode_nb.notebook.parameters.check_engine`:
+        engine: audit.ipynb ``engine`` (:func:`qencode_nb.engines.selection.check_engine`:
             None, the recorded backend; "sector"; "fast"), passed through.
         mode: "full" (default) or "rerun" (modes that re-run the optimiser).
         db: folder of QEncode JSON files completing bundled entries.
@@ -258,7 +258,8 @@ def robustness(targets, out_dir="runs/robustness", *, threads=None, coretypes=No
         ParameterError: a kernelspec Jupyter does not find, mode "replay",
             ``timeout`` <= 0, ``workers`` < 1, an empty axis.
     """
-    from qencode_nb.notebook.parameters import check_engine, check_mode
+    from qencode_nb.engines.selection import check_engine
+    from qencode_nb.notebook.parameters import check_mode
     from qencode_nb.studies.progress_bar import advance, progress_bar
     from qencode_nb.studies.runner import STUDY_MODES
     from qencode_nb.studies.sweep import (inputs_of, is_complete, longest_first,

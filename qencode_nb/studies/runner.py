@@ -130,7 +130,8 @@ def run_jobs(entry, jobs, out_dir, *, mode, db, workers, progress, timeout, desc
     """
     from qencode_nb.studies.progress_bar import advance, progress_bar
     from qencode_nb.studies.sweep import run_local
-    from qencode_nb.notebook.parameters import check_engine, check_mode
+    from qencode_nb.engines.selection import check_engine
+    from qencode_nb.notebook.parameters import check_mode
 
     check_mode(mode)
     engine = check_engine(engine)

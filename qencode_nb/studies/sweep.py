@@ -323,7 +323,8 @@ def sweep(targets, out_dir, *, mode: str = "full", workers: int = 1, blas_thread
         ParameterError: a bad parameter value (checked before any run).
         OutputFolderError: ``out_dir`` cannot be written (before any run).
     """
-    from qencode_nb.notebook.parameters import check_engine, check_mode
+    from qencode_nb.engines.selection import check_engine
+    from qencode_nb.notebook.parameters import check_mode
     from qencode_nb.studies.collect import audit_table
     from qencode_nb.studies.progress_bar import advance, progress_bar
     from qencode_nb.notebook.pins import pin_environment

@@ -1,9 +1,8 @@
 """Verdict room: what still holds, as typed results with ``to_record()``.
 
-- :mod:`~qencode_nb.verdict.integrity`: the SHA-256 by QEncode's rule (:class:`Integrity`);
-- :mod:`~qencode_nb.verdict.replay`: stored parameters vs the published energy (:class:`Replay`);
 - :mod:`~qencode_nb.verdict.procedure`: tier 1, field by field (:class:`Procedure`);
+- :mod:`~qencode_nb.verdict.consistency`: the published numbers, finite and consistent;
 - :mod:`~qencode_nb.verdict.tiers`: tiers 2 and 3, margins, fragile, the summary (:class:`Verdict`);
-- :mod:`~qencode_nb.verdict.compare`: energies compared to the last bit (ulps, ``float.hex``);
-- :mod:`~qencode_nb.verdict.records`: the audit's record names, the one list.
+- :mod:`~qencode_nb.verdict.records`: the audit's record names, the one list;
+- :mod:`~qencode_nb.verdict.card` and :mod:`~qencode_nb.verdict.card_text`: the card.
 """

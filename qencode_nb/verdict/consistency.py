@@ -1,8 +1,8 @@
-"""The published numbers checked before anything is quoted (issue 23, item 2).
+"""The published numbers checked before anything is quoted.
 
 An entry edited and re-sealed (its SHA-256 recomputed after the edit) passes
 integrity, so the numbers themselves are checked: every number the audit reads
-(:data:`NUMBERS`: published energy, stated gap, the reference energies HF, CASCI
+(:data:`qencode_nb.entry.numbers.NUMBERS`: published energy, stated gap, the reference energies HF, CASCI
 and exact qubit ground, the threshold, the tapering constant) must be finite,
 and they must agree with each other:
 
@@ -33,29 +33,24 @@ from __future__ import annotations
 
 import math
 
+from qencode_nb.entry.numbers import NUMBERS, field_name
 from qencode_nb.rules import GAP_CONSISTENCY_REL, REFERENCE_MATCH_HA, VARIATIONAL_TOL_HA
 
-#: The numbers checked: ``(Entry attribute, QEncode schema 4.0.0 path, params YAML
-#: path, record names that a bad value contradicts)``.
-NUMBERS = (
-    ("published_energy", "results.vqe.best_energy_hartree", "published.energy_ha",
-     ("published_error_mha", "margin_published", "published_certified")),
-    ("published_error", "results.quality.abs_vqe_exact_gap", "published.error_ha",
-     ("published_error_mha", "margin_published", "published_certified", "movement_mha")),
-    ("exact_ground_energy", "results.reference.exact_qubit_ground_energy_hartree",
-     "published.exact_ground_energy_ha",
-     ("reference_energy", "published_error_mha", "margin_published", "error_mha",
-      "margin_regenerated", "certified", "movement_mha")),
-    ("casci_energy", "results.reference.casci_ground_energy_hartree",
-     "published.casci_energy_ha", ("error_mha", "margin_regenerated", "certified")),
-    ("hf_energy", "results.reference.hf_energy_hartree", "published.hf_energy_ha", ()),
-    ("threshold", "results.quality.gap_threshold", "published.threshold_ha",
-     ("threshold_mha", "margin_published", "published_certified", "margin_regenerated",
-      "certified")),
-    ("bk_constant_correction_ha", "encoding.tapering.bk_constant_correction_ha",
-     "encoding.bk_constant_correction_ha",
-     ("error_mha", "margin_regenerated", "certified", "movement_mha")),
-)
+#: The record names a bad value of each number contradicts (the numbers:
+#: :data:`qencode_nb.entry.numbers.NUMBERS`).
+CONTRADICTS = {
+    "published_energy": ("published_error_mha", "margin_published", "published_certified"),
+    "published_error": ("published_error_mha", "margin_published", "published_certified",
+                        "movement_mha"),
+    "exact_ground_energy": ("reference_energy", "published_error_mha", "margin_published",
+                            "error_mha", "margin_regenerated", "certified", "movement_mha"),
+    "casci_energy": ("error_mha", "margin_regenerated", "certified"),
+    "hf_energy": (),
+    "threshold": ("threshold_mha", "margin_published", "published_certified",
+                  "margin_regenerated", "certified"),
+    "bk_constant_correction_ha": ("error_mha", "margin_regenerated", "certified",
+                                  "movement_mha"),
+}
 
 #: What a bad value of each number breaks, for the reason text.
 CONSEQUENCE = {
@@ -68,16 +63,6 @@ CONSEQUENCE = {
     "threshold": "no certification can be decided against it",
     "bk_constant_correction_ha": "every energy of the tapered problem includes it",
 }
-
-
-def field_name(entry, attribute: str) -> str:
-    """Where ``entry`` states ``attribute``: its QEncode schema 4.0.0 path for a
-    JSON entry, its ``params/`` YAML path for a YAML one (the attribute itself when
-    it is not one of :data:`NUMBERS`)."""
-    for attr, json_path, yaml_path, _ in NUMBERS:
-        if attr == attribute:
-            return yaml_path if getattr(entry, "kind", None) == "params-yaml" else json_path
-    return attribute
 
 
 def is_number(value) -> bool:
@@ -128,7 +113,8 @@ def consistency(entry, rerun_energy: float | None = None,
                        "contradicts": []})
 
     bad = set()
-    for attr, _, _, names in NUMBERS:
+    for attr, _, _ in NUMBERS:
+        names = CONTRADICTS[attr]
         value = getattr(entry, attr, None)
         if value is None:
             continue
@@ -223,7 +209,7 @@ def consistency(entry, rerun_energy: float | None = None,
             continue
         path = field_name(entry, attr)
         if abs(recorded - computed) > REFERENCE_MATCH_HA:
-            names = next(n for a, _, _, n in NUMBERS if a == attr)
+            names = CONTRADICTS[attr]
             fail("rebuilt", [path], f"{path} = {recorded:.12f} Ha but {what} is "
                  f"{computed:.12f} Ha ({recorded - computed:+.3e} Ha; accepted: within "
                  f"{REFERENCE_MATCH_HA:.0e} Ha)",

@@ -24,9 +24,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from qencode_nb.rules import FRAGILE_MARGIN
-from qencode_nb.verdict.compare import compare
-from qencode_nb.verdict.consistency import (consistency, failed_reasons, field_name, is_number,
-                                            unquotable)
+from qencode_nb.rerun.compare import compare
+from qencode_nb.entry.numbers import field_name
+from qencode_nb.verdict.consistency import consistency, failed_reasons, is_number, unquotable
 from qencode_nb.verdict.records import VERDICT_RECORDS
 
 #: Why tiers 2 and 3 read n/a without a re-run.
@@ -41,7 +41,7 @@ class Verdict:
 
     ``bit_identical`` is the measured fact (re-run energy equal to the
     published one to the last bit, whatever tier 3 says); ``difference`` is
-    :func:`qencode_nb.verdict.compare.compare`; ``movement_mha`` is signed
+    :func:`qencode_nb.rerun.compare.compare`; ``movement_mha`` is signed
     (regenerated - published error).
     """
 
@@ -87,9 +87,9 @@ def verdict(entry, *, rerun, provenance: dict, blas_threads: int,
         provenance: :func:`qencode_nb.notebook.provenance.collect` output.
         blas_threads: the BLAS thread count threadpoolctl measured.
         blas_coretype: the OPENBLAS_CORETYPE in force, if any.
-        integrity: the :class:`~qencode_nb.verdict.integrity.Integrity`;
+        integrity: the :class:`~qencode_nb.trust.integrity.Integrity`;
             a failure is named in the summary line.
-        replay: the :class:`~qencode_nb.verdict.replay.Replay`; a failure is
+        replay: the :class:`~qencode_nb.rerun.replay.Replay`; a failure is
             named in the summary line.
         procedure: the :class:`~qencode_nb.verdict.procedure.Procedure`
             (tier 1); None: tier 1 n/a.

@@ -2,9 +2,9 @@
 
 An excitation generator ``B`` pairs the determinants of its support:
 ``B[b, a] = v`` and ``B[a, b] = -v`` with ``v = +1/-1``
-(:class:`qencode_nb.rerun.ci_space.Generator`, arrays ``a, b, v``).  On each pair
+(:class:`qencode_nb.engines.sector.space.Generator`, arrays ``a, b, v``).  On each pair
 ``exp((theta/2) B)`` is the plane rotation written in :func:`rotate`, with the
-arithmetic of :meth:`qencode_nb.rerun.ci_space.Generator.exp` (``cos*x + sin*(v*y)``),
+arithmetic of :meth:`qencode_nb.engines.sector.space.Generator.exp` (``cos*x + sin*(v*y)``),
 so the two agree bit for bit (tested).  Serial loops in a fixed order: the
 results do not depend on thread counts.
 """

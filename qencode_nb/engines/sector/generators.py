@@ -2,7 +2,7 @@
 excitation generator as a signed permutation of determinants.
 
 Conventions (basis, qubit order, sign map ``s(Ia, Ib)``, ``B = 2iG`` and the
-closed-form exponential) are those of :mod:`qencode_nb.rerun.ci_space`.
+closed-form exponential) are those of :mod:`qencode_nb.engines.sector.space`.
 :class:`Generator` is the fast form the sector engine runs;
 :func:`generator_matrix_reference` the slow word-by-word reference it is
 tested against.  Numpy, scipy and PySCF are imported inside the functions.
@@ -12,10 +12,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from qencode_nb.errors import NotAnExcitation
+
 
 def generator_matrix_reference(ci_space, generator):
     """``B = 2iG`` of a Pauli-sum generator as a real sparse ``(dim, dim)`` matrix
-    acting on CI-space vectors (signs of :mod:`qencode_nb.rerun.ci_space`).
+    acting on CI-space vectors (signs of :mod:`qencode_nb.engines.sector.space`).
 
     The slow reference (every Pauli word applied to every determinant); the
     test oracle of :func:`generator`.
@@ -78,14 +80,14 @@ class Generator:
     ``B`` maps determinant ``src[i]`` to ``tgt[i]`` with weight ``val[i]``
     (+1 or -1), and ``B^2 = -P`` with ``P`` the projector on its support (the
     set of ``src``, equal to the set of ``tgt``).  Hence ``B^3 = -B`` and the
-    closed form of :mod:`qencode_nb.rerun.ci_space` needs only the support.
+    closed form of :mod:`qencode_nb.engines.sector.space` needs only the support.
 
     Attributes:
         src, tgt: flat determinant indices (int64), shape ``(m,)``, ``m`` the
             support size.
         val: float64 weights +1/-1, shape ``(m,)``.
         a, b, v: the same as ``m/2`` pairs, ``B[b, a] = v``, ``B[a, b] = -v``
-            (the compiled loops of :mod:`qencode_nb.rerun.ci_space_kernels`).
+            (the compiled loops of :mod:`qencode_nb.engines.sector.kernels`).
     """
 
     src: object
@@ -97,7 +99,7 @@ class Generator:
 
     def expval(self, lam, phi) -> float:
         """``<lam|B|phi>`` for real flat vectors (one compiled pass over the pairs)."""
-        from qencode_nb.rerun.ci_space_kernels import expval
+        from qencode_nb.engines.sector.kernels import expval
 
         return float(expval(lam, phi, self.a, self.b, self.v))
 
@@ -116,7 +118,7 @@ class Generator:
         compiled loop over the pairs of the support)."""
         import math
 
-        from qencode_nb.rerun.ci_space_kernels import rotate
+        from qencode_nb.engines.sector.kernels import rotate
 
         half = 0.5 * theta
         rotate(c, self.a, self.b, self.v, math.cos(half), math.sin(half))
@@ -128,21 +130,17 @@ class Generator:
         return sp.csr_matrix((self.val, (self.tgt, self.src)), shape=(dim, dim))
 
 
-class NotAnExcitation(ValueError):
-    """A generator that is not a particle-conserving excitation on the ci_space."""
-
-
 def generator(ci_space, pauli_generator) -> Generator:
     """The :class:`Generator` of a Pauli-sum excitation generator ``G``.
 
     Every Pauli word of an excitation flips the same wires (X or Y); so the
     flipped determinants are found once, only those that stay in the
     ``(N_alpha, N_beta)`` sector are kept, and each word contributes its
-    phase there (the sign map of :mod:`qencode_nb.rerun.ci_space`).  Agrees with
+    phase there (the sign map of :mod:`qencode_nb.engines.sector.space`).  Agrees with
     :func:`generator_matrix_reference` exactly (tested).
 
     Args:
-        ci_space: :class:`qencode_nb.rerun.ci_space.CISpace`.
+        ci_space: :class:`qencode_nb.engines.sector.space.CISpace`.
         pauli_generator: PennyLane operator with a ``pauli_rep`` on the
             untapered Jordan-Wigner wires (``qml.generator(gate, "observable")``).
 

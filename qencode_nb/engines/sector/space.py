@@ -1,7 +1,7 @@
 """The CI space of the sector engine: states in the fixed (N_alpha, N_beta)
 determinant space of an active space (the "CI space"; not a Z2 tapering
 sector), H·ψ with PySCF's FCI machinery, states built from excitation
-generators (:mod:`qencode_nb.rerun.ci_space_generators`) and their adjoint
+generators (:mod:`qencode_nb.engines.sector.generators`) and their adjoint
 energy gradient.
 
 Conventions, written down once (see ../shared/ENGINE.md):
@@ -21,7 +21,7 @@ Conventions, written down once (see ../shared/ENGINE.md):
   ``psi(n)`` is the CI-space vector ``s * c``.
 - Generators: ``B = 2iG`` with ``G = qml.generator(gate(0.0), "observable")``
   of the excitation (the statevector engine's convention, see
-  :mod:`qencode_nb.rerun.statevector`), applied as
+  :mod:`qencode_nb.engines.statevector.sparse`), applied as
   ``exp((theta/2) B) = 1 + sin(theta/2) B + (1 - cos(theta/2)) B^2``.
   Each Pauli word acts on a determinant as a bit flip with a phase
   (X|0>=|1>, Y|0>=i|1>, Y|1>=-i|0>, Z|1>=-|1>); contributions leaving the
@@ -240,7 +240,7 @@ def build_state(ci_space: CISpace, gens, selected, params):
     """``prod_j exp((params[j]/2) B[selected[j]]) |HF>`` as a flat vector.
 
     Args:
-        gens: :class:`~qencode_nb.rerun.ci_space_generators.Generator` of the
+        gens: :class:`~qencode_nb.engines.sector.generators.Generator` of the
             pool (list, or dict), indexed by ``selected``.
         selected: pool indices in application order, shape ``(m,)``.
         params: angles in radians, shape ``(m,)``.
@@ -268,7 +268,7 @@ def energy_and_grad(ci_space: CISpace, gens, selected, params):
 
     import numpy as np
 
-    from qencode_nb.rerun.ci_space_kernels import adjoint_step
+    from qencode_nb.engines.sector.kernels import adjoint_step
 
     phi = build_state(ci_space, gens, selected, params)
     lam = ci_space.hop(phi.reshape(ci_space.shape)).reshape(-1)
@@ -293,10 +293,10 @@ def replay_energy(ci_space: CISpace, pauli_generators, selected, params) -> floa
         params: angles (radians), one per selected operator.
 
     Raises:
-        qencode_nb.rerun.ci_space_generators.NotAnExcitation: a selected
+        qencode_nb.engines.sector.generators.NotAnExcitation: a selected
             generator is not an excitation on this CI space.
     """
-    from qencode_nb.rerun.ci_space_generators import generator
+    from qencode_nb.engines.sector.generators import generator
 
     needed = {}
     for k in selected:

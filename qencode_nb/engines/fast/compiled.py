@@ -7,7 +7,7 @@ big-endian order); the Hamiltonian is built from the stored Pauli terms
 matrix, or applied term by term above :data:`CSR_MAX_QUBITS`; every gate is a
 Pauli rotation ``exp(i a theta P)``, a CNOT, or ``exp(i a theta G)`` for a
 tapered excitation generator ``G`` (several Pauli words, ``G**3 = G/4``),
-applied by the numba kernels of :mod:`qencode_nb.rerun.fast_kernels`.  The
+applied by the numba kernels of :mod:`qencode_nb.engines.fast.kernels`.  The
 circuits are the generator's (``scripts/generate_entry_v4.py``,
 qencode-benchmark commit e1f44cd), written as gate lists:
 
@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from qencode_nb.errors import QencodeNbError
+from qencode_nb.errors import NotRunnable
 
 #: ``i**n_Y`` for ``n_Y mod 4``.
 _PHASES = (1 + 0j, 1j, -1 + 0j, -1j)
@@ -42,27 +42,18 @@ _PHASES = (1 + 0j, 1j, -1 + 0j, -1j)
 #: The engine's name as the ``engine`` and re-run ``backend`` records write it.
 NAME = "numba-statevector"
 
-class NotFast(QencodeNbError, ValueError):
-    """An operator or ansatz the compiled statevector engine does not run;
-    ``reason`` says why (the recorded backend runs instead)."""
-
-    def __init__(self, reason: str):
-        super().__init__(reason)
-        self.reason = reason
-
-
 def word_masks(word: dict, n: int) -> tuple[int, int, complex]:
     """``(x, z, ph0)`` of a Pauli word ``{wire: "X"|"Y"|"Z"}`` on ``n`` wires
-    (module :mod:`~qencode_nb.rerun.fast_kernels` conventions).
+    (module :mod:`~qencode_nb.engines.fast.kernels` conventions).
 
     Raises:
-        NotFast: a wire outside ``range(n)`` or a letter other than X, Y, Z.
+        NotRunnable: a wire outside ``range(n)`` or a letter other than X, Y, Z.
     """
     x = z = n_y = 0
     for w, letter in word.items():
         w = int(w)
         if not 0 <= w < n:
-            raise NotFast(f"Pauli word {word!r} acts on wire {w}, outside 0..{n - 1}")
+            raise NotRunnable(f"Pauli word {word!r} acts on wire {w}, outside 0..{n - 1}")
         bit = 1 << (n - 1 - w)
         if letter == "X":
             x |= bit
@@ -73,13 +64,13 @@ def word_masks(word: dict, n: int) -> tuple[int, int, complex]:
             z |= bit
             n_y += 1
         else:
-            raise NotFast(f"Pauli word {word!r}: letter {letter!r}; accepted: X, Y, Z")
+            raise NotRunnable(f"Pauli word {word!r}: letter {letter!r}; accepted: X, Y, Z")
     return x, z, _PHASES[n_y % 4]
 
 
 #: Largest qubit count whose Hamiltonian is assembled as a CSR matrix; above
 #: it, H·ψ applies the Pauli terms grouped by their X/Y mask (no 2**n x 2**n
-#: matrix in memory; :func:`qencode_nb.rerun.fast_kernels.grouped_apply`).
+#: matrix in memory; :func:`qencode_nb.engines.fast.kernels.grouped_apply`).
 CSR_MAX_QUBITS = 14
 
 #: Low index bits whose signs are tabulated per term for the grouped H·ψ
@@ -127,7 +118,7 @@ class Hamiltonian:
         duplicates summed by scipy.
 
         Raises:
-            NotFast: a complex coefficient with a non-zero imaginary part, or a
+            NotRunnable: a complex coefficient with a non-zero imaginary part, or a
                 malformed word.
         """
         import numpy as np
@@ -136,7 +127,7 @@ class Hamiltonian:
         for word, coeff in terms:
             c = complex(coeff)
             if c.imag != 0.0:
-                raise NotFast(f"Pauli term {word!r} has a complex coefficient {c!r}")
+                raise NotRunnable(f"Pauli term {word!r} has a complex coefficient {c!r}")
             x, z, ph0 = word_masks(word, n)
             masks.append((x, z, c.real * ph0))
         tx = np.array([m[0] for m in masks], dtype=np.int64)
@@ -189,7 +180,7 @@ class Hamiltonian:
         """``H psi`` (complex vector of length ``2**n``)."""
         import numpy as np
 
-        from qencode_nb.rerun import fast_kernels as k
+        from qencode_nb.engines.fast import kernels as k
 
         out = np.empty_like(psi)
         k.hmatvec(*self.arrays(), psi, out)
@@ -199,7 +190,7 @@ class Hamiltonian:
 @dataclass
 class Circuit:
     """A gate list on ``n`` wires from a basis state (module docstring of
-    :mod:`~qencode_nb.rerun.fast_kernels`).
+    :mod:`~qencode_nb.engines.fast.kernels`).
 
     Attributes:
         n: wires.
@@ -228,7 +219,7 @@ class Circuit:
 
         bits = [int(v) for v in hf_state]
         if len(bits) != n:
-            raise NotFast(f"HF state of {len(bits)} bits for {n} wires")
+            raise NotRunnable(f"HF state of {len(bits)} bits for {n} wires")
         hf_index = int("".join(str(v) for v in bits), 2) if bits else 0
         gi, ga, gph, wx, wz, wc = [], [], [], [], [], []
         for g in gates:
@@ -265,7 +256,7 @@ class Circuit:
         """``U(params)|hf>``."""
         import numpy as np
 
-        from qencode_nb.rerun import fast_kernels as k
+        from qencode_nb.engines.fast import kernels as k
 
         return k.state(self.psi0(), *self.arrays(), np.asarray(params, dtype=np.float64))
 
@@ -309,7 +300,7 @@ def pool_words(ops) -> list[dict]:
     JSON-serialisable (the problem cache stores it).
 
     Raises:
-        NotFast: an operator without ``base`` (the generator applies
+        NotRunnable: an operator without ``base`` (the generator applies
             ``type(op)(theta)`` twice; not a Pauli rotation), or a complex
             coefficient.
     """
@@ -317,12 +308,12 @@ def pool_words(ops) -> list[dict]:
     for k, op in enumerate(ops):
         base = getattr(op, "base", None)
         if base is None or base.pauli_rep is None:
-            raise NotFast(f"pool operator {k} ({op!r}) is not a Pauli-word rotation")
+            raise NotRunnable(f"pool operator {k} ({op!r}) is not a Pauli-word rotation")
         words = []
         for word, c in base.pauli_rep.items():
             c = complex(c)
             if c.imag != 0.0:
-                raise NotFast(f"pool operator {k} has a complex coefficient {c!r}")
+                raise NotRunnable(f"pool operator {k} has a complex coefficient {c!r}")
             words.append([{int(w): str(l) for w, l in dict(word).items()}, c.real])
         rule = ("rot" if type(base).__name__ in SINGLE_WIRE_ROTATIONS and len(base.wires) == 1
                 else "exp")
@@ -373,7 +364,7 @@ def word_circuit(hf_state, words, selected=None, convention: str = "qnode") -> C
 @dataclass
 class Energy:
     """``energy(params) -> float`` (Ha) on the fast engine, counting calls like
-    :class:`qencode_nb.rerun.backends.Energy`; ``energy_and_grad(params)``
+    :class:`qencode_nb.engines.qnode.energy.Energy`; ``energy_and_grad(params)``
     gives the exact adjoint gradient too.
 
     Attributes:
@@ -391,7 +382,7 @@ class Energy:
 
     def __post_init__(self):
         if self.circuit.n != self.hamiltonian.n:
-            raise NotFast(f"circuit on {self.circuit.n} wires, Hamiltonian on "
+            raise NotRunnable(f"circuit on {self.circuit.n} wires, Hamiltonian on "
                           f"{self.hamiltonian.n}")
         self._psi0 = self.circuit.psi0()
 
@@ -401,7 +392,7 @@ class Energy:
     def __call__(self, params) -> float:
         import numpy as np
 
-        from qencode_nb.rerun import fast_kernels as k
+        from qencode_nb.engines.fast import kernels as k
 
         self.calls += 1
         return float(k.energy(self._psi0, *self.circuit.arrays(),
@@ -411,7 +402,7 @@ class Energy:
         """``(E, dE/dparams)``: float (Ha) and float64 array of shape ``(num_params,)``."""
         import numpy as np
 
-        from qencode_nb.rerun import fast_kernels as k
+        from qencode_nb.engines.fast import kernels as k
 
         self.calls += 1
         grad = np.zeros(self.circuit.num_params)

@@ -1,4 +1,4 @@
-"""An entry on the compiled statevector engine (:mod:`qencode_nb.rerun.fast_engine`).
+"""An entry on the compiled statevector engine (:mod:`qencode_nb.engines.fast.compiled`).
 
 :func:`build` gives a :class:`FastProblem`: the Hamiltonian (the stored Pauli
 terms when the entry has them, else the rebuilt tapered operator) as a CSR
@@ -16,14 +16,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from qencode_nb.rerun.fast_engine import NotFast
+from qencode_nb.errors import NotRunnable
 
 #: Format of the pool-words cache file (bump when :func:`fast_engine.pool_words` changes).
 WORDS_CACHE_FORMAT = 2
 
 #: Most tapered qubits the engine takes on: four state vectors of ``2**n``
 #: complex amplitudes (16 MiB each at 20 qubits) and, above
-#: :data:`~qencode_nb.rerun.fast_engine.CSR_MAX_QUBITS`, H·ψ term by term.
+#: :data:`~qencode_nb.engines.fast.compiled.CSR_MAX_QUBITS`, H·ψ term by term.
 FAST_MAX_QUBITS = 20
 
 
@@ -32,11 +32,11 @@ class FastProblem:
     """What the fast engine needs.  Energies in Ha.
 
     Attributes:
-        hamiltonian: :class:`qencode_nb.rerun.fast_engine.Hamiltonian`.
+        hamiltonian: :class:`qencode_nb.engines.fast.compiled.Hamiltonian`.
         hf_state: tapered HF bits, shape ``(n,)``.
         ansatz: hea, uccsd or adapt.
         reps: HEA repetitions (None otherwise).
-        words: :func:`qencode_nb.rerun.fast_engine.pool_words` of the UCCSD
+        words: :func:`qencode_nb.engines.fast.compiled.pool_words` of the UCCSD
             circuit or the ADAPT pool (None for HEA).
         words_cache: "hit", "built" or "not cached" (no rebuild cache key).
         convention: how the stored angles act (``fast_engine.ANGLE_FACTOR``):
@@ -54,25 +54,25 @@ class FastProblem:
     seconds: float = 0.0
 
     def circuit(self, selected=None):
-        """The :class:`~qencode_nb.rerun.fast_engine.Circuit` of the ansatz
+        """The :class:`~qencode_nb.engines.fast.compiled.Circuit` of the ansatz
         (ADAPT: of the selection ``selected``, pool indices)."""
-        from qencode_nb.rerun import fast_engine as fe
+        from qencode_nb.engines.fast import compiled as fe
 
         if self.ansatz == "hea":
             return fe.hea_circuit(self.hf_state, self.reps)
         if self.ansatz == "adapt" and selected is None:
-            raise NotFast("an ADAPT circuit needs the selected operator indices")
+            raise NotRunnable("an ADAPT circuit needs the selected operator indices")
         return fe.word_circuit(self.hf_state, self.words, selected, self.convention)
 
     def energy(self, selected=None):
-        """:class:`~qencode_nb.rerun.fast_engine.Energy` of :meth:`circuit`."""
-        from qencode_nb.rerun import fast_engine as fe
+        """:class:`~qencode_nb.engines.fast.compiled.Energy` of :meth:`circuit`."""
+        from qencode_nb.engines.fast import compiled as fe
 
         return fe.Energy(self.circuit(selected), self.hamiltonian)
 
     def adapt_backend(self):
-        """The ADAPT loop's backend (:class:`~qencode_nb.rerun.adapt_backends.FastBackend`)."""
-        from qencode_nb.rerun.adapt_backends import FastBackend
+        """The ADAPT loop's backend (:class:`~qencode_nb.engines.fast.adapt.FastBackend`)."""
+        from qencode_nb.engines.fast.adapt import FastBackend
 
         return FastBackend(self.hamiltonian, self.words, self.hf_state, self.convention)
 
@@ -92,7 +92,7 @@ def unfast_reason(entry) -> str | None:
 
 
 def _words(entry, rebuilt) -> tuple[list, str]:
-    """The tapered pool as :func:`~qencode_nb.rerun.fast_engine.pool_words`, through
+    """The tapered pool as :func:`~qencode_nb.engines.fast.compiled.pool_words`, through
     the cache file ``words-<key>.json`` beside the rebuild cache; the status
     "hit", "built" or "not cached" (:func:`qencode_nb.problem.cache.side_file`)."""
     from qencode_nb.problem import cache
@@ -100,8 +100,8 @@ def _words(entry, rebuilt) -> tuple[list, str]:
     chem, tap = rebuilt
 
     def compute():
-        from qencode_nb.rerun.ansatz import tapered_uccsd_ops
-        from qencode_nb.rerun.fast_engine import pool_words
+        from qencode_nb.engines.ansatz import tapered_uccsd_ops
+        from qencode_nb.engines.fast.compiled import pool_words
 
         return {"words": pool_words(tapered_uccsd_ops(entry.active_space[0], tap.n_qubits_full,
                                                       tap.generators, tap.paulixops,
@@ -117,7 +117,7 @@ def _words(entry, rebuilt) -> tuple[list, str]:
 
 
 def _hamiltonian(entry, rebuilt):
-    from qencode_nb.rerun.fast_engine import Hamiltonian
+    from qencode_nb.engines.fast.compiled import Hamiltonian
 
     n = entry.tapered_num_qubits
     if entry.has_stored_hamiltonian:
@@ -134,7 +134,7 @@ def build(entry, rebuilt) -> FastProblem:
         rebuilt: ``(ChemSummary, TaperResult)`` of :func:`qencode_nb.problem.check.rebuild`.
 
     Raises:
-        NotFast: with the reason of :func:`unfast_reason`, or an operator the
+        NotRunnable: with the reason of :func:`unfast_reason`, or an operator the
             engine does not apply.
     """
     import time
@@ -142,11 +142,11 @@ def build(entry, rebuilt) -> FastProblem:
     _, tap = rebuilt
     reason = unfast_reason(entry)
     if reason:
-        raise NotFast(reason)
+        raise NotRunnable(reason)
     start = time.perf_counter()
     words, status = (None, None) if entry.ansatz == "hea" else _words(entry, rebuilt)
     if entry.ansatz != "hea" and not words:
-        raise NotFast("the tapered UCCSD pool is empty (the generator then builds HEA)")
+        raise NotRunnable("the tapered UCCSD pool is empty (the generator then builds HEA)")
     convention = "qnode" if entry.ansatz != "adapt" else (entry.optimizer.engine or "qnode")
     return FastProblem(hamiltonian=_hamiltonian(entry, rebuilt), convention=convention,
                        hf_state=[int(b) for b in entry.hf_tapered_state], ansatz=entry.ansatz,

@@ -158,7 +158,7 @@ def _tapered_generator_pool(excitations, n_qubits_full, generators, paulixops,
     import pennylane as qml
     from pennylane import qchem
 
-    from qencode_nb.rerun.statevector import pauli_csr
+    from qencode_nb.engines.statevector.sparse import pauli_csr
 
     tapered_wires = list(range(n_qubits_full - len(generators)))
     pool = []

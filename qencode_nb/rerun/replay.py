@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from qencode_nb.errors import EntryError
 from qencode_nb.rules import REPLAY_TOL_HA
-from qencode_nb.verdict.compare import compare
+from qencode_nb.rerun.compare import compare
 
 
 @dataclass
@@ -19,7 +19,7 @@ class Replay:
             "fail", or "n/a" with ``reason``.
         energy: replayed energy, tapering constant included (None when n/a).
         published: the published energy.
-        comparison: :func:`qencode_nb.verdict.compare.compare` of the two.
+        comparison: :func:`qencode_nb.rerun.compare.compare` of the two.
         engine: the engine the replay ran on.
         engine_fallback: why the requested engine (sector, fast) did not replay.
         hamiltonian: "stored" or "rebuilt (of_bridge)".
@@ -61,12 +61,9 @@ class Replay:
 def replay(entry, problem) -> Replay:
     """Energy of the stored optimal parameters on the problem's Hamiltonian.
 
-    HEA and UCCSD run their circuit on the recorded backend; ADAPT rebuilds
-    the recorded selection on its recorded engine, or on the sector engine
-    when the problem was built for it and the stored angles may be replayed
-    there (:meth:`qencode_nb.rerun.problem.Problem.replay_engine`).  When the
-    problem was built for the compiled statevector engine (``engine="fast"``)
-    every kind replays there, on the same Hamiltonian.
+    Runs on the engine the problem chose to replay (``problem.engines.replay``:
+    the one that re-runs where it may replay the stored parameters; ADAPT
+    rebuilds the recorded selection of its pool).
 
     Args:
         entry: the :class:`~qencode_nb.entry.model.Entry`.
@@ -78,7 +75,7 @@ def replay(entry, problem) -> Replay:
 
     Raises:
         EntryError: the number of stored parameters does not match the
-            ansatz, or the recorded pool size differs from the rebuilt pool.
+            ansatz, or the recorded pool size differs from the engine's pool.
     """
     if entry.optimal_params is None and entry.is_own:
         return Replay.not_run(entry, f"{entry.source.name} is a YAML entry of one's own: no "
@@ -89,8 +86,6 @@ def replay(entry, problem) -> Replay:
         return Replay.not_run(entry, f"{entry.source.name} stores no optimal parameters; "
                                      "pass db=FOLDER of QEncode JSON files to replay them")
     import math
-
-    import numpy as np
 
     bad = [(i, x) for i, x in enumerate(entry.optimal_params) if not math.isfinite(x)]
     if bad:
@@ -103,32 +98,16 @@ def replay(entry, problem) -> Replay:
         raise EntryError(f"{len(entry.optimal_params)} stored parameters but the "
                          f"{entry.ansatz} ansatz has {problem.num_params}",
                          field="results.vqe.optimal_params", path=entry.source)
-    engine, fallback = problem.replay_engine(entry.backend)
-    if problem.fast_problem is not None:
-        energy = _fast_energy(entry, problem)
-    elif problem.pool is not None:
-        _check_pool_size(entry, len(problem.pool))
-        if engine == "sector":
-            energy = _sector_energy(entry, problem)
-        else:   # the recorded engine (the pool is then the tapered one)
-            from qencode_nb.rerun import adapt
-
-            energy = adapt.replay_energy(problem.hamiltonian, problem.pool,
-                                         entry.hf_tapered_state,
-                                         entry.adapt["selected_operator_indices"],
-                                         entry.optimal_params, problem.wires,
-                                         adapt_engine=problem.adapt_engine,
-                                         backend=entry.backend)
-    else:
-        from qencode_nb.rerun.backends import qnode_energy
-
-        energy_fn = qnode_energy(problem.hamiltonian, problem.circuit, problem.wires,
-                                 entry.backend)
-        energy = energy_fn(np.array(entry.optimal_params, dtype=float))
+    engine = problem.engines.replay
+    selected = None
+    if problem.is_adapt:
+        _check_pool_size(entry, engine.pool_size)
+        selected = entry.adapt["selected_operator_indices"]
+    energy = engine.replay(selected, entry.optimal_params)
     comparison = compare(energy + problem.constant_ha, entry.published_energy)
     reason = None
     if not math.isfinite(entry.published_energy):
-        from qencode_nb.verdict.consistency import field_name
+        from qencode_nb.entry.numbers import field_name
 
         reason = (f"{field_name(entry, 'published_energy')} is {entry.published_energy!r}: "
                   f"the replayed energy {comparison['energy']!r} Ha cannot equal it "
@@ -139,37 +118,14 @@ def replay(entry, problem) -> Replay:
                   "is not finite)")
     return Replay(status="pass" if comparison["abs_delta_ha"] <= REPLAY_TOL_HA else "fail",
                   energy=comparison["energy"], published=entry.published_energy,
-                  comparison=comparison, engine=engine, engine_fallback=fallback,
+                  comparison=comparison, engine=engine.label,
+                  engine_fallback=problem.engines.replay_fallback,
                   hamiltonian=problem.hamiltonian_origin, reason=reason)
 
 
-def _check_pool_size(entry, n_rebuilt: int) -> None:
+def _check_pool_size(entry, n_engine: int) -> None:
     n_pool = entry.adapt.get("n_operators_pool")
-    if n_pool is not None and n_pool != n_rebuilt:
+    if n_pool is not None and n_pool != n_engine:
         raise EntryError(f"records a pool of {n_pool} operators; the rebuilt pool has "
-                         f"{n_rebuilt}",
+                         f"{n_engine}",
                          field="encoding.adapt_metadata.n_operators_pool", path=entry.source)
-
-
-def _fast_energy(entry, problem) -> float:
-    """Stored parameters on the compiled statevector engine (Ha, before the
-    constant correction); ADAPT: the recorded selection of the pool."""
-    import numpy as np
-
-    fast = problem.fast_problem
-    selected = None
-    if problem.is_adapt:
-        from qencode_nb.rerun.adapt_loop import check_selection
-
-        _check_pool_size(entry, len(fast.words))
-        selected = check_selection(fast.words, entry.adapt["selected_operator_indices"],
-                                   entry.optimal_params)
-    return fast.energy(selected)(np.array(entry.optimal_params, dtype=float))
-
-
-def _sector_energy(entry, problem) -> float:
-    """Stored ADAPT angles on the sector engine (Ha, before the constant correction)."""
-    from qencode_nb.rerun.ci_space_map import replay_energy
-
-    return replay_energy(problem.sector_problem, entry.adapt["selected_operator_indices"],
-                         entry.optimal_params)

@@ -6,7 +6,7 @@ is three numbers: ``x`` (bits where it has X or Y), ``z`` (bits where it has Z
 or Y) and ``ph0 = i**n_Y``, so that ``P|b> = ph0 * (-1)**popcount(b & z) |b ^ x>``
 (``Y = i X Z``).
 
-A circuit (:class:`qencode_nb.rerun.fast_engine.Circuit`) is a gate table
+A circuit (:class:`qencode_nb.engines.fast.compiled.Circuit`) is a gate table
 ``gi`` (int64, one row ``kind, x, z, pidx, lo, hi`` per gate), the factors
 ``ga`` (float64) and phases ``gph`` (complex128), and a flat list of Pauli
 words ``wx, wz, wc`` (``wc`` = coefficient x ``ph0``) for multi-word generators:

@@ -1,21 +1,21 @@
 """Which entries the sector engine can run, and the mapping of their tapered
 circuit parameters to generators in its CI space (issue 6).
 
-The mapping, written down once (conventions of :mod:`qencode_nb.rerun.ci_space`):
+The mapping, written down once (conventions of :mod:`qencode_nb.engines.sector.space`):
 
 - QEncode's ADAPT pool above 12 untapered qubits (``_get_tapered_uccsd_ops``,
-  :func:`qencode_nb.rerun.ansatz.tapered_pool_excitations`) keeps whole excitations:
+  :func:`qencode_nb.engines.ansatz.tapered_pool_excitations`) keeps whole excitations:
   pool entry ``k`` is ``qml.exp(G_tap, 0j)`` with ``G_tap`` the Z2-tapered
   generator of ``DoubleExcitation``/``SingleExcitation(0.0, wires)``.  Its
   untapered generator ``G = qml.generator(gate(0.0, wires), "observable")``
-  maps to :func:`qencode_nb.rerun.ci_space_generators.generator`, ``B = 2iG`` on
+  maps to :func:`qencode_nb.engines.sector.generators.generator`, ``B = 2iG`` on
   the CI space.
 - Angles: the statevector engine applies ``exp((theta/2) B_tap)``; tapering a
   jordan_wigner problem is an exact change of basis on the Z2 symmetry sector,
   so the sector engine applies ``exp((theta/2) B)`` with the same ``theta``
   (:data:`ANGLE_FACTOR` ``["statevector"] = 1``).  The QNode engine (and the
   UCCSD circuit) queue ``qml.exp(G_tap, 1j * theta)`` twice
-  (:func:`qencode_nb.rerun.ansatz.apply_tapered_op`): ``exp(2i theta G)``, i.e.
+  (:func:`qencode_nb.engines.ansatz.apply_tapered_op`): ``exp(2i theta G)``, i.e.
   factor 2.  Tested against default.qubit on the H8 pool.
 - At 12 or fewer untapered qubits the generator tapers each excitation with
   ``qchem.taper_operation``, which returns one rotation per Pauli word, each
@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from qencode_nb.errors import QencodeNbError
+from qencode_nb.errors import NotRunnable
 from qencode_nb.rules import SECTOR_REPLAY_MAX_DCOEFF_HA, TAPER_OPERATION_MAX_QUBITS
 
 ANGLE_FACTOR = {"statevector": 1.0, "qnode": 2.0}
@@ -42,21 +42,13 @@ ANGLE_FACTOR = {"statevector": 1.0, "qnode": 2.0}
 POOL_CACHE_FORMAT = 1
 
 
-class NotMappable(QencodeNbError, ValueError):
-    """The entry cannot run on the sector engine; ``reason`` says why."""
-
-    def __init__(self, reason: str):
-        super().__init__(reason)
-        self.reason = reason
-
-
 @dataclass
 class SectorProblem:
     """An entry on the sector engine.
 
     Attributes:
-        ci_space: :class:`qencode_nb.rerun.ci_space.CISpace` of the rebuilt active space.
-        generators: the pool as :class:`qencode_nb.rerun.ci_space_generators.Generator`, in pool
+        ci_space: :class:`qencode_nb.engines.sector.space.CISpace` of the rebuilt active space.
+        generators: the pool as :class:`qencode_nb.engines.sector.generators.Generator`, in pool
             order (ADAPT) or circuit order (UCCSD).
         excitations: ``[(gate name, wires)]`` behind each generator.
         angle_factor: CI-space angle per stored angle (:data:`ANGLE_FACTOR`).
@@ -106,7 +98,7 @@ def _pool_indices(entry, rebuilt, excitations) -> list[int]:
     through a small JSON file next to the rebuild cache (the tapering test
     of each excitation is slow at H10: see benchmarks/engines.py)."""
     from qencode_nb.problem import cache
-    from qencode_nb.rerun.ansatz import tapered_pool_excitations
+    from qencode_nb.engines.ansatz import tapered_pool_excitations
 
     chem, tap = rebuilt
 
@@ -133,19 +125,19 @@ def build(entry, rebuilt, *, circuit: str = "statevector") -> SectorProblem:
         circuit: the stored angles' convention, a key of :data:`ANGLE_FACTOR`.
 
     Raises:
-        NotMappable: with the reason of :func:`unmappable_reason`.
+        NotRunnable: with the reason of :func:`unmappable_reason`.
     """
     import time
 
     chem, tap = rebuilt
     reason = unmappable_reason(entry, tap.n_qubits_full)
     if reason:
-        raise NotMappable(reason)
+        raise NotRunnable(reason)
     import pennylane as qml
 
-    from qencode_nb.rerun import ci_space as S
-    from qencode_nb.rerun.ansatz import uccsd_excitations
-    from qencode_nb.rerun.ci_space_generators import generators
+    from qencode_nb.engines.sector import space as S
+    from qencode_nb.engines.ansatz import uccsd_excitations
+    from qencode_nb.engines.sector.generators import generators
     start = time.perf_counter()
     sec = S.from_summary(chem)
     excitations = uccsd_excitations(entry.active_space[0], tap.n_qubits_full)
@@ -186,10 +178,10 @@ def replay_energy(problem: SectorProblem, selected_indices, params) -> float:
 
     Raises:
         ValueError: a selected index outside the pool, or not as many angles
-            as selected operators (:func:`qencode_nb.rerun.adapt_loop.check_selection`).
+            as selected operators (:func:`qencode_nb.engines.base.check_selection`).
     """
-    from qencode_nb.rerun import ci_space as S
-    from qencode_nb.rerun.adapt_loop import check_selection
+    from qencode_nb.engines.sector import space as S
+    from qencode_nb.engines.base import check_selection
 
     selected = check_selection(problem.generators, selected_indices, params)
     angles = [problem.angle_factor * float(x) for x in params]

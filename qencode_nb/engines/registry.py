@@ -1,0 +1,51 @@
+"""The engines by name: one registration each (papermill's engine registry as the model).
+
+``register(name, engine)`` makes an engine requestable as ``-p engine NAME`` (and
+``--engine NAME`` on the command line); :func:`get` returns it or raises naming
+the registered ones.  The built-in engines are registered when
+:mod:`qencode_nb.engines.builtin` is imported (:mod:`qencode_nb.engines.selection`
+imports it).  Importing this module imports nothing heavy.
+"""
+
+from __future__ import annotations
+
+from qencode_nb.errors import EntryError
+
+_ENGINES: dict = {}
+
+
+def register(name: str, engine) -> None:
+    """Register ``engine`` (:class:`qencode_nb.engines.base.Engine`) under ``name``
+    (lower case; a later registration of the same name replaces the earlier one).
+
+    Raises:
+        EntryError: a name that is empty, not lower case, or "none" (which means the
+            recorded backend).
+    """
+    if not name or name != name.strip().lower() or name == "none":
+        raise EntryError(f"engine name {name!r} is not accepted; accepted: a non-empty "
+                         "lower-case name other than 'none'", field="engine")
+    _ENGINES[name] = engine
+
+
+def unregister(name: str) -> None:
+    """Remove a registration (a no-op for a name that is not registered)."""
+    _ENGINES.pop(name, None)
+
+
+def names() -> list[str]:
+    """The registered names, in registration order."""
+    return list(_ENGINES)
+
+
+def get(name: str):
+    """The engine registered under ``name``.
+
+    Raises:
+        EntryError: no engine of that name (field ``engine``; lists the registered ones).
+    """
+    try:
+        return _ENGINES[name]
+    except KeyError:
+        raise EntryError(f"no engine named {name!r}; registered: {', '.join(_ENGINES)}",
+                         field="engine") from None

@@ -1,0 +1,139 @@
+"""Which engine re-runs an entry and which replays it: the one place that chooses.
+
+Asked for engine ``R`` (``-p engine R``), the re-run tries ``R``'s preferred
+engines (:attr:`qencode_nb.engines.base.Engine.prefer`, only when the entry is
+re-run), then ``R``; the first that binds runs (:class:`~qencode_nb.errors.NotRunnable`
+gives each other's reason).  The replay runs on the first of the same engines, from
+the re-run's on, that binds and may replay the stored parameters
+(``Bound.replay_reason``).  When none does, the recorded engine runs
+(:func:`recorded`) and the reasons are kept.  Asked for nothing (``None``), the
+recorded engine runs both.  Importing this module imports nothing heavy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from qencode_nb.engines import builtin as _builtin  # noqa: F401  (registers the engines)
+from qencode_nb.engines import registry
+from qencode_nb.errors import EntryError, NotRunnable
+
+
+@dataclass
+class Choice:
+    """The engines of one audit (:class:`qencode_nb.engines.base.Bound` each).
+
+    Attributes:
+        requested: the engine asked for (None: the recorded one).
+        rerun: the engine that re-runs the entry.
+        reason: why the requested engine does not re-run it (None when it, or one
+            it prefers, does; or when none was requested).
+        replay: the engine that replays the stored parameters.
+        replay_fallback: why the requested engines do not replay them (None when
+            one of them does).
+    """
+
+    requested: str | None
+    rerun: object
+    reason: str | None
+    replay: object
+    replay_fallback: str | None
+
+    def to_record(self) -> dict:
+        """The ``engine`` record: requested, used, why the requested engine did not
+        run (``reason``) and why the engine that re-runs did not replay
+        (``replay_reason``)."""
+        return {"requested": self.requested, "used": self.rerun.label,
+                "reason": self.reason, "replay_reason": self.rerun.replay_reason}
+
+
+def recorded(entry) -> str:
+    """The registered name of the engine the entry records: ``"statevector"`` for an
+    ADAPT entry whose ``run_config.optimizer`` names the statevector engine, else
+    ``"qnode"`` (the recorded PennyLane device)."""
+    if entry.ansatz == "adapt" and entry.optimizer.engine == "statevector":
+        return "statevector"
+    return "qnode"
+
+
+def check_engine(engine) -> str | None:
+    """The ``engine`` parameter checked: ``None`` (also the string "None", as a
+    command line gives it) runs the recorded engine; else a registered name
+    (case-insensitive; :func:`qencode_nb.engines.registry.names`).
+
+    Raises:
+        EntryError: naming the field ``engine``, the value and the accepted values.
+    """
+    if engine is None or str(engine).strip().lower() in ("none", ""):
+        return None
+    name = str(engine).strip().lower()
+    if name not in registry.names():
+        raise EntryError(f"engine {engine!r} is not accepted; accepted: None (the recorded "
+                         f"backend), {', '.join(registry.names())}", field="engine")
+    return name
+
+
+def choose(entry, rebuilt, requested=None, hamiltonian=None, *, rerun: bool = True) -> Choice:
+    """The engines that re-run and replay ``entry`` (module docstring).
+
+    Args:
+        entry: the :class:`~qencode_nb.entry.model.Entry`.
+        rebuilt: the rebuild (:func:`qencode_nb.problem.check.rebuild`).
+        requested: the ``engine`` parameter (None, or a registered name).
+        hamiltonian: the audit's Hamiltonian check (None: not checked), which
+            decides whether stored angles may be replayed on a rebuilt problem.
+        rerun: the entry is re-run (``mode`` full or rerun); when not, preferred
+            engines are not tried.
+
+    Raises:
+        EntryError: an engine name that is not registered.
+        NotRunnable: the recorded engine cannot run the entry either.
+    """
+    requested = check_engine(requested)
+    wanted = []
+    if requested is not None:
+        wanted = [*(registry.get(requested).prefer if rerun else ()), requested]
+    binder = _Binder(entry, rebuilt, hamiltonian)
+    rerun_engine = next((b for b in map(binder.bind, wanted) if b is not None), None)
+    reason = None
+    if rerun_engine is None:
+        reason = "; ".join(binder.why[n] for n in wanted) or None
+        rerun_engine = binder.recorded()
+    replay_engine, not_replayed = None, []
+    for name in wanted:
+        b = binder.bind(name)
+        if b is not None and b.replay_reason is None:
+            replay_engine = b
+            break
+        not_replayed.append(binder.why[name] if b is None else b.replay_reason)
+    fallback = None
+    if replay_engine is None:
+        fallback = "; ".join(not_replayed) or None
+        replay_engine = binder.recorded()
+    return Choice(requested=requested, rerun=rerun_engine, reason=reason,
+                  replay=replay_engine, replay_fallback=fallback)
+
+
+class _Binder:
+    """Each engine bound to the entry at most once; ``why[name]``: its NotRunnable reason."""
+
+    def __init__(self, entry, rebuilt, hamiltonian):
+        self.entry, self.rebuilt, self.hamiltonian = entry, rebuilt, hamiltonian
+        self.bound, self.why = {}, {}
+
+    def bind(self, name):
+        if name not in self.bound:
+            try:
+                self.bound[name] = registry.get(name).bind(self.entry, self.rebuilt,
+                                                           self.hamiltonian)
+            except NotRunnable as exc:
+                self.bound[name], self.why[name] = None, exc.reason
+        return self.bound[name]
+
+    def recorded(self):
+        name = recorded(self.entry)
+        b = self.bind(name)
+        if b is None:
+            raise NotRunnable(f"the recorded engine {name!r} cannot run the entry: "
+                              f"{self.why[name]}")
+        return b
