@@ -141,14 +141,37 @@ def _check_pool_size(prob: Problem):
     assert len(prob.pool) == prob.meta["n_operators_pool"]
 
 
-def _check_replay(prob: Problem, **kwargs):
-    from qencode_nb.rerun.adapt import engine_for, replay_energy
+def _engine(prob: Problem, H, engine: str, pool=None):
+    """The ADAPT entry's problem bound to the generator's ``engine`` ("qnode" or
+    "statevector"), built from the entry's JSON (not through the audit's rebuild)."""
+    from qencode_nb.engines.qnode.engine import QNodeBound
+    from qencode_nb.engines.statevector.engine import StatevectorBound
+
+    common = dict(hamiltonian=H, pool=prob.pool if pool is None else pool, wires=prob.wires,
+                  hf_state=prob.hf, device="default.qubit",
+                  num_params=len(prob.meta["selected_operator_indices"]))
+    return QNodeBound(circuit=None, **common) if engine == "qnode" else \
+        StatevectorBound(**common)
+
+
+def _budget(prob: Problem, **kwargs):
+    from qencode_nb.rerun.adapt import AdaptBudget
+
+    return AdaptBudget(**{"gradient_threshold": prob.meta["gradient_threshold"],
+                          "max_operators": prob.meta["max_operators"],
+                          "max_iterations": prob.entry["run_config"]["max_iterations"],
+                          "seed": prob.entry["run_config"]["seed"],
+                          "e_target": prob.e_casci_stored, **kwargs})
+
+
+def _check_replay(prob: Problem):
+    from qencode_nb.rerun.adapt_loop import engine_for
 
     engine = engine_for(len(prob.wires))
     assert engine == prob.meta.get("engine", "qnode")
     start = time.perf_counter()
-    e = replay_energy(prob.H, prob.pool, prob.hf, prob.meta["selected_operator_indices"],
-                      prob.vqe["optimal_params"], prob.wires, adapt_engine=engine, **kwargs)
+    e = _engine(prob, prob.H, engine).replay(prob.meta["selected_operator_indices"],
+                                             prob.vqe["optimal_params"])
     seconds = time.perf_counter() - start
     e_replay = e + prob.correction
     delta = e_replay - prob.vqe["best_energy_hartree"]
@@ -185,17 +208,12 @@ def test_replay_reproduces_published_energy(problem, key):
 
 
 def _rerun(prob: Problem, H):
-    from qencode_nb.rerun.adapt import engine_for, run_adapt
+    from qencode_nb.rerun.adapt import run_adapt
+    from qencode_nb.rerun.adapt_loop import engine_for
 
     engine = engine_for(len(prob.wires))
     inner = prob.meta.get("inner_optimizer", "COBYLA")
-    return run_adapt(H, prob.pool, prob.hf, prob.wires,
-                     gradient_threshold=prob.meta["gradient_threshold"],
-                     max_operators=prob.meta["max_operators"],
-                     max_iterations=prob.entry["run_config"]["max_iterations"],
-                     seed=prob.entry["run_config"]["seed"],
-                     e_target=prob.e_casci_stored, early_stop=True,
-                     inner=inner, adapt_engine=engine)
+    return run_adapt(_engine(prob, H, engine), _budget(prob, early_stop=True, inner=inner))
 
 
 def _check_rerun(prob: Problem, *, bit_identical: bool = True):
@@ -241,12 +259,8 @@ def test_rerun_from_rebuilt_hamiltonian(problem, key):
     prob = problem(key)
     from qencode_nb.rerun.adapt import run_adapt
 
-    result = run_adapt(prob.H_rebuilt, prob.pool, prob.hf, prob.wires,
-                       gradient_threshold=prob.meta["gradient_threshold"],
-                       max_operators=prob.meta["max_operators"],
-                       max_iterations=prob.entry["run_config"]["max_iterations"],
-                       seed=42, e_target=prob.e_casci, inner="cobyla",
-                       adapt_engine="qnode")
+    result = run_adapt(_engine(prob, prob.H_rebuilt, "qnode"),
+                       _budget(prob, seed=42, e_target=prob.e_casci, inner="cobyla"))
     delta = result.best_energy + prob.correction - prob.vqe["best_energy_hartree"]
     print(f"{key}: re-run on rebuilt H: dE = {delta:.3e} Ha, nfev {result.nfev}")
     assert result.selected_indices == prob.meta["selected_operator_indices"]
@@ -321,41 +335,45 @@ def test_h10_pool_and_replay(problem):
 # --- engine units (no entry) -------------------------------------------------
 
 def test_engine_for_is_the_generators_auto_rule():
-    from qencode_nb.rerun.adapt import engine_for
+    from qencode_nb.rerun.adapt_loop import engine_for
 
     assert [engine_for(n) for n in (4, 12, 13, 18)] == ["qnode", "qnode",
                                                         "statevector", "statevector"]
 
 
 def test_bad_arguments_are_refused(problem):
-    from qencode_nb.rerun.adapt import replay_energy, run_adapt
+    from qencode_nb.engines import registry
+    from qencode_nb.errors import EntryError
+    from qencode_nb.rerun.adapt import AdaptBudget, run_adapt
 
     prob = problem("H4")
-    with pytest.raises(ValueError, match="engine 'gpu'.*qnode, statevector"):
-        replay_energy(prob.H, prob.pool, prob.hf, [0], [0.1], prob.wires,
-                      adapt_engine="gpu")
+    with pytest.raises(EntryError, match="no engine named 'gpu'; registered: qnode, "
+                                         "statevector, sector, fast"):
+        registry.get("gpu")
+    qnode = _engine(prob, prob.H, "qnode")
     with pytest.raises(ValueError, match="outside the pool of 64"):
-        replay_energy(prob.H, prob.pool, prob.hf, [64], [0.1], prob.wires)
+        qnode.replay([64], [0.1])
     with pytest.raises(ValueError, match="1 selected operators but 2 parameters"):
-        replay_energy(prob.H, prob.pool, prob.hf, [0], [0.1, 0.2], prob.wires)
+        qnode.replay([0], [0.1, 0.2])
     kwargs = dict(gradient_threshold=1e-3, max_operators=1, max_iterations=10,
                   seed=42, e_target=None)
     with pytest.raises(ValueError, match="COBYLA only"):
-        run_adapt(prob.H, prob.pool, prob.hf, prob.wires, inner="l-bfgs-b", **kwargs)
+        run_adapt(qnode, AdaptBudget(inner="l-bfgs-b", **kwargs))
     with pytest.raises(ValueError, match="inner optimiser 'adam'"):
-        run_adapt(prob.H, prob.pool, prob.hf, prob.wires, inner="adam",
-                  adapt_engine="statevector", **kwargs)
+        run_adapt(_engine(prob, prob.H, "statevector"), AdaptBudget(inner="adam", **kwargs))
     with pytest.raises(ValueError, match="pool is empty"):
-        run_adapt(prob.H, [], prob.hf, prob.wires, **kwargs)
+        run_adapt(_engine(prob, prob.H, "qnode", pool=[]), AdaptBudget(**kwargs))
 
 
 def test_nothing_above_threshold_raises_like_the_generator(problem):
-    from qencode_nb.rerun.adapt import AdaptEmpty, run_adapt
+    from qencode_nb.errors import AdaptEmpty
+    from qencode_nb.rerun.adapt import AdaptBudget, run_adapt
 
     prob = problem("H4")
     with pytest.raises(AdaptEmpty, match="selected 0 operators"):
-        run_adapt(prob.H, prob.pool, prob.hf, prob.wires, gradient_threshold=1e3,
-                  max_operators=5, max_iterations=10, seed=42, e_target=None)
+        run_adapt(_engine(prob, prob.H, "qnode"),
+                  AdaptBudget(gradient_threshold=1e3, max_operators=5, max_iterations=10,
+                              seed=42, e_target=None))
 
 
 def test_closed_form_exponential_matches_expm_for_excitation_generators():
@@ -415,7 +433,7 @@ def test_modules_do_not_import_numpy_on_import():
     import sys
 
     code = ("import sys, qencode_nb.rerun.adapt, qencode_nb.rerun.adapt_loop, "
-            "qencode_nb.rerun.adapt_backends, qencode_nb.engines.statevector.sparse, "
+            "qencode_nb.engines.qnode.adapt, qencode_nb.engines.statevector.sparse, "
             "qencode_nb.engines.ansatz, qencode_nb.engines.sector.space, "
             "qencode_nb.engines.sector.generators, qencode_nb.engines.sector.mapping; "
             "print('numpy' in sys.modules)")

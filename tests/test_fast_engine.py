@@ -15,8 +15,8 @@ import pytest
 
 from conftest import SHARED_DB, TEST_PROFILE, by_profile
 from qencode_nb.entry import load
-from qencode_nb.errors import EntryError
-from qencode_nb.notebook.parameters import check_engine
+from qencode_nb.engines.selection import check_engine
+from qencode_nb.errors import EntryError, NotRunnable
 from qencode_nb.problem.check import hamiltonian_check, rebuild
 from qencode_nb.engines.fast import compiled as fe
 from qencode_nb.rerun.problem import build_problem
@@ -68,8 +68,8 @@ def test_stored_parameters_replay_to_the_published_energy(kind):
     from qencode_nb.rerun.replay import replay
 
     e, _, p = _problems(KINDS[kind])
-    assert p.fast_problem is not None, p.fallback_reason
-    assert p.engine_record(e.backend) == {"requested": "fast", "used": fe.NAME,
+    assert p.engines.rerun.engine == "fast", p.engines.reason
+    assert p.engine_record() == {"requested": "fast", "used": fe.NAME,
                                           "reason": None, "replay_reason": None}
     r = replay(e, p)
     assert r.engine == fe.NAME and r.status == "pass"
@@ -87,8 +87,9 @@ def test_h8_adapt_replays_with_its_tapered_excitation_generators():
     e = load(SHARED_DB / "H8_ccpvdz_JW_ADAPT_v4_casscf_tapered__sha256_b2328caa5d17467b.json")
     rebuilt = rebuild(e)
     p = build_problem(e, rebuilt, "fast", hamiltonian_check(e, rebuilt), rerun=False)
-    assert p.sector_problem is None and p.fast_problem.convention == "statevector"
-    assert max(len(d["words"]) for d in p.fast_problem.words) > 1
+    fast = p.engines.replay
+    assert p.engines.rerun is fast and fast.problem.convention == "statevector"
+    assert max(len(d["words"]) for d in fast.problem.words) > 1
     r = replay(e, p)
     assert r.engine == fe.NAME and abs(r.energy - e.published_energy) < 1e-10
 
@@ -100,22 +101,24 @@ def test_energy_and_gradient_equal_default_qubit_at_random_angles(kind):
     import pennylane as qml
     import pennylane.numpy as pnp
 
-    from qencode_nb.rerun import adapt_backends
+    from qencode_nb.engines.qnode.adapt import qnode_energy_fn
 
     e, _, fast = _problems(KINDS[kind])
+    fast = fast.engines.rerun.problem
     _, _, rec = _problems(KINDS[kind], engine=None)
+    rec = rec.engines.rerun
     rng = np.random.default_rng(7)
     if kind.startswith("adapt"):
         selected = e.adapt["selected_operator_indices"]
-        _, make = adapt_backends.qnode_energy_fn(rec.hamiltonian, rec.pool, e.hf_tapered_state,
-                                                 rec.wires, "default.qubit")
+        _, make = qnode_energy_fn(rec.hamiltonian, rec.pool, e.hf_tapered_state, rec.wires,
+                                  "default.qubit")
         qnode = make(selected)
-        energy = fast.fast_problem.energy(selected)
+        energy = fast.energy(selected)
     else:
         from qencode_nb.engines.qnode.energy import qnode_energy
 
         qnode = qnode_energy(rec.hamiltonian, rec.circuit, rec.wires).qnode
-        energy = fast.fast_problem.energy()
+        energy = fast.energy()
     n = energy.circuit.num_params
     for _ in range(3):
         x = rng.uniform(-np.pi, np.pi, n)
@@ -138,9 +141,10 @@ def test_lbfgsb_iterates_follow_default_qubit():
 
     e, _, fast = _problems(KINDS["hea-parity"])
     _, _, rec = _problems(KINDS["hea-parity"], engine=None)
+    fast, rec = fast.engines.rerun, rec.engines.rerun
     kwargs = dict(optimizer="l-bfgs-b", max_iterations=10, restarts=1, seed=e.seed,
                   e_target=None, early_stop=False)
-    a = run_vqe(fast.fast_problem.energy(), fast.num_params, **kwargs)
+    a = run_vqe(fast.energy(), fast.num_params, **kwargs)
     b = run_vqe(qnode_energy(rec.hamiltonian, rec.circuit, rec.wires), rec.num_params,
                 **kwargs)
     assert a.nfev == b.nfev
@@ -228,11 +232,11 @@ def test_entries_the_engine_does_not_run_say_why():
     replay: the stored angles belong to the stored CASSCF orbitals, which the rebuild
     gives under the reference kernel triple and not under portable (issue 22)."""
     e, _, p = _problems("H8_ccpvdz_JW_ADAPT_v4_casscf_tapered__sha256_b2328caa5d17467b.json")
-    assert p.sector_problem is not None and p.engine_used(e.backend) == "sector"
-    assert (p.fast_problem is None) == (TEST_PROFILE == "reference")
-    with pytest.raises(fe.NotFast, match="complex coefficient"):
+    assert p.engines.rerun.engine == "sector" and p.engine_record()["used"] == "sector"
+    assert (p.engines.replay.engine != "fast") == (TEST_PROFILE == "reference")
+    with pytest.raises(NotRunnable, match="complex coefficient"):
         fe.Hamiltonian.from_terms([({0: "Z"}, 1 + 1j)], 1)
-    with pytest.raises(fe.NotFast, match="outside 0..0"):
+    with pytest.raises(NotRunnable, match="outside 0..0"):
         fe.word_masks({3: "X"}, 1)
 
 

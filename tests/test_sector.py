@@ -279,8 +279,8 @@ def test_tapered_angles_map_to_sector_angles(h8):
     """
     import numpy as np
 
-    from qencode_nb.rerun import adapt
     from qencode_nb.engines import ansatz
+    from qencode_nb.engines.statevector.adapt import replay_energy
     from qencode_nb.problem import pauli
     from qencode_nb.engines.sector import space as S
     from qencode_nb.engines.sector import mapping as sector_map
@@ -297,8 +297,7 @@ def test_tapered_angles_map_to_sector_angles(h8):
     theta = np.random.default_rng(5).uniform(-0.3, 0.3, size=5)
 
     assert sector_map.ANGLE_FACTOR == {"statevector": 1.0, "qnode": 2.0}
-    circuit = adapt.replay_energy(H, pool, e.hf_tapered_state, selected, theta, wires,
-                                  adapt_engine="statevector")
+    circuit = replay_energy(H, pool, e.hf_tapered_state, selected, theta, wires)
     c = S.build_state(sp.ci_space, sp.generators, selected, theta)
     assert abs(circuit - sp.ci_space.energy(c.reshape(sp.ci_space.shape))) < 1e-10
 
@@ -337,18 +336,13 @@ _SECTOR_ADAPT_SCRIPT = r"""
 import json, sys
 from qencode_nb.notebook.pins import pin
 PIN = pin(1, sys.argv[2])
-from qencode_nb.rerun import adapt
+from qencode_nb.engines import registry
 from qencode_nb.problem.check import rebuild
-from qencode_nb.rerun.problem import build_problem
+from qencode_nb.rerun.adapt import AdaptBudget, run_adapt
 from qencode_nb import entry as entries
-from qencode_nb.engines.sector import mapping as sector_map
 e = entries.load(sys.argv[1])
-sp = sector_map.build(e, rebuild(e))
-res = adapt.run_adapt_sector(sp.ci_space, sp.generators,
-                             gradient_threshold=e.adapt["gradient_threshold"],
-                             max_operators=e.adapt["max_operators"],
-                             max_iterations=e.max_iterations, e_target=e.casci_energy,
-                             inner=e.optimizer.inner)
+sector = registry.get("sector").bind(e, rebuild(e))
+res = run_adapt(sector, AdaptBudget.of(e, e.casci_energy))
 print(json.dumps({"energy": res.best_energy, "hex": float(res.best_energy).hex(),
                   "selected": res.selected_indices, "nfev": res.nfev,
                   "stopped_early": res.stopped_early, "threads": PIN["blas_threads"],
@@ -430,7 +424,7 @@ def _particle_number_variance(path):
     e = entries.load(path)
     rebuilt = rebuild(e)
     tap = rebuilt[1]
-    p = build_problem(e, rebuilt)
+    p = build_problem(e, rebuilt).engines.rerun
     N = qchem.taper(qchem.particle_number(tap.n_qubits_full), tap.generators, tap.paulixops,
                     tap.z2_sectors)
     dev = qml.device("default.qubit", wires=p.wires)
@@ -493,7 +487,8 @@ def test_a_rebuilt_hamiltonian_that_differs_replays_on_the_recorded_engine(h8):
     e, rebuilt = h8
     bad = {"terms_match": True, "max_abs_dcoeff": 1e-3}
     p = build_problem(e, rebuilt, "sector", bad)
-    assert p.sector_problem is not None and "max |Δ coefficient| 0.001" in p.sector_replay_reason
+    assert p.engines.rerun.engine == "sector"
+    assert "max |Δ coefficient| 0.001" in p.engine_record()["replay_reason"]
     r = replay(e, p).to_record()
     assert r["engine"] == "statevector" and "stored orbitals" in r["engine_fallback"]
     assert r["status"] == "pass" and abs(r["delta_ha"]) < 1e-10

@@ -2,10 +2,10 @@
 
 - :mod:`~qencode_nb.engines.base`: the protocol every engine implements (bind an
   entry; energy, energy and gradient, the ADAPT loop's arithmetic, replay).
-- :mod:`~qencode_nb.engines.registry`: ``register(name, engine)``, ``get(name)``.
+- :mod:`~qencode_nb.engines.registry`: ``register(name, engine)``, ``get(name)``; the
+  four built-in engines are registered there.
 - :mod:`~qencode_nb.engines.selection`: ``choose()``, the one place that decides which
   engine re-runs and which replays an entry, and why another did not.
-- :mod:`~qencode_nb.engines.builtin`: the four built-in engines, registered on import.
 - :mod:`~qencode_nb.engines.ansatz`: HEA, tapered UCCSD and the ADAPT pool as QEncode
   builds them (PennyLane operators).
 - Families, one subpackage each: ``qnode`` (PennyLane devices, the generator's

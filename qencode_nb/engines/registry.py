@@ -2,13 +2,20 @@
 
 ``register(name, engine)`` makes an engine requestable as ``-p engine NAME`` (and
 ``--engine NAME`` on the command line); :func:`get` returns it or raises naming
-the registered ones.  The built-in engines are registered when
-:mod:`qencode_nb.engines.builtin` is imported (:mod:`qencode_nb.engines.selection`
-imports it).  Importing this module imports nothing heavy.
+the registered ones.  The four built-in engines are registered at the end of this
+module: ``qnode`` (PennyLane devices) and ``statevector`` (the generator's sparse
+ADAPT engine) reproduce the generator; ``sector`` (the determinant-space ADAPT
+engine) and ``fast`` (the compiled statevector engine) are the project's own.  A
+new engine is one module and one :func:`register` call.  Importing this module
+imports nothing heavy.
 """
 
 from __future__ import annotations
 
+from qencode_nb.engines.fast.engine import FastEngine
+from qencode_nb.engines.qnode.engine import QNodeEngine
+from qencode_nb.engines.sector.engine import SectorEngine
+from qencode_nb.engines.statevector.engine import StatevectorEngine
 from qencode_nb.errors import EntryError
 
 _ENGINES: dict = {}
@@ -49,3 +56,7 @@ def get(name: str):
     except KeyError:
         raise EntryError(f"no engine named {name!r}; registered: {', '.join(_ENGINES)}",
                          field="engine") from None
+
+
+for _engine in (QNodeEngine(), StatevectorEngine(), SectorEngine(), FastEngine()):
+    register(_engine.name, _engine)

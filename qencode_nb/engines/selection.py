@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from qencode_nb.engines import builtin as _builtin  # noqa: F401  (registers the engines)
 from qencode_nb.engines import registry
 from qencode_nb.errors import EntryError, NotRunnable
 
