@@ -11,7 +11,8 @@ from conftest import H2_JW_UCCSD, ROOT
 from qencode_nb.entry import load
 from qencode_nb.rerun.progress import Progress
 from qencode_nb.verdict.card import Card
-from qencode_nb.verdict.qpu_questions import ANSWERS, QUESTIONS, answers, entry_provenance
+from qencode_nb.entry.provenance import entry_provenance
+from qencode_nb.verdict.qpu_questions import ANSWERS, QUESTIONS, answers
 
 
 def _records(entry, **extra) -> dict:

@@ -211,3 +211,39 @@ def test_rooms_import_only_from_rooms_before_them():
     forward = sorted(f"{m} -> {t}" for m, targets in _graph().items() for t in targets
                      if rank[_room(t)] > rank[_room(m)])
     assert not forward, forward
+
+
+#: Rooms every cell of the audit may use: the frame (records, stages, pins) and the
+#: package's own top level.
+FRAME_ROOMS = {"qencode_nb", "qencode_nb.rules", "qencode_nb.paths", "qencode_nb.errors",
+               "qencode_nb.notebook"}
+
+
+def _cell_rooms(source: str) -> list[str]:
+    rooms = []
+    for node in ast.walk(ast.parse(source)):
+        names = ([node.module] if isinstance(node, ast.ImportFrom) and node.module else
+                 [a.name for a in node.names] if isinstance(node, ast.Import) else [])
+        rooms += [_room(n) for n in names if n.split(".")[0] == "qencode_nb"]
+    return [r for r in rooms if r not in FRAME_ROOMS]
+
+
+def test_the_audit_notebook_runs_forward_through_the_rooms():
+    """After its frame cell (pins, the card, the parameters' values), audit.ipynb's
+    cells use the rooms in pipeline order: entry -> trust (integrity) -> problem ->
+    engines / rerun (replay, re-run) -> verdict (tiers, figure, card); never back."""
+    import json
+
+    cells = [c for c in json.loads((ROOT / "notebooks" / "audit.ipynb").read_text())["cells"]
+             if c["cell_type"] == "code" and "parameters" not in c["metadata"].get("tags", [])]
+    rank = {room: i for i, room in enumerate(ROOM_ORDER)}
+    seen, back = [], []
+    for i, cell in enumerate(cells[1:], start=1):
+        for room in _cell_rooms("".join(cell["source"])):
+            if seen and rank[room] < rank[seen[-1]]:
+                back.append(f"code cell {i} uses {room} after {seen[-1]}")
+            seen.append(room) if not seen or rank[room] >= rank[seen[-1]] else None
+    assert not back, back
+    assert [r for i, r in enumerate(seen) if i == 0 or r != seen[i - 1]] == [
+        "qencode_nb.entry", "qencode_nb.trust", "qencode_nb.problem", "qencode_nb.rerun",
+        "qencode_nb.verdict"]

@@ -168,7 +168,7 @@ def test_stock_papermill_ends_with_the_reason(tmp_path):
     assert lines[-2] == ("EntryError: field mode: 'fast' is not accepted; accepted: full, "
                          "replay, rerun")
     assert lines[-1].startswith("  at Cell In[") and "parameters.py:" in lines[-1]
-    assert read_records(out)["error"]["stage"] == "load"
+    assert read_records(out)["error"]["stage"] == "parameters"
 
 
 FOREIGN = '''from qencode_nb.notebook.stages import stage
