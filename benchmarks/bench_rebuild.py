@@ -26,34 +26,15 @@ ratios, not the absolute numbers, across machines.
 
 from __future__ import annotations
 
+import harness  # noqa: I001  (first: pins the BLAS threads before numpy loads)
+
+import argparse
 import os
-
-from qencode_nb.notebook.pins import pin_environment  # imports no numpy
-
-# All six pin variables at one count, before numpy loads: 1, or the count already
-# in OMP_NUM_THREADS.
-os.environ.update(pin_environment(int(os.environ.get("OMP_NUM_THREADS", "1"))))
-
-import argparse  # noqa: E402
-import json  # noqa: E402
-import signal  # noqa: E402
-import sys  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-import traceback  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-DEFAULT_DB = ROOT.parent / "shared" / "qencode-v4" / "db"
-
-
-class Timeout(Exception):
-    pass
-
-
-def _alarm(signum, frame):  # noqa: ARG001
-    raise Timeout()
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
 
 
 def _select(db: Path, patterns: list[str]) -> list[Path]:
@@ -74,23 +55,11 @@ def _select(db: Path, patterns: list[str]) -> list[Path]:
     return chosen
 
 
-def _timed(fn, timeout):
-    if timeout:
-        signal.signal(signal.SIGALRM, _alarm)
-        signal.alarm(int(timeout))
-    start = time.perf_counter()
-    try:
-        return fn(), time.perf_counter() - start
-    finally:
-        if timeout:
-            signal.alarm(0)
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("entries", nargs="*", help="file-name prefixes/substrings or paths "
                     "(default: every entry of --db)")
-    ap.add_argument("--db", type=Path, default=DEFAULT_DB)
+    ap.add_argument("--db", type=Path, default=harness.DB)
     ap.add_argument("--timeout", type=float, default=600.0,
                     help="seconds allowed for one cold rebuild (0 = none)")
     ap.add_argument("--max-qubits", type=int, default=None,
@@ -135,9 +104,10 @@ def main(argv=None) -> int:
             continue
         with tempfile.TemporaryDirectory(prefix="qnb-bench-") as tmp:
             try:
-                cold, t_cold = _timed(lambda: check_entry(entry, cache_dir=tmp), args.timeout)
-                warm, t_warm = _timed(lambda: check_entry(entry, cache_dir=tmp), 0)
-            except Timeout:
+                cold, t_cold = harness.timed(lambda: check_entry(entry, cache_dir=tmp),
+                                             args.timeout)
+                warm, t_warm = harness.timed(lambda: check_entry(entry, cache_dir=tmp))
+            except harness.Timeout:
                 failed.append((name, f"timeout: cold rebuild over {args.timeout:.0f} s"))
                 print(f"{name:48s} NOT MEASURED: {failed[-1][1]}", flush=True)
                 continue
@@ -180,9 +150,8 @@ def main(argv=None) -> int:
     for name, reason in failed:
         print(f"#   {name}: {reason}")
     print(f"# cache stats: {cache.STATS}")
-    if args.json:
-        args.json.write_text(json.dumps({"rows": rows, "not_measured": failed,
-                                         "import_s": t_import}, indent=1))
+    harness.write_json(args.json, {"rows": rows, "not_measured": failed,
+                                   "import_s": t_import})
     problems = [r for _, r in failed if r.startswith(("cache misbehaved", "warm result"))]
     return 1 if problems else 0
 

@@ -13,16 +13,17 @@ cold/warm ratio, the per-entry notebook times (papermill's duration) and every
 entry that did not finish with its reason.  Each pass writes its executed
 notebooks and summary.csv under a temporary folder (printed).
 
-Timings are wall-clock on a shared machine: compare ratios, not absolute
-numbers, across machines.
+Runs at one BLAS thread (:mod:`harness`).  Timings are wall-clock on a shared
+machine: compare ratios, not absolute numbers, across machines.
 """
 
 from __future__ import annotations
 
+import harness  # noqa: I001  (first: pins the BLAS threads before numpy loads)
+
 import argparse
 import os
 import tempfile
-import time
 from pathlib import Path
 
 
@@ -39,10 +40,10 @@ def main() -> int:
     os.environ["QENCODE_NB_CACHE"] = str(root / "cache")
     rows = {}
     for label in ("cold", "warm"):
-        start = time.perf_counter()
-        table = sweep(args.targets, root / label, mode="replay", workers=args.workers,
-                      blas_coretype=args.coretype, progress=False)
-        rows[label] = (time.perf_counter() - start, table)
+        table, seconds = harness.timed(lambda: sweep(
+            args.targets, root / label, mode="replay", workers=args.workers,
+            blas_coretype=args.coretype, progress=False))
+        rows[label] = (seconds, table)
     (cold_s, cold), (warm_s, warm) = rows["cold"], rows["warm"]
     print(f"folder: {root}")
     print(f"{'entry':60s} {'cold s':>8s} {'warm s':>8s} {'ratio':>6s} {'hit':>4s}")

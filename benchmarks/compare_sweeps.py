@@ -1,6 +1,8 @@
 """Behaviour check: two sweep folders compared record by record, and their summary.csv.
 
-Usage: .venv/bin/python benchmarks/compare_sweeps.py BEFORE_DIR AFTER_DIR
+Usage::
+
+    .venv/bin/python benchmarks/compare_sweeps.py BEFORE_DIR AFTER_DIR
 
 Run the same ``qencode-nb sweep`` with two versions of the code (e.g.
 ``PYTHONPATH=<snapshot of the old tree> qencode-nb sweep ... --out BEFORE_DIR``)
@@ -10,10 +12,18 @@ exactly (``float.hex``), and every ``summary.csv`` cell as text.  Skipped: the
 identities (the rebuild cache key hashes the code).  Exit status 1 on any
 difference.
 """
-import math, sys
+
+from __future__ import annotations
+
+import harness  # noqa: F401, I001  (first: the checkout on sys.path, the BLAS pins)
+
+import argparse
+import math
+import sys
 from pathlib import Path
 
 import pandas as pd
+
 from qencode_nb import read_records
 
 SKIP_RECORDS = {"provenance"}
@@ -21,7 +31,10 @@ SKIP_KEYS = {"wall_s", "seconds", "cache_key", "cache_hit", "cache_status", "cac
              "sector_build_seconds", "build_seconds", "elapsed_s", "time_s", "rebuild_seconds"}
 SKIP_COLUMNS = {"notebook", "seconds", "cache_hit"}
 
+
 def diff(a, b, path, out):
+    """Append to ``out`` one line per difference between records ``a`` and ``b``
+    (JSON values, deep; floats bit for bit; ``path`` names the place)."""
     if isinstance(a, dict) and isinstance(b, dict):
         for k in sorted(set(a) | set(b), key=str):
             if k in SKIP_KEYS or "seconds" in str(k):
@@ -41,7 +54,9 @@ def diff(a, b, path, out):
     elif a != b or type(a) is not type(b):
         out.append(f"{path}: {a!r} != {b!r}")
 
-def main(before, after):
+
+def main(before, after) -> int:
+    """Compare two sweep folders (module docstring); 0 when identical, else 1."""
     before, after = Path(before), Path(after)
     names = sorted(p.name for p in before.glob("*.ipynb"))
     assert names == sorted(p.name for p in after.glob("*.ipynb")), "different notebook sets"
@@ -74,5 +89,14 @@ def main(before, after):
     print(f"TOTAL record differences: {total}; summary cells differing: {ndiff}")
     return 0 if total == 0 and ndiff == 0 else 1
 
+def cli(argv=None) -> int:
+    """The command line of the module docstring."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("before", type=Path, help="sweep folder of the old code")
+    ap.add_argument("after", type=Path, help="sweep folder of the new code")
+    args = ap.parse_args(argv)
+    return main(args.before, args.after)
+
+
 if __name__ == "__main__":
-    sys.exit(main(*sys.argv[1:3]))
+    sys.exit(cli())

@@ -42,27 +42,19 @@ the cache.
 
 from __future__ import annotations
 
+import harness  # noqa: I001  (first: pins the BLAS threads before numpy loads)
+
+import argparse
 import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
 
-from qencode_nb.notebook.pins import pin_environment  # imports no numpy
-
-# All six pin variables at one count, before numpy loads: 1, or the count already
-# in OMP_NUM_THREADS.
-os.environ.update(pin_environment(int(os.environ.get("OMP_NUM_THREADS", "1"))))
-
-import argparse  # noqa: E402
-import json  # noqa: E402
-import statistics  # noqa: E402
-import subprocess  # noqa: E402
-import sys  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-DEFAULT_ENTRY = (ROOT.parent / "shared" / "qencode-v4" / "db"
-                 / "LiH_ccpvdz_JW_HEA_v4_tapered__sha256_f044f66bd4bc8376.json")
+ROOT = harness.ROOT
+DEFAULT_ENTRY = harness.DB / "LiH_ccpvdz_JW_HEA_v4_tapered__sha256_f044f66bd4bc8376.json"
 if not DEFAULT_ENTRY.is_file():   # a clone alone: the bundled LiH PAR/HEA
     DEFAULT_ENTRY = ROOT / "data" / "qencode-v4" / \
         "LiH_ccpvdz_PAR_HEA_v4_tapered__sha256_e94da71e7eb3b98e.json"
@@ -144,10 +136,11 @@ def _cell_seconds(output: Path) -> dict:
 
 
 def _python_seconds(code: str, env: dict) -> float:
-    start = time.perf_counter()
-    subprocess.run([sys.executable, "-c", code], env=env, check=True,
-                   capture_output=True, cwd=str(ROOT))
-    return time.perf_counter() - start
+    """Seconds of ``python -c CODE`` in a fresh interpreter."""
+    _, seconds = harness.timed(lambda: subprocess.run(
+        [sys.executable, "-c", code], env=env, check=True, capture_output=True,
+        cwd=str(ROOT)))
+    return seconds
 
 
 def _median(xs):
@@ -264,12 +257,11 @@ def main(argv=None) -> int:
                         print(f"# {rows[-1]['row']}: {rows[-1]['seconds']:.2f} s", flush=True)
         stage = []
         for _ in range(args.repeat):
-            out = subprocess.run([sys.executable, "-c", _STAGE, str(args.entry)], env=env,
-                                 capture_output=True, text=True, cwd=str(ROOT))
-            if out.returncode != 0:
-                problems.append(f"problem stage: {out.stderr[-500:]}")
+            out = harness.run_json(["-c", _STAGE, args.entry], env=env)
+            if "reason" in out:
+                problems.append(f"problem stage: {out['reason']}")
                 break
-            stage.append(json.loads(out.stdout.strip().splitlines()[-1]))
+            stage.append(out)
         if stage:
             heavy = sorted({m for s in stage for m in s["heavy"]})
             rows.append({"row": "load + rebuild + hamiltonian_check, subprocess (hit)",
@@ -309,10 +301,9 @@ def main(argv=None) -> int:
     print(f"# problems: {len(problems)}")
     for p in problems:
         print(f"#   {p}")
-    if args.json:
-        args.json.write_text(json.dumps({"entry": str(args.entry), "engine": args.engine,
-                                         "repeat": args.repeat, "rows": rows,
-                                         "problems": problems}, indent=1))
+    harness.write_json(args.json, {"entry": str(args.entry), "engine": args.engine,
+                                   "repeat": args.repeat, "rows": rows,
+                                   "problems": problems})
     return 1 if problems else 0
 
 

@@ -247,3 +247,81 @@ def test_the_audit_notebook_runs_forward_through_the_rooms():
     assert [r for i, r in enumerate(seen) if i == 0 or r != seen[i - 1]] == [
         "qencode_nb.entry", "qencode_nb.trust", "qencode_nb.problem", "qencode_nb.rerun",
         "qencode_nb.verdict"]
+
+
+# --------------------------------------------------------------------------- benchmarks/
+# The benchmark scripts run from benchmarks/ and import each other as top-level
+# modules (``import harness``, ``from problems import qnode``): the same rules hold
+# among them.
+
+BENCHMARKS: dict[str, Path] = {p.stem: p for p in sorted((ROOT / "benchmarks").glob("*.py"))}
+
+
+def _benchmark_imports(path: Path):
+    """Every import of another benchmark module, at any depth: ``(lineno, module,
+    imported_name_or_None, alias)`` as :func:`_imports` gives them."""
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name in BENCHMARKS:
+                    yield node.lineno, a.name, None, a.asname or a.name
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module in BENCHMARKS:
+            for a in node.names:
+                yield node.lineno, node.module, a.name, a.asname or a.name
+
+
+def _benchmark_graph() -> dict[str, set[str]]:
+    return {m: {t for _, t, _, _ in _benchmark_imports(p) if t != m}
+            for m, p in BENCHMARKS.items()}
+
+
+def test_the_benchmark_checks_see_the_scripts():
+    assert {"harness", "engines", "overhead"} <= set(BENCHMARKS), sorted(BENCHMARKS)
+    assert "harness" in _benchmark_graph()["engines"]
+
+
+def test_no_benchmark_over_450_lines():
+    sizes = {m: len(p.read_text().splitlines()) for m, p in BENCHMARKS.items()}
+    big = sorted(((n, m) for m, n in sizes.items() if n > MAX_LINES), reverse=True)
+    assert not big, "benchmarks over 450 lines: " + ", ".join(f"{m} ({n})" for n, m in big)
+
+
+def test_no_import_cycle_among_benchmarks():
+    graph = _benchmark_graph()
+    cycles = _cycles(graph)
+    assert not cycles, ("benchmark import cycles: "
+                        + "; ".join(_cycle_path(graph, c) for c in cycles))
+
+
+def test_no_private_name_is_used_across_benchmarks():
+    """Neither ``from harness import _y`` nor ``harness._y`` in another benchmark."""
+    found = []
+    for m, path in BENCHMARKS.items():
+        aliases = {}
+        for line, target, name, alias in _benchmark_imports(path):
+            if name is None:
+                aliases[alias] = target
+            elif target != m and _is_private(name):
+                found.append(f"{m}:{line} imports {name} from {target}")
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (isinstance(node, ast.Attribute) and _is_private(node.attr)
+                    and isinstance(node.value, ast.Name) and node.value.id in aliases
+                    and aliases[node.value.id] != m):
+                found.append(f"{m}:{node.lineno} uses {aliases[node.value.id]}.{node.attr}")
+    assert not found, "private names used across benchmarks: " + "; ".join(found)
+
+
+def test_every_benchmark_script_imports_the_harness_first():
+    """A script (``if __name__ == "__main__"``) imports :mod:`harness` before any other
+    module but ``__future__``: its pins must be set before numpy loads."""
+    wrong = []
+    for m, path in BENCHMARKS.items():
+        tree = ast.parse(path.read_text())
+        is_script = any(isinstance(n, ast.If) and "__main__" in ast.unparse(n.test)
+                        for n in tree.body)
+        first = next((n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))
+                      and getattr(n, "module", None) != "__future__"), None)
+        if is_script and not (isinstance(first, ast.Import)
+                              and [a.name for a in first.names] == ["harness"]):
+            wrong.append(m)
+    assert not wrong, f"benchmark scripts not importing harness first: {wrong}"
