@@ -462,6 +462,7 @@ def _corruptions():
 def test_corrupted_file_is_detected_and_rebuilt(corrupt, tmp_path):
     import pennylane as qml
 
+    from qencode_nb.errors import CacheCorrupt, CacheWarning
     from qencode_nb.problem import cache
 
     fields = _fields("H2_BK")
@@ -469,10 +470,10 @@ def test_corrupted_file_is_detected_and_rebuilt(corrupt, tmp_path):
     path = Path(chem.cache_path)
     good = path.read_text()
     path.write_text(corrupt(good))
-    with pytest.raises(cache.CacheCorrupt):
+    with pytest.raises(CacheCorrupt):
         cache.load(chem.cache_key, tmp_path)
     before = cache.STATS["corrupt"]
-    with pytest.warns(cache.CacheWarning, match="corrupt"):
+    with pytest.warns(CacheWarning, match="corrupt"):
         chem2, tap2 = cache.cached_rebuild(**fields, cache_dir=tmp_path)
     assert chem2.cache_hit is False and chem2.cache_status.startswith("corrupt: ")
     assert cache.STATS["corrupt"] == before + 1

@@ -162,7 +162,8 @@ def test_restored_wires_and_terms_follow_pennylane(terms, wire_order):
 
 
 def test_bad_stored_pauli_string_is_corrupt_on_load():
-    from qencode_nb.problem.cache_payload import CacheCorrupt, restore
+    from qencode_nb.errors import CacheCorrupt
+    from qencode_nb.problem.cache_payload import restore
 
     payload = {"taper": {"H_tapered": {"terms": [["Q9", 1.0, 0.0]], "wire_order": None},
                          "generators": [], "paulixops": [], "hf_tapered": [],

@@ -62,7 +62,7 @@ def hamiltonian_check(entry, rebuilt) -> dict:
     a warning when the active space splits near-degenerate RHF orbitals), and the
     rebuild cache's ``cache_status``: "hit", "absent" (built now), or "corrupt:
     <why>" when the entry's cache file was unreadable (truncated, checksum...):
-    the cache reported it (:class:`~qencode_nb.problem.cache.CacheWarning`, shown
+    the cache reported it (:class:`~qencode_nb.errors.CacheWarning`, shown
     in the notebook), rebuilt the problem and replaced the file, and the audit
     goes on with the rebuilt problem (tests/test_faults.py).
 

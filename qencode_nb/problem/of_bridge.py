@@ -15,7 +15,7 @@ imported inside the functions.
 
 from __future__ import annotations
 
-from qencode_nb.errors import EntryError, QencodeNbError
+from qencode_nb.errors import EntryError, HamiltonianMismatch
 from qencode_nb.problem.exact import exact_ground_energy
 from qencode_nb.rules import (
     DROP_INTEGRAL_HA,
@@ -26,10 +26,6 @@ from qencode_nb.rules import (
 
 MAPPINGS = ("jordan_wigner", "parity", "bravyi_kitaev")
 """Canonical ``encoding.mapping`` values."""
-
-
-class HamiltonianMismatch(QencodeNbError, ValueError):
-    """A rebuilt qubit Hamiltonian fails its exact-diagonalisation check."""
 
 
 def check_mapping(mapping: str) -> str:
