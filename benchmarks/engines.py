@@ -149,7 +149,7 @@ def _sector_problem(system, e):
     rebuilt = rebuild(e)
     if system != "H6":
         return sector_map.build(e, rebuilt)
-    sec = S.from_summary(rebuilt[0])
+    sec = S.from_summary(rebuilt.chemistry)
     exc = uccsd_excitations(e.active_space[0], 2 * e.active_space[1])
     gens = G.generators(sec, [qml.generator(g(0.0, wires=list(w)), format="observable")
                               for g, w in exc])

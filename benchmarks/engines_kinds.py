@@ -178,7 +178,7 @@ def fast_problem(path):
     if E.ansatz == "hea":
         C = fe.hea_circuit(E.hf_tapered_state, E.reps)
     elif E.ansatz == "uccsd":
-        _, tap = R
+        tap = R.tapering
         ops = ansatz.tapered_uccsd_ops(E.active_space[0], tap.n_qubits_full, tap.generators,
                                        tap.paulixops, tap.z2_sectors)
         C = fe.word_circuit(E.hf_tapered_state, fe.pool_words(ops))

@@ -38,17 +38,18 @@ _STAGE = textwrap.dedent("""
             import dataclasses
             from qencode_nb.problem.tapering import TaperResult
 
-            chem, tap = rebuild(entry)
-            row["cold_hit"] = chem.cache_hit
-            row["cold"] = hamiltonian_check(entry, (chem, tap))
-            chem, tap = rebuild(entry)            # a hit: restored, operators lazy
+            rebuilt = rebuild(entry)
+            row["cold_hit"] = rebuilt.chemistry.cache_hit
+            row["cold"] = hamiltonian_check(entry, rebuilt)
+            rebuilt = rebuild(entry)              # a hit: restored, operators lazy
             names = [f.name for f in dataclasses.fields(TaperResult) if f.init]
-            plain = TaperResult(**{n: getattr(tap, n) for n in names})   # built now
-            row["eager_hit"] = chem.cache_hit
-            row["eager"] = hamiltonian_check(entry, (chem, plain))
+            plain = TaperResult(**{n: getattr(rebuilt.tapering, n) for n in names})  # now
+            row["eager_hit"] = rebuilt.chemistry.cache_hit
+            row["eager"] = hamiltonian_check(entry, dataclasses.replace(rebuilt,
+                                                                        tapering=plain))
         else:
             rebuilt = rebuild(entry)
-            row["hit"] = rebuilt[0].cache_hit
+            row["hit"] = rebuilt.chemistry.cache_hit
             row["record"] = hamiltonian_check(entry, rebuilt)
             row["heavy"] = sorted({m.split(".")[0] for m in sys.modules}
                                   & {"pennylane", "openfermion", "pyscf"})
@@ -197,7 +198,7 @@ _FAST = textwrap.dedent("""
         problem = build_problem(entry, rebuilt, "fast", hamiltonian_check(entry, rebuilt))
         r = replay(entry, problem)
         x = rerun(entry, problem)
-        out[path] = {"hit": rebuilt[0].cache_hit, "replay": r.status, "engine": r.engine,
+        out[path] = {"hit": rebuilt.chemistry.cache_hit, "replay": r.status, "engine": r.engine,
                      "rerun_backend": x.config["backend"],
                      "heavy": sorted({m.split(".")[0] for m in sys.modules}
                                      & {"pennylane", "openfermion", "pyscf"})}

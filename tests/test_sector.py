@@ -286,7 +286,7 @@ def test_tapered_angles_map_to_sector_angles(h8):
     from qencode_nb.rerun import ci_space_map as sector_map
 
     e, rebuilt = h8
-    _, tap = rebuilt
+    tap = rebuilt.tapering
     pool = ansatz.tapered_uccsd_ops(e.active_space[0], tap.n_qubits_full, tap.generators,
                                     tap.paulixops, tap.z2_sectors)
     sp = sector_map.build(e, rebuilt)
@@ -429,7 +429,7 @@ def _particle_number_variance(path):
 
     e = entries.load(path)
     rebuilt = rebuild(e)
-    tap = rebuilt[1]
+    tap = rebuilt.tapering
     p = build_problem(e, rebuilt)
     N = qchem.taper(qchem.particle_number(tap.n_qubits_full), tap.generators, tap.paulixops,
                     tap.z2_sectors)

@@ -22,8 +22,9 @@ def rebuild(entry):
     the CASCI energy as the exact one.
 
     Returns:
-        ``(ChemSummary, TaperResult)`` (:func:`qencode_nb.problem.cache.cached_rebuild`).
-        On a cache hit the TaperResult is a
+        :class:`~qencode_nb.problem.rebuild.Rebuilt` of
+        :func:`qencode_nb.problem.cache.cached_rebuild`'s pair.  On a cache hit its
+        ``tapering`` is a
         :class:`~qencode_nb.problem.cache_payload.RestoredTaperResult`: no
         PySCF, OpenFermion or PennyLane is imported, its PennyLane operators
         are built when first read.
@@ -33,17 +34,17 @@ def rebuild(entry):
             a large non-jordan_wigner problem.
     """
     from qencode_nb.problem.cache import cached_rebuild_entry
+    from qencode_nb.problem.rebuild import Rebuilt
 
     full_qubits = 2 * entry.active_space[1]
-    result = cached_rebuild_entry(entry, light=full_qubits > LIGHT_REBUILD_ABOVE_QUBITS)
-    chem, tap = result
+    chem, tap = cached_rebuild_entry(entry, light=full_qubits > LIGHT_REBUILD_ABOVE_QUBITS)
     # The rebuilt energies, and what a YAML of one's own leaves to the rebuild.
     entry.complete_from_rebuild(
         tapered_num_qubits=int(tap.n_qubits_tapered), hf_tapered_state=tap.hf_tapered,
         bk_constant_correction_ha=tap.bk_constant_correction_ha,
         exact_ground_energy=chem.e_exact_qubit_ha, casci_energy=chem.e_casci,
         hf_energy=chem.e_hf)
-    return result
+    return Rebuilt(chemistry=chem, tapering=tap)
 
 
 def hamiltonian_check(entry, rebuilt) -> dict:
@@ -80,7 +81,7 @@ def hamiltonian_check(entry, rebuilt) -> dict:
     """
     from qencode_nb.problem import hamcheck
 
-    chem, tap = rebuilt
+    chem, tap = rebuilt.chemistry, rebuilt.tapering
     if entry.has_stored_hamiltonian:
         out = hamcheck.check_entry(entry, rebuilt=rebuilt)
     else:
@@ -133,7 +134,7 @@ def rebuild_mismatch(entry, rebuilt) -> str | None:
     Haswell kernel), so the sentence names the kernels in force and the reference
     profile (:data:`qencode_nb.notebook.blas_profiles.REFERENCE`).
     """
-    _, tap = rebuilt
+    tap = rebuilt.tapering
     stored, found = len(entry.tapering_sectors), len(tap.z2_sectors)
     n_stored, n_found = entry.tapered_num_qubits, int(tap.n_qubits_tapered)
     if stored == found and n_stored == n_found:

@@ -271,8 +271,9 @@ def check_entry(entry, *, cache_dir=None, diagonalise_stored: str = "auto",
         entry: :class:`~qencode_nb.entry.model.Entry` with a stored Hamiltonian
             (a QEncode JSON entry, or a params entry completed from ``db``).
         cache_dir: cache root (see :func:`qencode_nb.problem.cache.cache_root`).
-        rebuilt: an already rebuilt ``(ChemSummary, TaperResult)``
-            (:func:`qencode_nb.problem.cache.cached_rebuild_entry`); rebuilt here when None.
+        rebuilt: the entry already rebuilt (:class:`~qencode_nb.problem.rebuild.Rebuilt`,
+            :func:`qencode_nb.problem.check.rebuild`); rebuilt here through the cache
+            (:func:`qencode_nb.problem.cache.cached_rebuild_entry`) when None.
 
     Returns:
         :func:`compare_hamiltonian`'s dict plus ``cache_hit``, ``cache_key``,
@@ -289,14 +290,16 @@ def check_entry(entry, *, cache_dir=None, diagonalise_stored: str = "auto",
         EntryError: the entry stores no Hamiltonian, or a field is not accepted.
         CapabilityMissing: the declared source cannot be rebuilt.
     """
-    from qencode_nb.problem.cache import cached_rebuild_entry
     from qencode_nb.errors import EntryError
+    from qencode_nb.problem.cache import cached_rebuild_entry
+    from qencode_nb.problem.rebuild import Rebuilt
 
     if entry.pauli_terms is None:
         raise EntryError("the entry stores no qubit Hamiltonian; load it with its db",
                          field="artifacts.qubit_hamiltonian.pauli_terms")
-    chem, tap = rebuilt if rebuilt is not None else cached_rebuild_entry(
-        entry, cache_dir=cache_dir)
+    if rebuilt is None:
+        rebuilt = Rebuilt(*cached_rebuild_entry(entry, cache_dir=cache_dir))
+    chem, tap = rebuilt.chemistry, rebuilt.tapering
     light = (chem.exact_method or "").startswith("CASCI")
     kernel_dependent = entry.orbital_optimization == "casscf"
     note = sources.kernel_note()
@@ -312,7 +315,7 @@ def check_entry(entry, *, cache_dir=None, diagonalise_stored: str = "auto",
         diagonalise_stored="never" if light else diagonalise_stored,
         ground_is_casci=light, cache_dir=cache_dir, kernel_dependent=kernel_dependent,
         kernels_note=note)
-    paths = sources.prove(entry, (chem, tap), _canonical_terms(entry.pauli_terms),
+    paths = sources.prove(entry, rebuilt, _canonical_terms(entry.pauli_terms),
                           float(entry.bk_constant_correction_ha or 0.0),
                           result["paths"]["of_bridge"], cache_dir=cache_dir)
     result["paths"] = paths

@@ -46,7 +46,8 @@ class Source:
         name: the ``provenance.hamiltonian_source`` value (QEncode schema 4.0.0).
         not_used_because: ``(mapping, orbital_optimization) -> str | None``,
             why the generator would not have taken this path for the problem.
-        build: ``(entry, rebuilt, cache_dir) -> (terms, constant_ha, info)``:
+        build: ``(entry, rebuilt, cache_dir) -> (terms, constant_ha, info)``
+            (``rebuilt`` a :class:`~qencode_nb.problem.rebuild.Rebuilt`):
             ``terms`` ``{pauli_string: coefficient (Ha)}``, ``constant_ha`` the
             tapering's constant correction (0.0 when none), ``info`` a dict
             added to the path's record (e.g. ``cache_status``, ``seconds``).
@@ -85,7 +86,7 @@ def get(name: str) -> Source:
 def _of_bridge_terms(entry, rebuilt, cache_dir):
     from qencode_nb.entry.pauli_strings import format_pauli_word
 
-    _, tap = rebuilt
+    tap = rebuilt.tapering
     terms = {format_pauli_word(word): c for word, c in tap.tapered_terms()}
     return terms, float(tap.bk_constant_correction_ha or 0.0), {}
 
@@ -93,7 +94,7 @@ def _of_bridge_terms(entry, rebuilt, cache_dir):
 def _native_terms(entry, rebuilt, cache_dir):
     from qencode_nb.problem.native import cached_native
 
-    chem, _ = rebuilt
+    chem = rebuilt.chemistry
     ne, no = entry.active_space
     doc, status = cached_native(entry.geometry, entry.basis, ne, no, entry.mapping,
                                 chem.e_casci, cache_dir=cache_dir)
@@ -140,7 +141,7 @@ def prove(entry, rebuilt, stored: dict, constant_stored: float, of_bridge: dict,
 
     Args:
         entry: the :class:`~qencode_nb.entry.model.Entry`.
-        rebuilt: ``(ChemSummary, TaperResult)`` of the of_bridge rebuild.
+        rebuilt: the of_bridge rebuild (:class:`~qencode_nb.problem.rebuild.Rebuilt`).
         stored: the stored terms ``{pauli_string: coefficient (Ha)}``.
         constant_stored: the entry's ``bk_constant_correction_ha`` (0.0 when none).
         of_bridge: the of_bridge path's record, already compared.

@@ -108,7 +108,7 @@ def _pool_indices(entry, rebuilt, excitations) -> list[int]:
     from qencode_nb.problem import cache
     from qencode_nb.rerun.ansatz import tapered_pool_excitations
 
-    chem, tap = rebuilt
+    chem, tap = rebuilt.chemistry, rebuilt.tapering
 
     def compute():
         pool = tapered_pool_excitations(entry.active_space[0], tap.n_qubits_full,
@@ -137,7 +137,7 @@ def build(entry, rebuilt, *, circuit: str = "statevector") -> SectorProblem:
     """
     import time
 
-    chem, tap = rebuilt
+    chem, tap = rebuilt.chemistry, rebuilt.tapering
     reason = unmappable_reason(entry, tap.n_qubits_full)
     if reason:
         raise NotMappable(reason)

@@ -156,7 +156,7 @@ def build_problem(entry, rebuilt, engine: str | None = None,
     from qencode_nb.problem.check import check_structure
 
     check_structure(entry, rebuilt)      # a Z2-count mismatch says so first (issue 22)
-    _, tapered = rebuilt
+    tapered = rebuilt.tapering
     origin = "stored" if entry.has_stored_hamiltonian else "rebuilt (of_bridge)"
     wires = list(range(entry.tapered_num_qubits))
     pool = adapt_engine = sector = sector_reason = replay_reason = None

@@ -74,7 +74,7 @@ def used(rebuilt, hamiltonian, problem, rerun) -> dict:
     recorded configuration (what the optimiser received).
 
     Args:
-        rebuilt: ``(ChemSummary, TaperResult)`` of the rebuild.
+        rebuilt: the :class:`~qencode_nb.problem.rebuild.Rebuilt` problem.
         hamiltonian: the Hamiltonian check record (dict) or None.
         problem: the :class:`~qencode_nb.rerun.problem.Problem`.
         rerun: the :class:`~qencode_nb.rerun.rerun.Rerun`, or None (no re-run).
@@ -83,7 +83,7 @@ def used(rebuilt, hamiltonian, problem, rerun) -> dict:
         ``{field: {"value", "source"[, "not_used"|"unverified"]}}`` for
         :func:`table`; run fields are absent without a re-run.
     """
-    chem, _ = rebuilt
+    chem = rebuilt.chemistry
     inputs = chem.inputs or {}
     cfg = None if rerun is None else rerun.config
     problem_values = {"tapering_sectors": (problem.z2_sectors,
