@@ -40,17 +40,17 @@ _STAGE = textwrap.dedent("""
 
             rebuilt = rebuild(entry)
             row["cold_hit"] = rebuilt.chemistry.cache_hit
-            row["cold"] = hamiltonian_check(entry, rebuilt)
+            row["cold"] = hamiltonian_check(entry, rebuilt).to_record()
             rebuilt = rebuild(entry)              # a hit: restored, operators lazy
             names = [f.name for f in dataclasses.fields(TaperResult) if f.init]
             plain = TaperResult(**{n: getattr(rebuilt.tapering, n) for n in names})  # now
             row["eager_hit"] = rebuilt.chemistry.cache_hit
-            row["eager"] = hamiltonian_check(entry, dataclasses.replace(rebuilt,
-                                                                        tapering=plain))
+            row["eager"] = hamiltonian_check(
+                entry, dataclasses.replace(rebuilt, tapering=plain)).to_record()
         else:
             rebuilt = rebuild(entry)
             row["hit"] = rebuilt.chemistry.cache_hit
-            row["record"] = hamiltonian_check(entry, rebuilt)
+            row["record"] = hamiltonian_check(entry, rebuilt).to_record()
             row["heavy"] = sorted({m.split(".")[0] for m in sys.modules}
                                   & {"pennylane", "openfermion", "pyscf"})
         out[path] = row

@@ -40,8 +40,8 @@ def stand_in_stages(entry):
 
     inputs = key_material(**entry_fields(entry), environment={})["problem"]
     rebuilt = Rebuilt(chemistry=SimpleNamespace(inputs=inputs), tapering=None)
-    hamiltonian = {"hamiltonian_source_inferred": entry.hamiltonian_source or "of_bridge",
-                   "inference_basis": "stand-in: the declared source"}
+    hamiltonian = SimpleNamespace(hamiltonian_source=entry.hamiltonian_source or "of_bridge",
+                                  reason="stand-in: the declared source")
     adapt = entry.ansatz == "adapt"
     problem = SimpleNamespace(z2_sectors=list(entry.tapering_sectors), ansatz=entry.ansatz,
                               reps=entry.reps, hamiltonian_origin="stored", is_adapt=adapt)

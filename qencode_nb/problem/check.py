@@ -9,6 +9,9 @@ energies and the fingerprint, and adds the chemistry checks.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from qencode_nb.problem.hamrecord import HamiltonianCheck
 from qencode_nb.rules import LIGHT_REBUILD_ABOVE_QUBITS
 
 
@@ -47,7 +50,7 @@ def rebuild(entry):
     return Rebuilt(chemistry=chem, tapering=tap)
 
 
-def hamiltonian_check(entry, rebuilt) -> dict:
+def hamiltonian_check(entry, rebuilt) -> HamiltonianCheck:
     """Audit stage "hamiltonian": the rebuilt Hamiltonian against the entry.
 
     With a stored Hamiltonian: :func:`qencode_nb.problem.hamcheck.check_entry`
@@ -72,51 +75,58 @@ def hamiltonian_check(entry, rebuilt) -> dict:
     Hamiltonian differs from the rebuild by more than
     :data:`qencode_nb.rules.WEYL_REUSE_HA` and must be diagonalised itself.
 
+    Args:
+        entry: the :class:`~qencode_nb.entry.model.Entry`.
+        rebuilt: its :class:`~qencode_nb.problem.rebuild.Rebuilt` problem (:func:`rebuild`).
+
     Returns:
-        the ``hamiltonian`` record (a dict; its keys are a contract read by
-        tools outside the project).
+        :class:`~qencode_nb.problem.hamrecord.HamiltonianCheck`; its
+        :meth:`~qencode_nb.problem.hamrecord.HamiltonianCheck.to_record` is the
+        ``hamiltonian`` record (its keys are a contract read by tools outside the
+        project).
 
     Raises:
         EntryError: malformed stored terms.
     """
     from qencode_nb.problem import hamcheck
+    from qencode_nb.problem.orbitals import boundary_check
 
     chem, tap = rebuilt.chemistry, rebuilt.tapering
     if entry.has_stored_hamiltonian:
-        out = hamcheck.check_entry(entry, rebuilt=rebuilt)
+        check = hamcheck.check_entry(entry, rebuilt=rebuilt)
     else:
-        ground = chem.e_exact_qubit_ha
-        fingerprint = abs(ground - (chem.e_casci if entry.casci_energy is None
-                                    else entry.casci_energy))
-        out = {"n_terms": len(tap.tapered_terms()), "n_terms_stored": None,
-               "num_qubits": int(tap.n_qubits_tapered),
-               "terms_match": None, "max_abs_dcoeff": None, "ground_energy": ground,
-               "ground_energy_stored": entry.exact_ground_energy,
-               "ground_energy_diff": _minus(ground, entry.exact_ground_energy),
-               "fingerprint_ha": fingerprint,
-               "hamiltonian_source": None, "hamiltonian_source_inferred": None,
-               "hamiltonian_source_recorded": entry.hamiltonian_source,
-               "source_matches": None, "status": "n/a",
-               "reason": ("a YAML entry of one's own: no stored Hamiltonian, the rebuilt one "
-                          f"({int(tap.n_qubits_tapered)} qubits) is the problem"
-                          if entry.is_own else
-                          "no stored Hamiltonian to prove a generator path of "
-                          "(pass db=FOLDER to compare terms)")}
-        out["note"] = out["inference_basis"] = out["reason"]
-    out.update({"e_hf_rebuilt": chem.e_hf, "e_hf_diff": _minus(chem.e_hf, entry.hf_energy),
-                "e_casci_rebuilt": chem.e_casci,
-                "e_casci_diff": _minus(chem.e_casci, entry.casci_energy),
-                "z2_symmetries_stored": len(entry.tapering_sectors),
-                "z2_symmetries_rebuilt": len(tap.z2_sectors),
-                "structure_mismatch": rebuild_mismatch(entry, rebuilt),
-                "sectors_rebuilt": [int(x) for x in tap.z2_sectors],
-                "sectors_match": [int(x) for x in tap.z2_sectors] == entry.tapering_sectors,
-                "cache_hit": chem.cache_hit, "cache_key": chem.cache_key,
-                "cache_status": chem.cache_status})
-    from qencode_nb.problem.orbitals import boundary_check
+        check = _rebuilt_only(entry, rebuilt)
+    sectors = [int(x) for x in tap.z2_sectors]
+    return replace(
+        check, e_hf_rebuilt=chem.e_hf, e_hf_diff=_minus(chem.e_hf, entry.hf_energy),
+        e_casci_rebuilt=chem.e_casci, e_casci_diff=_minus(chem.e_casci, entry.casci_energy),
+        z2_symmetries_stored=len(entry.tapering_sectors),
+        z2_symmetries_rebuilt=len(tap.z2_sectors),
+        structure_mismatch=rebuild_mismatch(entry, rebuilt), sectors_rebuilt=sectors,
+        sectors_match=sectors == entry.tapering_sectors, cache_hit=chem.cache_hit,
+        cache_key=chem.cache_key, cache_status=chem.cache_status,
+        active_space_boundary=boundary_check(entry))
 
-    out["active_space_boundary"] = boundary_check(entry)
-    return out
+
+def _rebuilt_only(entry, rebuilt) -> HamiltonianCheck:
+    """The check without a stored Hamiltonian (status "n/a"): the rebuilt ground
+    energy against the published exact one, the fingerprint |E_exact - E_CASCI|
+    (the published CASCI energy, else the rebuilt one), Ha."""
+    chem, tap = rebuilt.chemistry, rebuilt.tapering
+    ground = chem.e_exact_qubit_ha
+    n_qubits = int(tap.n_qubits_tapered)
+    return HamiltonianCheck(
+        status="n/a",
+        reason=("a YAML entry of one's own: no stored Hamiltonian, the rebuilt one "
+                f"({n_qubits} qubits) is the problem" if entry.is_own else
+                "no stored Hamiltonian to prove a generator path of "
+                "(pass db=FOLDER to compare terms)"),
+        hamiltonian_source=None, hamiltonian_source_recorded=entry.hamiltonian_source,
+        source_matches=None, num_qubits=n_qubits, n_terms=len(tap.tapered_terms()),
+        ground_energy=ground, ground_energy_stored=entry.exact_ground_energy,
+        ground_energy_diff=_minus(ground, entry.exact_ground_energy),
+        fingerprint_ha=abs(ground - (chem.e_casci if entry.casci_energy is None
+                                     else entry.casci_energy)))
 
 
 def _minus(rebuilt: float | None, published: float | None) -> float | None:

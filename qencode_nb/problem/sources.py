@@ -227,8 +227,8 @@ def decide(paths: dict, *, recorded: str | None, kernel_dependent: bool = False,
 
     Returns:
         ``{"hamiltonian_source", "status", "reason", "kernel_dependent",
-        "hamiltonian_source_inferred" (the same path, kept for readers of the
-        record), "inference_basis", "source_matches"}``; ``status`` one of
+        "source_matches"}`` (fields of
+        :class:`~qencode_nb.problem.hamrecord.HamiltonianCheck`); ``status`` one of
         :data:`STATUSES`.
     """
     found = next((n for n, p in paths.items() if p.get("equal")), None)
@@ -247,6 +247,5 @@ def decide(paths: dict, *, recorded: str | None, kernel_dependent: bool = False,
             status = "fail"
     return {"hamiltonian_source": found, "status": status, "reason": reason,
             "kernel_dependent": kernel_dependent,
-            "hamiltonian_source_inferred": found, "inference_basis": reason,
             "source_matches": None if recorded is None or found is None
             else recorded == found}

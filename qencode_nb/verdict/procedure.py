@@ -75,7 +75,7 @@ def used(rebuilt, hamiltonian, problem, rerun) -> dict:
 
     Args:
         rebuilt: the :class:`~qencode_nb.problem.rebuild.Rebuilt` problem.
-        hamiltonian: the Hamiltonian check record (dict) or None.
+        hamiltonian: the :class:`~qencode_nb.problem.hamrecord.HamiltonianCheck`, or None.
         problem: the :class:`~qencode_nb.rerun.problem.Problem`.
         rerun: the :class:`~qencode_nb.rerun.rerun.Rerun`, or None (no re-run).
 
@@ -116,11 +116,11 @@ def used(rebuilt, hamiltonian, problem, rerun) -> dict:
 
 def _hamiltonian_source_used(inputs: dict, hamiltonian, problem) -> dict:
     if problem.hamiltonian_origin == "stored":
-        h = hamiltonian or {}
-        inferred = h.get("hamiltonian_source_inferred")
-        return {"value": inferred, "unverified": inferred is None,
+        proven = None if hamiltonian is None else hamiltonian.hamiltonian_source
+        basis = None if hamiltonian is None else hamiltonian.reason
+        return {"value": proven, "unverified": proven is None,
                 "source": "stored Hamiltonian; its path proven by rebuild: "
-                          + (h.get("inference_basis") or "the Hamiltonian check")}
+                          + (basis or "the Hamiltonian check")}
     return {"value": inputs.get("hamiltonian_source"),
             "source": "Hamiltonian rebuilt by qencode-nb"}
 
