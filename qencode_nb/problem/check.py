@@ -68,7 +68,7 @@ def hamiltonian_check(entry, rebuilt) -> HamiltonianCheck:
     <why>" when the entry's cache file was unreadable (truncated, checksum...):
     the cache reported it (:class:`~qencode_nb.errors.CacheWarning`, shown
     in the notebook), rebuilt the problem and replaced the file, and the audit
-    goes on with the rebuilt problem (tests/test_faults.py).
+    goes on with the rebuilt problem.
 
     On a cache hit it works on the stored Pauli terms and imports neither
     PennyLane nor OpenFermion nor PySCF (numpy only), unless the stored
@@ -140,8 +140,8 @@ def rebuild_mismatch(entry, rebuilt) -> str | None:
     Compares the number of Z2 symmetries (``encoding.tapering.sectors``) and of
     tapered qubits (``encoding.tapering.tapered_num_qubits``) with the rebuild.  PySCF's
     CASSCF orbitals, and with them the Z2 symmetries the tapering finds, depend on the
-    OpenBLAS kernels (issue 22: 3 symmetries where the entry records 2 under a preset
-    Haswell kernel), so the sentence names the kernels in force and the reference
+    OpenBLAS kernels (a preset Haswell kernel can find 3 symmetries where the entry
+    records 2), so the sentence names the kernels in force and the reference
     profile (:data:`qencode_nb.notebook.blas_profiles.REFERENCE`).
     """
     tap = rebuilt.tapering
@@ -156,7 +156,7 @@ def rebuild_mismatch(entry, rebuilt) -> str | None:
 
     kernels = copy_kernels()
     triple, reference = triple_text(kernels), triple_text(REFERENCE.coretypes)
-    # the field, its value, the rebuilt count and what is accepted first (issue 23)
+    # the field, its value, the rebuilt count and what is accepted first
     head = declared_tapering_line(entry, tap.z2_sectors, n_found)
     if entry.orbital_optimization != "casscf":      # Hartree-Fock orbitals: no kernel story
         return head

@@ -10,7 +10,7 @@ conjugation, :mod:`qencode_nb.problem.equivalence`).  Energies in Ha.
 The fingerprint |E_exact(qubit H) - E_CASCI| is reported, not used to decide:
 QEncode's generator says of_bridge matches CASCI to ~1e-15 Ha and PennyLane's
 native ``molecular_hamiltonian`` (its own Hartree-Fock) lands up to 3.6e-4 Ha
-away, but an edited coefficient moves it too (issue 23).
+away, but an edited coefficient moves it too.
 
 The thresholds are :data:`qencode_nb.rules.FINGERPRINT_THRESHOLD_HA` (with
 its sources), :data:`qencode_nb.rules.COEFF_MATCH_HA` and

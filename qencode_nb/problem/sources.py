@@ -20,11 +20,11 @@ constant correction's difference) into the check's outcome:
 - ``unverified``: it equals none, but the rebuild depends on the BLAS kernels
   (CASSCF orbitals) and the kernels in force are not the reference triple the
   entries were generated under: a warning naming the profile that reproduces
-  it (issue 22), not an alert.
+  it, not an alert.
 
 A path is *proven* by building it, never inferred from an energy.  The paths
 are tried in order (the declared one first) and a later one is built only
-while none matched: ``pennylane_native`` costs minutes in cc-pVDZ.
+while none matched: ``pennylane_native`` is slow in cc-pVDZ.
 """
 
 from __future__ import annotations
@@ -174,8 +174,8 @@ def kernel_note() -> str | None:
     """None under the reference kernel triple, else the sentence naming the
     OpenBLAS kernels in force (numpy, scipy, PySCF; measured by
     :func:`qencode_nb.notebook.pins.copy_kernels`) and the profile that
-    reproduces the QEncode v4 entries (issue 22,
-    :data:`qencode_nb.notebook.blas_profiles.REFERENCE`)."""
+    reproduces the QEncode v4 entries
+    (:data:`qencode_nb.notebook.blas_profiles.REFERENCE`)."""
     import os
 
     from qencode_nb.notebook.blas_profiles import REFERENCE, is_reference, triple_text
