@@ -80,7 +80,7 @@ from qencode_nb.problem.check import hamiltonian_check, rebuild
 entry = load(sys.argv[1])
 rebuilt = rebuild(entry)
 record = hamiltonian_check(entry, rebuilt)
-print(json.dumps({"seconds": time.perf_counter() - t0, "hit": rebuilt[0].cache_hit,
+print(json.dumps({"seconds": time.perf_counter() - t0, "hit": rebuilt.chemistry.cache_hit,
                   "heavy": sorted({m.split(".")[0] for m in sys.modules}
                                   & {"pennylane", "openfermion", "pyscf"}),
                   "numpy": "numpy" in sys.modules}))

@@ -87,7 +87,7 @@ def sector_problem(system: str, entry, rebuilt):
     from qencode_nb.engines.sector.generators import generators
     from qencode_nb.engines.sector.mapping import SectorProblem
 
-    sec = space.from_summary(rebuilt[0])
+    sec = space.from_summary(rebuilt.chemistry)
     exc = uccsd_excitations(entry.active_space[0], 2 * entry.active_space[1])
     with qml.QueuingManager.stop_recording():
         gens = generators(sec, [qml.generator(g(0.0, wires=list(w)), format="observable")

@@ -73,6 +73,59 @@ class StrictRefused(QencodeNbError, RuntimeError):
     more than one BLAS thread (strict mode is for writing entries)."""
 
 
+# Errors of the rooms: the entry's database, the problem's rebuild and its cache,
+# the trust files.
+
+
+class DataFetchError(QencodeNbError, RuntimeError):
+    """A database file could not be downloaded, or its SHA-256 is not the registry's."""
+
+
+class HamiltonianMismatch(QencodeNbError, ValueError):
+    """A rebuilt qubit Hamiltonian fails its exact-diagonalisation check."""
+
+
+class CacheCorrupt(QencodeNbError, ValueError):
+    """A cache file failed a check (raised by
+    :func:`qencode_nb.problem.cache_payload.check_payload`,
+    :func:`qencode_nb.problem.cache_payload.restore` and
+    :func:`qencode_nb.problem.cache.load`, reported as a :class:`CacheWarning`)."""
+
+
+class AttestationError(QencodeNbError, ValueError):
+    """A notebook that cannot be attested (not a completed audit, its entry file gone),
+    or a file given to verify that is not an attestation."""
+
+
+class KeyFileError(QencodeNbError, ValueError):
+    """A key file is missing, is not PEM, or holds another kind of key than the one
+    expected; the message names the file, what it holds and what is accepted.
+
+    Attributes:
+        path: the key file.
+    """
+
+    def __init__(self, path, problem: str, accepted: str):
+        self.path = Path(path)
+        super().__init__(f"key file {path}: {problem}; accepted: {accepted}")
+
+
+class CrateError(QencodeNbError, ValueError):
+    """A crate cannot be written: a notebook outside the folder, no audit notebook."""
+
+
+# Warnings: the run goes on, the message says what was left out or redone.
+
+
+class CacheWarning(RuntimeWarning):
+    """A cache file was unreadable or inconsistent and is being rebuilt."""
+
+
+class CrateWarning(UserWarning):
+    """An entry file an audit names was left out of the crate (the message names the
+    file, the notebook and why)."""
+
+
 #: The checkout's root (the folder above ``qencode_nb/``): frames under it are
 #: named by their path relative to it.
 _ROOT = Path(__file__).resolve().parent.parent

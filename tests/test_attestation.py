@@ -17,6 +17,7 @@ import pytest
 
 from conftest import AUDIT_NB, H2_JW_UCCSD, ROOT, SHARED_DB, pinned_env
 from qencode_nb.cli import main
+from qencode_nb.errors import KeyFileError
 from qencode_nb.trust import attestation, keys
 
 PAPERMILL = [sys.executable, "-m", "papermill", "--no-progress-bar"]
@@ -223,7 +224,7 @@ def test_bad_key_files_get_a_clear_error(tmp_path, capsys):
         err = capsys.readouterr().err
         assert f"key file {tmp_path / name}: {problem}" in err, err
         assert "accepted: " in err and "Ed25519" in err, err
-    with pytest.raises(keys.KeyFileError, match="holds an RSA private key"):
+    with pytest.raises(KeyFileError, match="holds an RSA private key"):
         keys.load_private_key(rsa_key)
     from cryptography.hazmat.primitives import serialization
 
@@ -231,7 +232,7 @@ def test_bad_key_files_get_a_clear_error(tmp_path, capsys):
     rsa_pub.write_bytes(serialization.load_pem_private_key(rsa_key.read_bytes(), None)
                         .public_key().public_bytes(serialization.Encoding.PEM,
                                                    serialization.PublicFormat.SubjectPublicKeyInfo))
-    with pytest.raises(keys.KeyFileError, match=r"rsa\.pub: holds an RSA public key; accepted"):
+    with pytest.raises(KeyFileError, match=r"rsa\.pub: holds an RSA public key; accepted"):
         keys.load_public_key(rsa_pub)
 
 
@@ -302,7 +303,7 @@ def test_entry_signature_absent_verified_invalid(tmp_path):
     bad = integrity(read_qencode_json(tampered), public)
     assert bad.status == "fail" and bad.signature == f"invalid (key {kid})"
     assert any("the entry changed after signing" in r for r in bad.reasons)
-    with pytest.raises(keys.KeyFileError, match="holds a private key"):
+    with pytest.raises(KeyFileError, match="holds a private key"):
         integrity(signed, private)
 
 

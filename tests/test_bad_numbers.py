@@ -54,7 +54,7 @@ def audit(path, mode: str) -> dict:
                       blas_threads=1, integrity=integ, replay=rep, procedure=proc,
                       hamiltonian=ham)
     return {"entry_id": e.entry_id, "mode": mode, "integrity": integ.to_record(),
-            "hamiltonian": ham, "replay": rep.to_record(), "fields": proc.fields,
+            "hamiltonian": ham.to_record(), "replay": rep.to_record(), "fields": proc.fields,
             "rerun_energy": None if run is None else run.energy, **v.to_record()}
 
 

@@ -165,7 +165,7 @@ def test_strip_imaginary_rebuilds_a_real_operator_and_checks_it():
     from pennylane.pauli import PauliSentence, PauliWord
 
     from qencode_nb.problem.exact import exact_ground_energy
-    from qencode_nb.problem.of_bridge import HamiltonianMismatch
+    from qencode_nb.errors import HamiltonianMismatch
     from qencode_nb.problem.tapering import strip_imaginary
 
     noisy = PauliSentence({PauliWord({}): -1.0 + 0.0j,

@@ -20,7 +20,7 @@ import pytest
 
 from conftest import SHARED_DB
 from qencode_nb.entry import database
-from qencode_nb.errors import EntryError
+from qencode_nb.errors import DataFetchError, EntryError
 
 SHARED = SHARED_DB.parent
 QENCODE_NB = Path(sys.executable).parent / "qencode-nb"
@@ -98,7 +98,7 @@ def test_a_tampered_or_truncated_download_is_refused(serve, tmp_path, damage):
                     else data[: len(data) // 2])
     assert bad.read_bytes() != data
     base = serve(mirror)
-    with pytest.raises(database.DataFetchError,
+    with pytest.raises(DataFetchError,
                        match=rf"db/{ENTRIES[1]}\.json: downloaded from {base}db/.* refused "
                              r"after 2 attempt\(s\): .*(?i:hash)"):
         database.fetch([ENTRIES[1]], base_url=base, path=tmp_path / "c", retries=1)
@@ -111,7 +111,7 @@ def test_an_unknown_name_and_a_dead_mirror_are_clear_errors(tmp_path):
     with pytest.raises(EntryError, match="field only: 'H99' not in the QEncode v4.4 registry "
                                          r"\(57 files\); accepted: entry ids such as"):
         database.fetch(["H99"], path=tmp_path)
-    with pytest.raises(database.DataFetchError, match="schema_v4.json: cannot be downloaded "
+    with pytest.raises(DataFetchError, match="schema_v4.json: cannot be downloaded "
                                                       "from http://127.0.0.1:9/schema_v4.json"):
         database.fetch(["schema_v4.json"], base_url="http://127.0.0.1:9", path=tmp_path,
                        retries=0)

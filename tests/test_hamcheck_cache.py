@@ -74,7 +74,7 @@ def _compare(entry, tap, stored_terms=None, **overrides):
     kwargs.update(overrides)
     terms = entry.pauli_terms if stored_terms is None else stored_terms
     return compare_hamiltonian(terms, entry.raw["artifacts"]["qubit_hamiltonian"]["num_qubits"],
-                               tap.H_tapered, **kwargs)
+                               tap.H_tapered, **kwargs).to_record()
 
 
 # ---------------------------------------------------------------------------
@@ -111,7 +111,7 @@ def test_check_entry_uses_the_cached_ground_energy(shared_cache):
     from qencode_nb.problem.hamcheck import check_entry
 
     entry, _, _ = _rebuilt("LiH_PAR_HEA", shared_cache)
-    r = check_entry(entry, cache_dir=shared_cache)
+    r = check_entry(entry, cache_dir=shared_cache).to_record()
     assert r["cache_hit"] is True and r["ground_method"] == "given"
     assert r["stored_ground_method"].startswith("reused rebuilt ground (Weyl bound")
     assert r["weyl_bound_ha"] <= 1e-9
@@ -184,13 +184,13 @@ def test_perturbed_rebuild_moves_its_ground_energy(shared_cache):
     bad = _shifted(entry.pauli_terms, 0, 1e-4)
     r = compare_hamiltonian(entry.pauli_terms, 5, bad, e_exact_stored=entry.exact_ground_energy,
                             e_casci=entry.casci_energy)
-    assert r["ground_energy_diff"] == pytest.approx(1e-4, rel=1e-6)
-    assert r["fingerprint_rebuilt_ha"] == pytest.approx(1e-4, rel=1e-6)
-    assert r["fingerprint_ha"] < TOL_HA  # the stored side is still of_bridge
+    assert r.ground_energy_diff == pytest.approx(1e-4, rel=1e-6)
+    assert r.fingerprint_rebuilt_ha == pytest.approx(1e-4, rel=1e-6)
+    assert r.fingerprint_ha < TOL_HA  # the stored side is still of_bridge
     r = compare_hamiltonian(entry.pauli_terms, 5, entry.pauli_terms,
                             e_exact_stored=entry.exact_ground_energy + 1e-6,
                             e_casci=entry.casci_energy)
-    assert r["ground_energy_diff"] == pytest.approx(-1e-6, rel=1e-6)
+    assert r.ground_energy_diff == pytest.approx(-1e-6, rel=1e-6)
 
 
 def test_missing_and_extra_terms_are_listed(shared_cache):
@@ -462,6 +462,7 @@ def _corruptions():
 def test_corrupted_file_is_detected_and_rebuilt(corrupt, tmp_path):
     import pennylane as qml
 
+    from qencode_nb.errors import CacheCorrupt, CacheWarning
     from qencode_nb.problem import cache
 
     fields = _fields("H2_BK")
@@ -469,10 +470,10 @@ def test_corrupted_file_is_detected_and_rebuilt(corrupt, tmp_path):
     path = Path(chem.cache_path)
     good = path.read_text()
     path.write_text(corrupt(good))
-    with pytest.raises(cache.CacheCorrupt):
+    with pytest.raises(CacheCorrupt):
         cache.load(chem.cache_key, tmp_path)
     before = cache.STATS["corrupt"]
-    with pytest.warns(cache.CacheWarning, match="corrupt"):
+    with pytest.warns(CacheWarning, match="corrupt"):
         chem2, tap2 = cache.cached_rebuild(**fields, cache_dir=tmp_path)
     assert chem2.cache_hit is False and chem2.cache_status.startswith("corrupt: ")
     assert cache.STATS["corrupt"] == before + 1
@@ -609,7 +610,7 @@ _COOPERLAKE = textwrap.dedent("""
     from qencode_nb import entry as entries
     from qencode_nb.problem.hamcheck import check_entry
     r = check_entry(entries.load(sys.argv[1]), cache_dir=sys.argv[2])
-    print(json.dumps([r["coeffs_bit_identical"], r["ground_energy_diff"], r["cache_key"]]))
+    print(json.dumps([r.coeffs_bit_identical, r.ground_energy_diff, r.cache_key]))
 """)
 
 

@@ -107,7 +107,7 @@ pin(1, "Nehalem")
 from qencode_nb.entry import load
 from qencode_nb.problem.check import hamiltonian_check, rebuild
 e = load(sys.argv[1])
-h = hamiltonian_check(e, rebuild(e))
+h = hamiltonian_check(e, rebuild(e)).to_record()
 print(json.dumps({k: h[k] for k in ("status", "hamiltonian_source", "reason", "paths",
                                      "ground_energy", "ground_energy_stored_terms",
                                      "source_matches")}))
@@ -142,7 +142,7 @@ def _check(path, tmp_path, monkeypatch):
 
     monkeypatch.setenv("QENCODE_NB_CACHE", str(tmp_path / "cache"))
     entry = load(path)
-    return hamiltonian_check(entry, rebuild(entry))
+    return hamiltonian_check(entry, rebuild(entry)).to_record()
 
 
 @pytest.mark.parametrize("source,index,delta", [(LIH_PAR_HEA, 5, 1e-3),
@@ -225,7 +225,7 @@ def test_a_stored_native_hamiltonian_is_proven_native(tmp_path, monkeypatch):
             {"pauli_string": s, "coefficient": c} for s, c in doc["terms"]]
 
     native = load(reseal(tmp_path, source, edit, "h2-native"))
-    h = hamiltonian_check(native, rebuild(native))
+    h = hamiltonian_check(native, rebuild(native)).to_record()
     assert h["paths"]["pennylane_native"]["cache_status"] == "hit"
     assert h["status"] == "pass" and h["hamiltonian_source"] == "pennylane_native"
     assert h["paths"]["of_bridge"]["equal"] is False

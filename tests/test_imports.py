@@ -38,18 +38,19 @@ _STAGE = textwrap.dedent("""
             import dataclasses
             from qencode_nb.problem.tapering import TaperResult
 
-            chem, tap = rebuild(entry)
-            row["cold_hit"] = chem.cache_hit
-            row["cold"] = hamiltonian_check(entry, (chem, tap))
-            chem, tap = rebuild(entry)            # a hit: restored, operators lazy
+            rebuilt = rebuild(entry)
+            row["cold_hit"] = rebuilt.chemistry.cache_hit
+            row["cold"] = hamiltonian_check(entry, rebuilt).to_record()
+            rebuilt = rebuild(entry)              # a hit: restored, operators lazy
             names = [f.name for f in dataclasses.fields(TaperResult) if f.init]
-            plain = TaperResult(**{n: getattr(tap, n) for n in names})   # built now
-            row["eager_hit"] = chem.cache_hit
-            row["eager"] = hamiltonian_check(entry, (chem, plain))
+            plain = TaperResult(**{n: getattr(rebuilt.tapering, n) for n in names})  # now
+            row["eager_hit"] = rebuilt.chemistry.cache_hit
+            row["eager"] = hamiltonian_check(
+                entry, dataclasses.replace(rebuilt, tapering=plain)).to_record()
         else:
             rebuilt = rebuild(entry)
-            row["hit"] = rebuilt[0].cache_hit
-            row["record"] = hamiltonian_check(entry, rebuilt)
+            row["hit"] = rebuilt.chemistry.cache_hit
+            row["record"] = hamiltonian_check(entry, rebuilt).to_record()
             row["heavy"] = sorted({m.split(".")[0] for m in sys.modules}
                                   & {"pennylane", "openfermion", "pyscf"})
         out[path] = row
@@ -162,7 +163,8 @@ def test_restored_wires_and_terms_follow_pennylane(terms, wire_order):
 
 
 def test_bad_stored_pauli_string_is_corrupt_on_load():
-    from qencode_nb.problem.cache_payload import CacheCorrupt, restore
+    from qencode_nb.errors import CacheCorrupt
+    from qencode_nb.problem.cache_payload import restore
 
     payload = {"taper": {"H_tapered": {"terms": [["Q9", 1.0, 0.0]], "wire_order": None},
                          "generators": [], "paulixops": [], "hf_tapered": [],
@@ -196,7 +198,7 @@ _FAST = textwrap.dedent("""
         problem = build_problem(entry, rebuilt, "fast", hamiltonian_check(entry, rebuilt))
         r = replay(entry, problem)
         x = rerun(entry, problem)
-        out[path] = {"hit": rebuilt[0].cache_hit, "replay": r.status, "engine": r.engine,
+        out[path] = {"hit": rebuilt.chemistry.cache_hit, "replay": r.status, "engine": r.engine,
                      "rerun_backend": x.config["backend"],
                      "heavy": sorted({m.split(".")[0] for m in sys.modules}
                                      & {"pennylane", "openfermion", "pyscf"})}

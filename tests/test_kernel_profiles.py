@@ -157,7 +157,7 @@ def test_a_rebuild_with_another_z2_count_says_so_first():
 
     entry = load(str(H2_JW_UCCSD))
     rebuilt = rebuild(entry)
-    assert hamiltonian_check(entry, rebuilt)["structure_mismatch"] is None
+    assert hamiltonian_check(entry, rebuilt).structure_mismatch is None
     n = len(entry.tapering_sectors)
     hf_orbitals = dataclasses.replace(entry, tapering_sectors=entry.tapering_sectors + [1],
                                       tapered_num_qubits=entry.tapered_num_qubits - 1)
@@ -167,7 +167,7 @@ def test_a_rebuild_with_another_z2_count_says_so_first():
     # As if the entry declared CASSCF orbitals (whose symmetry count follows the kernels):
     edited = dataclasses.replace(hf_orbitals, orbital_optimization="casscf")
     record = hamiltonian_check(edited, rebuilt)
-    assert record["z2_symmetries_stored"] == n + 1 and record["z2_symmetries_rebuilt"] == n
+    assert record.z2_symmetries_stored == n + 1 and record.z2_symmetries_rebuilt == n
     with pytest.raises(RebuildMismatch) as err:
         build_problem(edited, rebuilt, None, record)
     text = str(err.value)

@@ -314,7 +314,7 @@ def test_a_declared_tapering_the_rebuild_does_not_find_is_named_by_its_field(tmp
     entry = load(str(path))
     rebuilt = rebuild(entry)
     record = hamiltonian_check(entry, rebuilt)
-    assert (record["z2_symmetries_stored"], record["z2_symmetries_rebuilt"]) == (2, 3)
+    assert (record.z2_symmetries_stored, record.z2_symmetries_rebuilt) == (2, 3)
     with pytest.raises(RebuildMismatch) as err:
         build_problem(entry, rebuilt, None, record)
     assert str(err.value).startswith(

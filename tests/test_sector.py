@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import pytest
 
@@ -286,7 +287,7 @@ def test_tapered_angles_map_to_sector_angles(h8):
     from qencode_nb.engines.sector import mapping as sector_map
 
     e, rebuilt = h8
-    _, tap = rebuilt
+    tap = rebuilt.tapering
     pool = ansatz.tapered_uccsd_ops(e.active_space[0], tap.n_qubits_full, tap.generators,
                                     tap.paulixops, tap.z2_sectors)
     sp = sector_map.build(e, rebuilt)
@@ -423,7 +424,7 @@ def _particle_number_variance(path):
 
     e = entries.load(path)
     rebuilt = rebuild(e)
-    tap = rebuilt[1]
+    tap = rebuilt.tapering
     p = build_problem(e, rebuilt).engines.rerun
     N = qchem.taper(qchem.particle_number(tap.n_qubits_full), tap.generators, tap.paulixops,
                     tap.z2_sectors)
@@ -462,15 +463,22 @@ def test_pauli_word_pools_leave_the_particle_number_sector(pattern, least_varian
     assert "single Pauli-word rotations" in reason and "particle number" in reason
 
 
+def check(terms_match, max_abs_dcoeff=None):
+    """The two fields of a :class:`~qencode_nb.problem.hamrecord.HamiltonianCheck`
+    that ``replay_reason`` reads."""
+    return SimpleNamespace(terms_match=terms_match, max_abs_dcoeff=max_abs_dcoeff)
+
+
 def test_replay_reason_guards_the_stored_angles():
     """The stored angles are replayed on the rebuilt sector only when the rebuilt
     Hamiltonian equals the stored one (max |Δ coefficient| <= 1e-8 Ha)."""
     from qencode_nb.engines.sector import mapping as sector_map
 
-    assert sector_map.replay_reason({"terms_match": True, "max_abs_dcoeff": 3e-15}) is None
-    assert sector_map.replay_reason({"terms_match": None}) is None   # nothing stored
-    assert "1e-08" in sector_map.replay_reason({"terms_match": True, "max_abs_dcoeff": 2e-5})
-    assert "differs" in sector_map.replay_reason({"terms_match": False, "max_abs_dcoeff": None})
+    assert sector_map.replay_reason(check(terms_match=True, max_abs_dcoeff=3e-15)) is None
+    assert sector_map.replay_reason(check(terms_match=None)) is None   # nothing stored
+    assert "1e-08" in sector_map.replay_reason(check(terms_match=True, max_abs_dcoeff=2e-5))
+    assert "differs" in sector_map.replay_reason(check(terms_match=False,
+                                                              max_abs_dcoeff=None))
     assert "no Hamiltonian check" in sector_map.replay_reason(None)
 
 
@@ -485,15 +493,14 @@ def test_a_rebuilt_hamiltonian_that_differs_replays_on_the_recorded_engine(h8):
     from qencode_nb.rerun.replay import replay
 
     e, rebuilt = h8
-    bad = {"terms_match": True, "max_abs_dcoeff": 1e-3}
+    bad = check(terms_match=True, max_abs_dcoeff=1e-3)
     p = build_problem(e, rebuilt, "sector", bad)
     assert p.engines.rerun.engine == "sector"
     assert "max |Δ coefficient| 0.001" in p.engine_record()["replay_reason"]
     r = replay(e, p).to_record()
     assert r["engine"] == "statevector" and "stored orbitals" in r["engine_fallback"]
     assert r["status"] == "pass" and abs(r["delta_ha"]) < 1e-10
-    good = build_problem(e, rebuilt, "sector", {"terms_match": True,
-                                                      "max_abs_dcoeff": 0.0})
+    good = build_problem(e, rebuilt, "sector", check(terms_match=True, max_abs_dcoeff=0.0))
     assert replay(e, good).engine == "sector"
     from qencode_nb import entry as entries
 

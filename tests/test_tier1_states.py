@@ -26,6 +26,7 @@ import pytest
 from conftest import H2_JW_UCCSD, SHARED_DB
 from qencode_nb.entry import fields
 from qencode_nb.entry.lookup import load
+from qencode_nb.problem.rebuild import Rebuilt
 from qencode_nb.verdict import procedure
 
 SHARED = sorted(SHARED_DB.glob("*.json"))
@@ -38,9 +39,9 @@ def stand_in_stages(entry):
     from qencode_nb.problem.cache_key import key_material
 
     inputs = key_material(**entry_fields(entry), environment={})["problem"]
-    rebuilt = (SimpleNamespace(inputs=inputs), None)
-    hamiltonian = {"hamiltonian_source_inferred": entry.hamiltonian_source or "of_bridge",
-                   "inference_basis": "stand-in: the declared source"}
+    rebuilt = Rebuilt(chemistry=SimpleNamespace(inputs=inputs), tapering=None)
+    hamiltonian = SimpleNamespace(hamiltonian_source=entry.hamiltonian_source or "of_bridge",
+                                  reason="stand-in: the declared source")
     adapt = entry.ansatz == "adapt"
     problem = SimpleNamespace(z2_sectors=list(entry.tapering_sectors), ansatz=entry.ansatz,
                               reps=entry.reps, hamiltonian_origin="stored", is_adapt=adapt)

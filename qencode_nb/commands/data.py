@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 
-from qencode_nb.errors import QencodeNbError
+from qencode_nb.errors import DataFetchError, QencodeNbError
 
 
 def add_parsers(sub) -> None:
@@ -39,7 +39,7 @@ def _data(args) -> int:
                                 retries=retries, progress=sys.stderr.isatty())
     except QencodeNbError as exc:
         print(f"qencode-nb: {exc}", file=sys.stderr)
-        return 1 if isinstance(exc, database.DataFetchError) else 2
+        return 1 if isinstance(exc, DataFetchError) else 2
     n = len(database.select(args.only))
     print(f"{n} file(s) of QEncode v4.4 checked in {folder} (entries in {folder / 'db'})")
     return 0

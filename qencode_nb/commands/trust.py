@@ -30,7 +30,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from qencode_nb.errors import QencodeNbError
+from qencode_nb.errors import AttestationError, CrateWarning, KeyFileError, QencodeNbError
 
 
 def _error(exc) -> int:
@@ -65,7 +65,7 @@ def audit_targets(target) -> list[Path]:
 
 
 def _keygen(args) -> int:
-    from qencode_nb.trust.keys import KeyFileError, generate
+    from qencode_nb.trust.keys import generate
 
     try:
         private, public, kid = generate(args.out)
@@ -77,7 +77,7 @@ def _keygen(args) -> int:
 
 
 def _sign(args) -> int:
-    from qencode_nb.trust.attestation import AttestationError, sign
+    from qencode_nb.trust.attestation import sign
     from qencode_nb.trust.keys import load_private_key
 
     try:
@@ -115,7 +115,7 @@ def _verify(args) -> int:
 def _crate(args) -> int:
     import warnings
 
-    from qencode_nb.trust.crate import CrateWarning, described_notebooks, write_crate
+    from qencode_nb.trust.crate import described_notebooks, write_crate
 
     try:
         notebooks = audit_targets(args.target)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from qencode_nb.errors import EntryError, QencodeNbError
+from qencode_nb.errors import DataFetchError, EntryError
 from qencode_nb.paths import BUNDLED_DB
 
 #: The registry of the public database (pooch's format: ``name sha256 url``).
@@ -30,10 +30,6 @@ SOURCE = ("https://github.com/qencode-benchmark/qencode-benchmark", "master",
 ENV_DATA_DIR = "QENCODE_NB_DATA"
 #: Download attempts after the first when one fails or its hash differs.
 RETRIES = 2
-
-
-class DataFetchError(QencodeNbError, RuntimeError):
-    """A database file could not be downloaded, or its SHA-256 is not the registry's."""
 
 
 def data_dir(path=None) -> Path:

@@ -121,8 +121,6 @@ FIELDS = (
                "rerun", "backend", attribute="backend"),
 )
 
-FIELD_NAMES = tuple(f.name for f in FIELDS)
-
 #: Fields that only the re-run exercises (``not run`` in replay mode).
 RUN_FIELDS = frozenset(f.name for f in FIELDS if f.used_by == "rerun")
 

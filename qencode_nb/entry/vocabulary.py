@@ -116,7 +116,3 @@ def optimizer(value, field: str = "run_config.optimizer") -> Optimizer:
     raise EntryError(f"{value!r} is not accepted; accepted (case-insensitive): "
                      + ", ".join(sorted(OPTIMIZER_STRINGS)) + ", Adam(lr=<float>)",
                      field=field)
-
-
-#: canonical mapping -> the short tag QEncode uses in entry ids.
-MAPPING_SHORT = {"jordan_wigner": "JW", "parity": "PAR", "bravyi_kitaev": "BK"}

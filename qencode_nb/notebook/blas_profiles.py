@@ -3,7 +3,7 @@
 An audit process loads three OpenBLAS copies: numpy's, scipy's and PySCF's
 bundled one (:data:`COPIES`, in the order the pin loads them).  Each copy reads
 ``OPENBLAS_CORETYPE`` once, when it loads, so one variable cannot give every
-kernel triple (DESIGN.md, "Why it exists"; issue 22: the Intel default triple
+kernel triple (DESIGN.md, "Why it exists": the Intel default triple
 (SkylakeX, SkylakeX, Prescott) cannot be set with one variable on an AMD EPYC).
 A *profile* names a kernel per copy; :func:`qencode_nb.notebook.pins.pin`
 applies it by setting the variable before each copy loads, then checks every
@@ -140,7 +140,7 @@ class KernelProfile:
 #: are this triple, and there the LiH PAR/HEA re-run gives the published
 #: 5.181378851608187 mHa on both the stored and the rebuilt Hamiltonian, the H2CO
 #: and H4 ADAPT re-runs and the H4 JW/UCCSD re-run reproduce their published
-#: energies bit for bit (tests/conftest.py, LIH_PAR_HEA_ERROR_MHA; issue 22).
+#: energies bit for bit.
 #: The triple (SkylakeX, Cooperlake, Prescott) gives the same LiH numbers.
 REFERENCE = KernelProfile(
     "reference", {"numpy": "SkylakeX", "scipy": "SkylakeX", "pyscf": "Prescott"},
@@ -285,5 +285,5 @@ def is_reference(kernels: dict) -> bool:
 
 def default() -> str:
     """The ``blas_coretype`` an audit uses when none is given: ``reference``
-    (DESIGN.md: an auditor reproduces the reference; issue 22)."""
+    (DESIGN.md: an auditor reproduces the reference)."""
     return REFERENCE.name

@@ -15,7 +15,7 @@ Recorded in the ``provenance`` record (key ``numeric``) of every audit:
 and threads of the OpenBLAS copies, numpy's version and ufunc dispatch targets,
 and the libc version.  The CPU vendor and model, numba's target CPU and the
 cache-size variables are recorded but left out of the hash: the same kernel
-triple gives the same bits on an Intel Xeon and an AMD EPYC (issue 22: 40 of 40
+triple gives the same bits on an Intel Xeon and an AMD EPYC (40 of 40
 fast-engine re-runs, numba kernels included, equal under Haswell on both, with
 and without ``OPENBLAS_L2_SIZE=512``, numba targeting each host's own CPU).
 

@@ -8,7 +8,7 @@ OpenBLAS picks a CPU kernel at load time, and ``OPENBLAS_CORETYPE`` overrides
 that choice.  An audit loads three OpenBLAS copies (numpy's, scipy's, PySCF's);
 each reads the variable when it loads, so :func:`pin` loads them one after the
 other, each under the kernel its profile names
-(:mod:`qencode_nb.notebook.blas_profiles`; issue 22: the kernel triple, not the
+(:mod:`qencode_nb.notebook.blas_profiles`: the kernel triple, not the
 CPU vendor, decides the last bits).
 
 This module imports neither numpy nor scipy at module level.  Only

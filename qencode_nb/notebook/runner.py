@@ -13,7 +13,7 @@ from pathlib import Path
 if __name__ == "__main__":
     # A run's own process (``python -m qencode_nb.notebook.runner``): jsonschema's
     # IRI checker rfc3987_syntax is left out, for the reason given in
-    # qencode_nb.notebook.warm_imports (2.3 s of import, unused here).
+    # qencode_nb.notebook.warm_imports (slow to import, unused here).
     sys.modules.setdefault("rfc3987_syntax", None)
 
 import papermill  # loads papermill.engines, which registers our engine's entry point  # noqa: E402
@@ -83,7 +83,7 @@ def run_notebook(notebook, output, parameters: dict | None = None, *, timeout=No
     parameters = dict(parameters or {})
     check_parameters(notebook, parameters)
     Path(output).parent.mkdir(parents=True, exist_ok=True)
-    failure = None     # (type, message): the type is named once (issue 23)
+    failure = None     # (type, message): the type is named once
     try:
         papermill.execute_notebook(str(notebook), str(output), parameters=parameters,
                                    engine_name=ENGINE_NAME, kernel_name=kernel_name,

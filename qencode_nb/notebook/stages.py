@@ -15,7 +15,7 @@ def failure_line(error: dict) -> str:
     """The one-line reason of a failed run from its ``error`` record:
     ``"<stage>: <type>: <message>"`` (what the CLI, the sweep's ``failure``
     column and the verdict card show).  The type is named once: a message that
-    itself starts with ``"<type>: "`` (as runners before issue 23 wrote a dead
+    itself starts with ``"<type>: "`` (as older runners wrote a dead
     kernel's or a timeout's) is not prefixed again."""
     kind, message = error.get("type"), str(error.get("message"))
     while kind and message.startswith(f"{kind}: "):

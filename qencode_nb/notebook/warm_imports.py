@@ -3,7 +3,7 @@
 it finds papermill imported.
 
 jsonschema imports its optional IRI format checker, rfc3987_syntax, which builds
-a lark grammar at import (2.3 s here, of 3.6 s for all of papermill).  The
+a lark grammar at import (most of papermill's import time).  The
 notebook schemas nbformat validates against use no IRI formats, so the checker
 is left out in the run processes (jsonschema skips a format whose checker fails
 to import), as ``python -m qencode_nb.notebook.runner`` does; a library importer

@@ -6,10 +6,11 @@
 - ``of_bridge``: PySCF integrals -> OpenFermion -> mapping -> PennyLane.
 - ``tapering``: Z2 tapering (``TaperResult``, sector search, imaginary strip).
 - ``exact``: the one exact-diagonalisation function.
-- ``rebuild``: the generator's steps 1-3 glued together (full and light).
+- ``rebuild``: the generator's steps 1-3 glued together (full and light); ``Rebuilt``.
 - ``cache_key``, ``cache_payload``, ``cache``: the on-disk rebuild cache (a hit
   restores the tapered problem as Pauli terms; PennyLane operators on first read).
-- ``hamcheck``: rebuilt vs stored Hamiltonian, fingerprint, inferred source.
+- ``hamcheck``: rebuilt vs stored Hamiltonian, fingerprint, proven source.
+- ``hamrecord``: ``HamiltonianCheck``, the check's result and its ``hamiltonian`` record.
 - ``check``: the audit's problem stage: :func:`rebuild` through the cache, then
   :func:`hamiltonian_check` against the entry.
 

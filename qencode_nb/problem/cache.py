@@ -34,6 +34,7 @@ import time
 import warnings
 from pathlib import Path
 
+from qencode_nb.errors import CacheCorrupt, CacheWarning
 from qencode_nb.problem.cache_key import (
     FORMAT,
     FORMAT_VERSION,
@@ -45,7 +46,6 @@ from qencode_nb.problem.cache_key import (
 )
 from qencode_nb.problem.cache_payload import (
     CHEM_FIELDS,
-    CacheCorrupt,
     ChemSummary,
     build_payload,
     check_payload,
@@ -59,10 +59,6 @@ SUBDIR = "rebuild"
 
 STATS = {"hits": 0, "misses": 0, "corrupt": 0, "builds": 0, "writes": 0}
 """Per-process counters (a hit never calls PySCF)."""
-
-
-class CacheWarning(RuntimeWarning):
-    """A cache file was unreadable or inconsistent and is being rebuilt."""
 
 
 def cache_root(path=None) -> Path:
@@ -383,7 +379,7 @@ def clear(cache_dir=None, key: str | None = None) -> int:
     return removed
 
 
-__all__ = ["CacheCorrupt", "CacheWarning", "ChemSummary", "FORMAT_VERSION", "STATS",
+__all__ = ["ChemSummary", "FORMAT_VERSION", "STATS",
            "cache_key", "cache_root", "cached_rebuild", "cached_rebuild_entry", "clear",
            "entry_fields", "environment_material", "key_material", "load", "path_for",
            "store", "write_atomic"]

@@ -28,13 +28,8 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from qencode_nb.errors import QencodeNbError
+from qencode_nb.errors import CacheCorrupt, QencodeNbError
 from qencode_nb.problem.tapering import TaperResult
-
-
-class CacheCorrupt(QencodeNbError, ValueError):
-    """A cache file failed a check (raised by :func:`check_payload`,
-    :func:`restore` and :func:`qencode_nb.problem.cache.load`, reported as a warning)."""
 
 
 @dataclass

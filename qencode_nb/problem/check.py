@@ -9,6 +9,9 @@ energies and the fingerprint, and adds the chemistry checks.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from qencode_nb.problem.hamrecord import HamiltonianCheck
 from qencode_nb.rules import LIGHT_REBUILD_ABOVE_QUBITS
 
 
@@ -22,8 +25,9 @@ def rebuild(entry):
     the CASCI energy as the exact one.
 
     Returns:
-        ``(ChemSummary, TaperResult)`` (:func:`qencode_nb.problem.cache.cached_rebuild`).
-        On a cache hit the TaperResult is a
+        :class:`~qencode_nb.problem.rebuild.Rebuilt` of
+        :func:`qencode_nb.problem.cache.cached_rebuild`'s pair.  On a cache hit its
+        ``tapering`` is a
         :class:`~qencode_nb.problem.cache_payload.RestoredTaperResult`: no
         PySCF, OpenFermion or PennyLane is imported, its PennyLane operators
         are built when first read.
@@ -33,20 +37,20 @@ def rebuild(entry):
             a large non-jordan_wigner problem.
     """
     from qencode_nb.problem.cache import cached_rebuild_entry
+    from qencode_nb.problem.rebuild import Rebuilt
 
     full_qubits = 2 * entry.active_space[1]
-    result = cached_rebuild_entry(entry, light=full_qubits > LIGHT_REBUILD_ABOVE_QUBITS)
-    chem, tap = result
+    chem, tap = cached_rebuild_entry(entry, light=full_qubits > LIGHT_REBUILD_ABOVE_QUBITS)
     # The rebuilt energies, and what a YAML of one's own leaves to the rebuild.
     entry.complete_from_rebuild(
         tapered_num_qubits=int(tap.n_qubits_tapered), hf_tapered_state=tap.hf_tapered,
         bk_constant_correction_ha=tap.bk_constant_correction_ha,
         exact_ground_energy=chem.e_exact_qubit_ha, casci_energy=chem.e_casci,
         hf_energy=chem.e_hf)
-    return result
+    return Rebuilt(chemistry=chem, tapering=tap)
 
 
-def hamiltonian_check(entry, rebuilt) -> dict:
+def hamiltonian_check(entry, rebuilt) -> HamiltonianCheck:
     """Audit stage "hamiltonian": the rebuilt Hamiltonian against the entry.
 
     With a stored Hamiltonian: :func:`qencode_nb.problem.hamcheck.check_entry`
@@ -62,60 +66,67 @@ def hamiltonian_check(entry, rebuilt) -> dict:
     a warning when the active space splits near-degenerate RHF orbitals), and the
     rebuild cache's ``cache_status``: "hit", "absent" (built now), or "corrupt:
     <why>" when the entry's cache file was unreadable (truncated, checksum...):
-    the cache reported it (:class:`~qencode_nb.problem.cache.CacheWarning`, shown
+    the cache reported it (:class:`~qencode_nb.errors.CacheWarning`, shown
     in the notebook), rebuilt the problem and replaced the file, and the audit
-    goes on with the rebuilt problem (tests/test_faults.py).
+    goes on with the rebuilt problem.
 
     On a cache hit it works on the stored Pauli terms and imports neither
     PennyLane nor OpenFermion nor PySCF (numpy only), unless the stored
     Hamiltonian differs from the rebuild by more than
     :data:`qencode_nb.rules.WEYL_REUSE_HA` and must be diagonalised itself.
 
+    Args:
+        entry: the :class:`~qencode_nb.entry.model.Entry`.
+        rebuilt: its :class:`~qencode_nb.problem.rebuild.Rebuilt` problem (:func:`rebuild`).
+
     Returns:
-        the ``hamiltonian`` record (a dict; its keys are a contract read by
-        tools outside the project).
+        :class:`~qencode_nb.problem.hamrecord.HamiltonianCheck`; its
+        :meth:`~qencode_nb.problem.hamrecord.HamiltonianCheck.to_record` is the
+        ``hamiltonian`` record (its keys are a contract read by tools outside the
+        project).
 
     Raises:
         EntryError: malformed stored terms.
     """
     from qencode_nb.problem import hamcheck
-
-    chem, tap = rebuilt
-    if entry.has_stored_hamiltonian:
-        out = hamcheck.check_entry(entry, rebuilt=rebuilt)
-    else:
-        ground = chem.e_exact_qubit_ha
-        fingerprint = abs(ground - (chem.e_casci if entry.casci_energy is None
-                                    else entry.casci_energy))
-        out = {"n_terms": len(tap.tapered_terms()), "n_terms_stored": None,
-               "num_qubits": int(tap.n_qubits_tapered),
-               "terms_match": None, "max_abs_dcoeff": None, "ground_energy": ground,
-               "ground_energy_stored": entry.exact_ground_energy,
-               "ground_energy_diff": _minus(ground, entry.exact_ground_energy),
-               "fingerprint_ha": fingerprint,
-               "hamiltonian_source": None, "hamiltonian_source_inferred": None,
-               "hamiltonian_source_recorded": entry.hamiltonian_source,
-               "source_matches": None, "status": "n/a",
-               "reason": ("a YAML entry of one's own: no stored Hamiltonian, the rebuilt one "
-                          f"({int(tap.n_qubits_tapered)} qubits) is the problem"
-                          if entry.is_own else
-                          "no stored Hamiltonian to prove a generator path of "
-                          "(pass db=FOLDER to compare terms)")}
-        out["note"] = out["inference_basis"] = out["reason"]
-    out.update({"e_hf_rebuilt": chem.e_hf, "e_hf_diff": _minus(chem.e_hf, entry.hf_energy),
-                "e_casci_rebuilt": chem.e_casci,
-                "e_casci_diff": _minus(chem.e_casci, entry.casci_energy),
-                "z2_symmetries_stored": len(entry.tapering_sectors),
-                "z2_symmetries_rebuilt": len(tap.z2_sectors),
-                "structure_mismatch": rebuild_mismatch(entry, rebuilt),
-                "sectors_rebuilt": [int(x) for x in tap.z2_sectors],
-                "sectors_match": [int(x) for x in tap.z2_sectors] == entry.tapering_sectors,
-                "cache_hit": chem.cache_hit, "cache_key": chem.cache_key,
-                "cache_status": chem.cache_status})
     from qencode_nb.problem.orbitals import boundary_check
 
-    out["active_space_boundary"] = boundary_check(entry)
-    return out
+    chem, tap = rebuilt.chemistry, rebuilt.tapering
+    if entry.has_stored_hamiltonian:
+        check = hamcheck.check_entry(entry, rebuilt=rebuilt)
+    else:
+        check = _rebuilt_only(entry, rebuilt)
+    sectors = [int(x) for x in tap.z2_sectors]
+    return replace(
+        check, e_hf_rebuilt=chem.e_hf, e_hf_diff=_minus(chem.e_hf, entry.hf_energy),
+        e_casci_rebuilt=chem.e_casci, e_casci_diff=_minus(chem.e_casci, entry.casci_energy),
+        z2_symmetries_stored=len(entry.tapering_sectors),
+        z2_symmetries_rebuilt=len(tap.z2_sectors),
+        structure_mismatch=rebuild_mismatch(entry, rebuilt), sectors_rebuilt=sectors,
+        sectors_match=sectors == entry.tapering_sectors, cache_hit=chem.cache_hit,
+        cache_key=chem.cache_key, cache_status=chem.cache_status,
+        active_space_boundary=boundary_check(entry))
+
+
+def _rebuilt_only(entry, rebuilt) -> HamiltonianCheck:
+    """The check without a stored Hamiltonian (status "n/a"): the rebuilt ground
+    energy against the published exact one, the fingerprint |E_exact - E_CASCI|
+    (the published CASCI energy, else the rebuilt one), Ha."""
+    chem, tap = rebuilt.chemistry, rebuilt.tapering
+    ground = chem.e_exact_qubit_ha
+    n_qubits = int(tap.n_qubits_tapered)
+    return HamiltonianCheck(
+        status="n/a",
+        reason=("a YAML entry of one's own: no stored Hamiltonian, the rebuilt one "
+                f"({n_qubits} qubits) is the problem" if entry.is_own else
+                "no stored Hamiltonian to prove a generator path of "
+                "(pass db=FOLDER to compare terms)"),
+        hamiltonian_source=None, hamiltonian_source_recorded=entry.hamiltonian_source,
+        source_matches=None, num_qubits=n_qubits, n_terms=len(tap.tapered_terms()),
+        ground_energy=ground, ground_energy_stored=entry.exact_ground_energy,
+        ground_energy_diff=_minus(ground, entry.exact_ground_energy),
+        fingerprint_ha=abs(ground - (chem.e_casci if entry.casci_energy is None
+                                     else entry.casci_energy)))
 
 
 def _minus(rebuilt: float | None, published: float | None) -> float | None:
@@ -129,11 +140,11 @@ def rebuild_mismatch(entry, rebuilt) -> str | None:
     Compares the number of Z2 symmetries (``encoding.tapering.sectors``) and of
     tapered qubits (``encoding.tapering.tapered_num_qubits``) with the rebuild.  PySCF's
     CASSCF orbitals, and with them the Z2 symmetries the tapering finds, depend on the
-    OpenBLAS kernels (issue 22: 3 symmetries where the entry records 2 under a preset
-    Haswell kernel), so the sentence names the kernels in force and the reference
+    OpenBLAS kernels (a preset Haswell kernel can find 3 symmetries where the entry
+    records 2), so the sentence names the kernels in force and the reference
     profile (:data:`qencode_nb.notebook.blas_profiles.REFERENCE`).
     """
-    _, tap = rebuilt
+    tap = rebuilt.tapering
     stored, found = len(entry.tapering_sectors), len(tap.z2_sectors)
     n_stored, n_found = entry.tapered_num_qubits, int(tap.n_qubits_tapered)
     if stored == found and n_stored == n_found:
@@ -145,7 +156,7 @@ def rebuild_mismatch(entry, rebuilt) -> str | None:
 
     kernels = copy_kernels()
     triple, reference = triple_text(kernels), triple_text(REFERENCE.coretypes)
-    # the field, its value, the rebuilt count and what is accepted first (issue 23)
+    # the field, its value, the rebuilt count and what is accepted first
     head = declared_tapering_line(entry, tap.z2_sectors, n_found)
     if entry.orbital_optimization != "casscf":      # Hartree-Fock orbitals: no kernel story
         return head

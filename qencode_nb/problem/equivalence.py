@@ -13,8 +13,8 @@ equivalences, every Pauli term's coefficient agrees within the tolerance
   (an eigenvector of the Fock matrix is defined up to sign, and which sign an
   eigensolver returns depends on the BLAS kernel); flipping orbital signs
   maps the qubit Hamiltonian to such a conjugate.  Measured on QEncode's
-  NH3 PAR/HEA entry rebuilt under the Sandybridge or Nehalem OpenBLAS kernel
-  (issue 23): 54 of 121 coefficients differ in sign only, |c| equal to
+  NH3 PAR/HEA entry rebuilt under the Sandybridge or Nehalem OpenBLAS kernel:
+  54 of 121 coefficients differ in sign only, |c| equal to
   1.4e-14 Ha, spectra to 7e-14 Ha.
 
 ``P`` is found, not assumed: each term whose coefficient matches the rebuilt

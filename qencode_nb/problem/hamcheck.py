@@ -10,7 +10,7 @@ conjugation, :mod:`qencode_nb.problem.equivalence`).  Energies in Ha.
 The fingerprint |E_exact(qubit H) - E_CASCI| is reported, not used to decide:
 QEncode's generator says of_bridge matches CASCI to ~1e-15 Ha and PennyLane's
 native ``molecular_hamiltonian`` (its own Hartree-Fock) lands up to 3.6e-4 Ha
-away, but an edited coefficient moves it too (issue 23).
+away, but an edited coefficient moves it too.
 
 The thresholds are :data:`qencode_nb.rules.FINGERPRINT_THRESHOLD_HA` (with
 its sources), :data:`qencode_nb.rules.COEFF_MATCH_HA` and
@@ -26,6 +26,8 @@ ground energy, any other has its own ground energy cached
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from qencode_nb.problem.exact import exact_ground_energy
 from qencode_nb.entry.pauli_strings import (
     format_pauli_word,
@@ -33,6 +35,7 @@ from qencode_nb.entry.pauli_strings import (
     validate_pauli_terms,
 )
 from qencode_nb.problem import sources
+from qencode_nb.problem.hamrecord import HamiltonianCheck
 from qencode_nb.problem.pauli import from_pauli_terms
 from qencode_nb.rules import COEFF_MATCH_HA, FINGERPRINT_THRESHOLD_HA, WEYL_REUSE_HA
 
@@ -79,7 +82,7 @@ def compare_hamiltonian(stored_terms, num_qubits: int, rebuilt_H, *,
                         diagonalise_stored: str = "auto",
                         ground_is_casci: bool = False, cache_dir=None,
                         kernel_dependent: bool = False,
-                        kernels_note: str | None = None) -> dict:
+                        kernels_note: str | None = None) -> HamiltonianCheck:
     """Compare a stored tapered Hamiltonian with a rebuilt (of_bridge) one.
 
     Args:
@@ -114,33 +117,11 @@ def compare_hamiltonian(stored_terms, num_qubits: int, rebuilt_H, *,
             reference triple).
 
     Returns:
-        dict with ``n_terms`` (rebuilt), ``n_terms_stored``, ``terms_match``
-        (same Pauli-string sets), ``order_match``, ``missing`` (stored strings
-        absent from the rebuild) and ``extra`` (the reverse), each at most
-        :data:`MAX_LISTED` long, with ``n_missing`` / ``n_extra``;
-        ``max_abs_dcoeff`` (Ha, over common strings, ``None`` if none) and
-        ``max_abs_dcoeff_term``; ``coeffs_bit_identical``; ``weyl_bound_ha``
-        (sum of |coefficient differences|, missing/extra terms counted whole,
-        plus |constant difference|: a bound on any eigenvalue shift);
-        ``ground_energy`` (exact ground of the rebuilt operator + its
-        constant), ``ground_method``; ``ground_energy_stored`` (recorded),
-        ``ground_energy_diff`` (rebuilt - recorded); ``ground_energy_stored_terms``
-        (exact ground of the stored terms + constant) and
-        ``stored_ground_method``; ``fingerprint_ha`` = |E_exact(stored qubit H)
-        - E_CASCI| and ``fingerprint_rebuilt_ha``; ``fingerprint_informative``
-        (False with a constant correction, which makes it ~0 by construction);
-        ``trace_diff_ha`` and ``norm_sq_diff_ha2`` (rebuilt
-        minus stored identity coefficient and sum of |c|^2: invariant under the
-        tapering Clifford and active-orbital rotations);
-        ``hamiltonian_source_recorded``; the thresholds used; ``paths``
-        (``{"of_bridge": record}``, :func:`qencode_nb.problem.sources.compare_path`:
-        equal or not after the equivalences, the largest difference and its
-        term) and :func:`qencode_nb.problem.sources.decide`'s keys:
-        ``hamiltonian_source`` (the path the stored terms equal, or None),
-        ``status`` (pass / fail / unverified), ``reason``,
-        ``hamiltonian_source_inferred`` (the same path), ``inference_basis``
-        (the same sentence) and ``source_matches`` (None when undeclared or
-        when no path matched).  :func:`check_entry` adds the other paths.
+        :class:`~qencode_nb.problem.hamrecord.HamiltonianCheck` with the term
+        comparison (:func:`_term_sets`), the ground energies
+        (:func:`_ground_energies`), the fingerprint (:func:`_fingerprint`) and the
+        of_bridge path's outcome (:func:`_source_decision`); the chemistry and
+        cache fields are None.  :func:`check_entry` adds the other paths.
 
     Raises:
         EntryError: malformed stored terms (``validate_pauli_terms``).
@@ -152,10 +133,35 @@ def compare_hamiltonian(stored_terms, num_qubits: int, rebuilt_H, *,
     validate_pauli_terms(stored_terms, num_qubits)  # as from_pauli_terms does, no PennyLane
     stored = _canonical_terms(stored_terms)
     rebuilt, rebuilt_wires_sorted, rebuilt_operator = _rebuilt_side(rebuilt_H, num_qubits)
-
     constant = float(constant_ha or 0.0)
     constant_rebuilt = constant if constant_rebuilt_ha is None else float(constant_rebuilt_ha)
 
+    terms = _term_sets(stored, rebuilt, constant, constant_rebuilt)
+    ground = _ground_energies(
+        stored_terms, num_qubits, rebuilt_operator,
+        rebuilt_wires_sorted or list(range(num_qubits)), rebuilt_ground_ha,
+        constant=constant, constant_rebuilt=constant_rebuilt,
+        reuse=diagonalise_stored == "never" or (
+            diagonalise_stored == "auto" and terms["weyl_bound_ha"] <= WEYL_REUSE_HA),
+        weyl_bound_ha=terms["weyl_bound_ha"], e_exact_stored=e_exact_stored,
+        cache_dir=cache_dir)
+    fingerprint = _fingerprint(stored, rebuilt, e_casci, ground["ground_energy"],
+                               ground["ground_energy_stored_terms"],
+                               informative=constant == 0.0 and not ground_is_casci)
+    paths = {"of_bridge": sources.compare_path(stored, constant, rebuilt, constant_rebuilt)}
+    return HamiltonianCheck(
+        num_qubits=num_qubits, n_qubits_rebuilt=len(rebuilt_wires_sorted), **terms,
+        **ground, e_casci=e_casci, **fingerprint,
+        **_source_decision(paths, hamiltonian_source_recorded, kernel_dependent,
+                           kernels_note))
+
+
+def _term_sets(stored: dict, rebuilt: dict, constant: float,
+               constant_rebuilt: float) -> dict:
+    """The term comparison's :class:`HamiltonianCheck` fields: the Pauli-string
+    sets and order, ``missing`` / ``extra`` (at most :data:`MAX_LISTED`), the
+    largest |Δ coefficient| (Ha) and its string, bit identity, and the Weyl bound
+    (Ha) on any eigenvalue shift."""
     missing = [s for s in stored if s not in rebuilt]
     extra = [s for s in rebuilt if s not in stored]
     common = [s for s in stored if s in rebuilt]
@@ -163,72 +169,76 @@ def compare_hamiltonian(stored_terms, num_qubits: int, rebuilt_H, *,
     max_term = max(dcoeff, key=dcoeff.get) if dcoeff else None
     weyl = (sum(dcoeff.values()) + sum(abs(stored[s]) for s in missing)
             + sum(abs(rebuilt[s]) for s in extra) + abs(constant_rebuilt - constant))
+    return {
+        "n_terms": len(rebuilt), "n_terms_stored": len(stored),
+        "terms_match": not missing and not extra,
+        "order_match": list(stored) == list(rebuilt),
+        "missing": missing[:MAX_LISTED], "extra": extra[:MAX_LISTED],
+        "n_missing": len(missing), "n_extra": len(extra),
+        "max_abs_dcoeff": dcoeff[max_term] if max_term is not None else None,
+        "max_abs_dcoeff_term": max_term,
+        "coeffs_bit_identical": (not missing and not extra
+                                 and all(rebuilt[s] == stored[s] for s in common)),
+        "weyl_bound_ha": weyl, "constant_ha": constant,
+        "constant_rebuilt_ha": constant_rebuilt}
 
-    # Rebuilt ground energy (the generator's e_exact_qubit procedure).
-    rebuilt_wires = rebuilt_wires_sorted or list(range(num_qubits))
+
+def _ground_energies(stored_terms, num_qubits: int, rebuilt_operator, rebuilt_wires,
+                     rebuilt_ground_ha: float | None, *, constant: float,
+                     constant_rebuilt: float, reuse: bool, weyl_bound_ha: float,
+                     e_exact_stored: float | None, cache_dir) -> dict:
+    """The ground-energy :class:`HamiltonianCheck` fields (Ha): the rebuilt
+    operator's (given, else the generator's e_exact_qubit procedure on
+    ``rebuilt_operator()``) and the stored terms' (reused from the rebuilt one
+    within the Weyl bound when ``reuse``, else :func:`stored_ground_energy`), each
+    plus its constant correction."""
     if rebuilt_ground_ha is None:
         rebuilt_ground_ha, ground_method = exact_ground_energy(
             rebuilt_operator(), rebuilt_wires, with_method=True)
     else:
         ground_method = "given"
     ground = rebuilt_ground_ha + constant_rebuilt
-
-    # Stored operator's ground energy: diagonalised, or bounded by Weyl.
-    reuse = diagonalise_stored == "never" or (
-        diagonalise_stored == "auto" and weyl <= WEYL_REUSE_HA)
     if reuse:
         ground_stored_terms = rebuilt_ground_ha + constant
-        stored_method = f"reused rebuilt ground (Weyl bound {weyl:.3e} Ha)"
+        stored_method = f"reused rebuilt ground (Weyl bound {weyl_bound_ha:.3e} Ha)"
     else:
         stored_ground, stored_method = stored_ground_energy(stored_terms, num_qubits,
                                                             cache_dir=cache_dir)
         ground_stored_terms = stored_ground + constant
+    return {"ground_energy": ground, "ground_method": ground_method,
+            "ground_energy_stored": e_exact_stored,
+            "ground_energy_diff": None if e_exact_stored is None
+            else ground - e_exact_stored,
+            "ground_energy_stored_terms": ground_stored_terms,
+            "stored_ground_method": stored_method}
 
-    fingerprint = abs(ground_stored_terms - e_casci)
-    fingerprint_rebuilt = abs(ground - e_casci)
-    informative = constant == 0.0 and not ground_is_casci
-    # Invariant under the tapering Clifford and under active-orbital rotations.
-    trace_diff = complex(rebuilt.get("I", 0.0) - stored.get("I", 0.0)).real
-    norm_diff = (sum(abs(v) ** 2 for v in rebuilt.values())
-                 - sum(abs(v) ** 2 for v in stored.values()))
-    paths = {"of_bridge": sources.compare_path(stored, constant, rebuilt, constant_rebuilt)}
-    decision = sources.decide(paths, recorded=hamiltonian_source_recorded,
-                              kernel_dependent=kernel_dependent, kernels_note=kernels_note)
 
+def _fingerprint(stored: dict, rebuilt: dict, e_casci: float, ground: float,
+                 ground_stored_terms: float, *, informative: bool) -> dict:
+    """The fingerprint :class:`HamiltonianCheck` fields (Ha): |E_exact - E_CASCI|
+    of the stored and of the rebuilt operator, the thresholds, and the trace and
+    squared-norm differences (rebuilt minus stored; invariant under the tapering
+    Clifford and active-orbital rotations)."""
     return {
-        "num_qubits": num_qubits,
-        "n_qubits_rebuilt": len(rebuilt_wires_sorted),
-        "n_terms": len(rebuilt),
-        "n_terms_stored": len(stored),
-        "terms_match": not missing and not extra,
-        "order_match": list(stored) == list(rebuilt),
-        "missing": missing[:MAX_LISTED],
-        "extra": extra[:MAX_LISTED],
-        "n_missing": len(missing),
-        "n_extra": len(extra),
-        "max_abs_dcoeff": dcoeff[max_term] if max_term is not None else None,
-        "max_abs_dcoeff_term": max_term,
-        "coeffs_bit_identical": (not missing and not extra
-                                 and all(rebuilt[s] == stored[s] for s in common)),
-        "weyl_bound_ha": weyl,
-        "constant_ha": constant,
-        "constant_rebuilt_ha": constant_rebuilt,
-        "ground_energy": ground,
-        "ground_method": ground_method,
-        "ground_energy_stored": e_exact_stored,
-        "ground_energy_diff": None if e_exact_stored is None else ground - e_exact_stored,
-        "ground_energy_stored_terms": ground_stored_terms,
-        "stored_ground_method": stored_method,
-        "e_casci": e_casci,
-        "fingerprint_ha": fingerprint,
-        "fingerprint_rebuilt_ha": fingerprint_rebuilt,
+        "fingerprint_ha": abs(ground_stored_terms - e_casci),
+        "fingerprint_rebuilt_ha": abs(ground - e_casci),
         "fingerprint_informative": informative,
         "fingerprint_threshold_ha": FINGERPRINT_THRESHOLD_HA,
         "coeff_match_ha": COEFF_MATCH_HA,
-        "trace_diff_ha": trace_diff, "norm_sq_diff_ha2": norm_diff,
-        "hamiltonian_source_recorded": hamiltonian_source_recorded,
-        "paths": paths, **decision,
-    }
+        "trace_diff_ha": complex(rebuilt.get("I", 0.0) - stored.get("I", 0.0)).real,
+        "norm_sq_diff_ha2": (sum(abs(v) ** 2 for v in rebuilt.values())
+                             - sum(abs(v) ** 2 for v in stored.values()))}
+
+
+def _source_decision(paths: dict, recorded: str | None, kernel_dependent: bool,
+                     kernels_note: str | None) -> dict:
+    """The outcome :class:`HamiltonianCheck` fields over ``paths``
+    (:func:`qencode_nb.problem.sources.decide`): ``paths``, ``hamiltonian_source``,
+    ``status``, ``reason``, ``kernel_dependent``, ``source_matches`` and
+    ``hamiltonian_source_recorded``."""
+    return {"hamiltonian_source_recorded": recorded, "paths": paths,
+            **sources.decide(paths, recorded=recorded, kernel_dependent=kernel_dependent,
+                             kernels_note=kernels_note)}
 
 
 #: Format of the stored-ground cache file (``ground-<key>.json``).
@@ -264,20 +274,21 @@ def stored_ground_energy(stored_terms, num_qubits: int, *,
 
 
 def check_entry(entry, *, cache_dir=None, diagonalise_stored: str = "auto",
-                rebuilt=None) -> dict:
+                rebuilt=None) -> HamiltonianCheck:
     """Rebuild an entry through the cache and compare its stored Hamiltonian.
 
     Args:
         entry: :class:`~qencode_nb.entry.model.Entry` with a stored Hamiltonian
             (a QEncode JSON entry, or a params entry completed from ``db``).
         cache_dir: cache root (see :func:`qencode_nb.problem.cache.cache_root`).
-        rebuilt: an already rebuilt ``(ChemSummary, TaperResult)``
-            (:func:`qencode_nb.problem.cache.cached_rebuild_entry`); rebuilt here when None.
+        rebuilt: the entry already rebuilt (:class:`~qencode_nb.problem.rebuild.Rebuilt`,
+            :func:`qencode_nb.problem.check.rebuild`); rebuilt here through the cache
+            (:func:`qencode_nb.problem.cache.cached_rebuild_entry`) when None.
 
     Returns:
-        :func:`compare_hamiltonian`'s dict plus ``cache_hit``, ``cache_key``,
-        ``constant_rebuilt_ha`` from the rebuild and ``e_casci_rebuilt``; its
-        ``paths`` hold every registered generator path
+        :func:`compare_hamiltonian`'s :class:`~qencode_nb.problem.hamrecord.HamiltonianCheck`
+        plus ``cache_hit``, ``cache_key``, ``e_casci_rebuilt`` and ``e_casci_diff``
+        from the rebuild; its ``paths`` hold every registered generator path
         (:func:`qencode_nb.problem.sources.prove`: PennyLane's native path is
         built, through its cache, only when the stored terms do not equal the
         of_bridge rebuild and the generator could have taken it), and the
@@ -289,14 +300,16 @@ def check_entry(entry, *, cache_dir=None, diagonalise_stored: str = "auto",
         EntryError: the entry stores no Hamiltonian, or a field is not accepted.
         CapabilityMissing: the declared source cannot be rebuilt.
     """
-    from qencode_nb.problem.cache import cached_rebuild_entry
     from qencode_nb.errors import EntryError
+    from qencode_nb.problem.cache import cached_rebuild_entry
+    from qencode_nb.problem.rebuild import Rebuilt
 
     if entry.pauli_terms is None:
         raise EntryError("the entry stores no qubit Hamiltonian; load it with its db",
                          field="artifacts.qubit_hamiltonian.pauli_terms")
-    chem, tap = rebuilt if rebuilt is not None else cached_rebuild_entry(
-        entry, cache_dir=cache_dir)
+    if rebuilt is None:
+        rebuilt = Rebuilt(*cached_rebuild_entry(entry, cache_dir=cache_dir))
+    chem, tap = rebuilt.chemistry, rebuilt.tapering
     light = (chem.exact_method or "").startswith("CASCI")
     kernel_dependent = entry.orbital_optimization == "casscf"
     note = sources.kernel_note()
@@ -312,13 +325,11 @@ def check_entry(entry, *, cache_dir=None, diagonalise_stored: str = "auto",
         diagonalise_stored="never" if light else diagonalise_stored,
         ground_is_casci=light, cache_dir=cache_dir, kernel_dependent=kernel_dependent,
         kernels_note=note)
-    paths = sources.prove(entry, (chem, tap), _canonical_terms(entry.pauli_terms),
+    paths = sources.prove(entry, rebuilt, _canonical_terms(entry.pauli_terms),
                           float(entry.bk_constant_correction_ha or 0.0),
-                          result["paths"]["of_bridge"], cache_dir=cache_dir)
-    result["paths"] = paths
-    result.update(sources.decide(paths, recorded=entry.hamiltonian_source,
-                                 kernel_dependent=kernel_dependent, kernels_note=note))
-    result.update(cache_hit=chem.cache_hit, cache_key=chem.cache_key,
-                  e_casci_rebuilt=chem.e_casci,
-                  e_casci_diff=chem.e_casci - entry.casci_energy)
-    return result
+                          result.paths["of_bridge"], cache_dir=cache_dir)
+    return replace(result, **_source_decision(paths, entry.hamiltonian_source,
+                                              kernel_dependent, note),
+                   cache_hit=chem.cache_hit, cache_key=chem.cache_key,
+                   e_casci_rebuilt=chem.e_casci,
+                   e_casci_diff=chem.e_casci - entry.casci_energy)

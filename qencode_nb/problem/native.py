@@ -12,11 +12,11 @@ orbitals through of_bridge instead (:func:`not_used_because`).  The untapered
 operator is then tapered by the same step as of_bridge's
 (:func:`qencode_nb.problem.tapering.taper`).
 
-PennyLane's own integrals are slow in cc-pVDZ (measured here, 2 cores shared:
-H2 [2e,2o] 35 s; the generator's comment: "stalled >11 min on H2CO/C4H6"), so
-the result is kept beside the rebuild cache (``native-<key>.json``, keyed by the
-procedure and the environment) and built only when the stored Hamiltonian
-does not equal the of_bridge rebuild (:mod:`qencode_nb.problem.sources`).
+PennyLane's own integrals are slow in cc-pVDZ (the generator's comment: "stalled
+>11 min on H2CO/C4H6"), so the result is kept beside the rebuild cache
+(``native-<key>.json``, keyed by the procedure and the environment) and built
+only when the stored Hamiltonian does not equal the of_bridge rebuild
+(:mod:`qencode_nb.problem.sources`).
 """
 
 from __future__ import annotations

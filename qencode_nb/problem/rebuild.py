@@ -4,14 +4,36 @@ Glue of :mod:`qencode_nb.problem.chemistry`, :mod:`qencode_nb.problem.of_bridge`
 and :mod:`qencode_nb.problem.tapering`: the generator's steps 1-3
 (``run_pyscf_suite``, ``build_pl_hamiltonian`` through of_bridge,
 ``apply_tapering``), the light variant above
-:data:`~qencode_nb.rules.LIGHT_REBUILD_ABOVE_QUBITS` qubits, and
-:func:`entry_field` (a dotted field of a raw QEncode entry, never defaulted).
+:data:`~qencode_nb.rules.LIGHT_REBUILD_ABOVE_QUBITS` qubits,
+:func:`entry_field` (a dotted field of a raw QEncode entry, never defaulted), and
+:class:`Rebuilt`, the rebuilt problem as the audit's stages read it.
 Heavy libraries are imported by those modules, inside their functions.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from qencode_nb.rules import LIGHT_REBUILD_ABOVE_QUBITS, OF_BRIDGE_VERIFY_TOL_HA
+
+
+@dataclass(frozen=True)
+class Rebuilt:
+    """An entry's rebuilt problem (:func:`qencode_nb.problem.check.rebuild`).
+
+    Attributes:
+        chemistry: the chemistry side, a
+            :class:`~qencode_nb.problem.cache_payload.ChemSummary`: Hartree-Fock,
+            CASCI and exact qubit ground energies (Ha), the inputs PySCF ran with,
+            and the rebuild cache's ``cache_hit``, ``cache_key``, ``cache_status``.
+        tapering: the Z2-tapered qubit problem, a
+            :class:`~qencode_nb.problem.tapering.TaperResult` (built now) or a
+            :class:`~qencode_nb.problem.cache_payload.RestoredTaperResult` (a cache
+            hit: its PennyLane operators are built when first read).
+    """
+
+    chemistry: object
+    tapering: object
 
 
 def rebuild_tapered(geometry: str, basis: str, charge: int, spin: int,

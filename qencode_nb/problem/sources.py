@@ -20,11 +20,11 @@ constant correction's difference) into the check's outcome:
 - ``unverified``: it equals none, but the rebuild depends on the BLAS kernels
   (CASSCF orbitals) and the kernels in force are not the reference triple the
   entries were generated under: a warning naming the profile that reproduces
-  it (issue 22), not an alert.
+  it, not an alert.
 
 A path is *proven* by building it, never inferred from an energy.  The paths
 are tried in order (the declared one first) and a later one is built only
-while none matched: ``pennylane_native`` costs minutes in cc-pVDZ.
+while none matched: ``pennylane_native`` is slow in cc-pVDZ.
 """
 
 from __future__ import annotations
@@ -46,7 +46,8 @@ class Source:
         name: the ``provenance.hamiltonian_source`` value (QEncode schema 4.0.0).
         not_used_because: ``(mapping, orbital_optimization) -> str | None``,
             why the generator would not have taken this path for the problem.
-        build: ``(entry, rebuilt, cache_dir) -> (terms, constant_ha, info)``:
+        build: ``(entry, rebuilt, cache_dir) -> (terms, constant_ha, info)``
+            (``rebuilt`` a :class:`~qencode_nb.problem.rebuild.Rebuilt`):
             ``terms`` ``{pauli_string: coefficient (Ha)}``, ``constant_ha`` the
             tapering's constant correction (0.0 when none), ``info`` a dict
             added to the path's record (e.g. ``cache_status``, ``seconds``).
@@ -85,7 +86,7 @@ def get(name: str) -> Source:
 def _of_bridge_terms(entry, rebuilt, cache_dir):
     from qencode_nb.entry.pauli_strings import format_pauli_word
 
-    _, tap = rebuilt
+    tap = rebuilt.tapering
     terms = {format_pauli_word(word): c for word, c in tap.tapered_terms()}
     return terms, float(tap.bk_constant_correction_ha or 0.0), {}
 
@@ -93,7 +94,7 @@ def _of_bridge_terms(entry, rebuilt, cache_dir):
 def _native_terms(entry, rebuilt, cache_dir):
     from qencode_nb.problem.native import cached_native
 
-    chem, _ = rebuilt
+    chem = rebuilt.chemistry
     ne, no = entry.active_space
     doc, status = cached_native(entry.geometry, entry.basis, ne, no, entry.mapping,
                                 chem.e_casci, cache_dir=cache_dir)
@@ -140,7 +141,7 @@ def prove(entry, rebuilt, stored: dict, constant_stored: float, of_bridge: dict,
 
     Args:
         entry: the :class:`~qencode_nb.entry.model.Entry`.
-        rebuilt: ``(ChemSummary, TaperResult)`` of the of_bridge rebuild.
+        rebuilt: the of_bridge rebuild (:class:`~qencode_nb.problem.rebuild.Rebuilt`).
         stored: the stored terms ``{pauli_string: coefficient (Ha)}``.
         constant_stored: the entry's ``bk_constant_correction_ha`` (0.0 when none).
         of_bridge: the of_bridge path's record, already compared.
@@ -173,8 +174,8 @@ def kernel_note() -> str | None:
     """None under the reference kernel triple, else the sentence naming the
     OpenBLAS kernels in force (numpy, scipy, PySCF; measured by
     :func:`qencode_nb.notebook.pins.copy_kernels`) and the profile that
-    reproduces the QEncode v4 entries (issue 22,
-    :data:`qencode_nb.notebook.blas_profiles.REFERENCE`)."""
+    reproduces the QEncode v4 entries
+    (:data:`qencode_nb.notebook.blas_profiles.REFERENCE`)."""
     import os
 
     from qencode_nb.notebook.blas_profiles import REFERENCE, is_reference, triple_text
@@ -226,8 +227,8 @@ def decide(paths: dict, *, recorded: str | None, kernel_dependent: bool = False,
 
     Returns:
         ``{"hamiltonian_source", "status", "reason", "kernel_dependent",
-        "hamiltonian_source_inferred" (the same path, kept for readers of the
-        record), "inference_basis", "source_matches"}``; ``status`` one of
+        "source_matches"}`` (fields of
+        :class:`~qencode_nb.problem.hamrecord.HamiltonianCheck`); ``status`` one of
         :data:`STATUSES`.
     """
     found = next((n for n, p in paths.items() if p.get("equal")), None)
@@ -246,6 +247,5 @@ def decide(paths: dict, *, recorded: str | None, kernel_dependent: bool = False,
             status = "fail"
     return {"hamiltonian_source": found, "status": status, "reason": reason,
             "kernel_dependent": kernel_dependent,
-            "hamiltonian_source_inferred": found, "inference_basis": reason,
             "source_matches": None if recorded is None or found is None
             else recorded == found}

@@ -19,7 +19,8 @@ from dataclasses import field as _dc_field
 from typing import Any
 
 from qencode_nb.problem.exact import exact_ground_energy
-from qencode_nb.problem.of_bridge import HamiltonianMismatch, check_mapping
+from qencode_nb.errors import HamiltonianMismatch
+from qencode_nb.problem.of_bridge import check_mapping
 from qencode_nb.rules import (
     Z2_SECTOR_DENSE_MAX_QUBITS,
     STRIP_DROP_REAL_HA,

@@ -55,7 +55,7 @@ class Problem:
 
 
 def build_problem(entry, rebuilt, engine: str | None = None,
-                  hamiltonian: dict | None = None, *, rerun: bool = True) -> Problem:
+                  hamiltonian=None, *, rerun: bool = True) -> Problem:
     """The problem of an entry and the engines that replay and re-run it.
 
     Args:
@@ -79,7 +79,7 @@ def build_problem(entry, rebuilt, engine: str | None = None,
 
     requested = check_engine(engine)
     check_structure(entry, rebuilt)      # a Z2-count mismatch says so first
-    _, tapered = rebuilt
+    tapered = rebuilt.tapering
     return Problem(
         hamiltonian_origin="stored" if entry.has_stored_hamiltonian else "rebuilt (of_bridge)",
         wires=list(range(entry.tapered_num_qubits)),

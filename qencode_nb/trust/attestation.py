@@ -30,7 +30,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from qencode_nb.errors import QencodeNbError
+from qencode_nb.errors import AttestationError
 
 #: The statement's ``format``: changes when its meaning does.
 FORMAT = "qencode-nb-attestation/1"
@@ -40,11 +40,6 @@ SIGNATURE_SUFFIX = ".attestation.sig"
 #: The records an attestation reads (names of :data:`qencode_nb.verdict.records.AUDIT_RECORDS`).
 READ_RECORDS = ("entry_id", "entry_source", "integrity", "mode", "verdict", "tiers",
                 "provenance", "done")
-
-
-class AttestationError(QencodeNbError, ValueError):
-    """A notebook that cannot be attested (not a completed audit, its entry file gone),
-    or a file given to verify that is not an attestation."""
 
 
 def canonical(obj) -> bytes:

@@ -41,7 +41,7 @@ import hashlib
 from datetime import datetime, timezone
 from pathlib import Path
 
-from qencode_nb.errors import QencodeNbError
+from qencode_nb.errors import CrateError, CrateWarning
 from qencode_nb.notebook.stages import failure_line
 
 #: The profile the crate conforms to.
@@ -59,15 +59,6 @@ COMPLETED = "http://schema.org/CompletedActionStatus"
 FAILED = "http://schema.org/FailedActionStatus"
 #: Per-pool facts of ``provenance.blas.pools`` written as ``additionalProperty``.
 POOL_PROPERTIES = ("architecture", "threads", "filepath", "threading_layer", "user_api")
-
-
-class CrateError(QencodeNbError, ValueError):
-    """A crate cannot be written: a notebook outside the folder, no audit notebook."""
-
-
-class CrateWarning(UserWarning):
-    """An entry file an audit names was left out of the crate (the message names the
-    file, the notebook and why)."""
 
 
 def entry_file_check(source: Path, integrity) -> str | None:

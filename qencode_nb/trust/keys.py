@@ -13,7 +13,7 @@ import hashlib
 import os
 from pathlib import Path
 
-from qencode_nb.errors import QencodeNbError
+from qencode_nb.errors import KeyFileError
 
 #: What a private key file must hold (the error messages say it).
 PRIVATE_ACCEPTED = ("an unencrypted Ed25519 private key in PEM (PKCS8), as "
@@ -25,19 +25,6 @@ PUBLIC_ACCEPTED = ("an Ed25519 public key in PEM (SubjectPublicKeyInfo), as "
 PUBLIC_SUFFIX = ".pub"
 #: Hex digits of the key id.
 KEY_ID_HEX = 16
-
-
-class KeyFileError(QencodeNbError, ValueError):
-    """A key file is missing, is not PEM, or holds another kind of key than the one
-    expected; the message names the file, what it holds and what is accepted.
-
-    Attributes:
-        path: the key file.
-    """
-
-    def __init__(self, path, problem: str, accepted: str):
-        self.path = Path(path)
-        super().__init__(f"key file {path}: {problem}; accepted: {accepted}")
 
 
 def key_id(public_key) -> str:

@@ -77,15 +77,15 @@ def _fmt(value) -> str:
 
 
 def consistency(entry, rerun_energy: float | None = None,
-                hamiltonian: dict | None = None) -> dict:
+                hamiltonian=None) -> dict:
     """Internal consistency of the published numbers and of the re-run (Ha).
 
     Args:
         entry: the :class:`~qencode_nb.entry.model.Entry`.  A number it does not
             state (None) is not checked.
         rerun_energy: the re-run energy (Ha), or None without a re-run.
-        hamiltonian: the ``hamiltonian`` record (:func:`qencode_nb.problem.check.
-            hamiltonian_check`), or None: its recomputed energies check the recorded
+        hamiltonian: the :class:`~qencode_nb.problem.hamrecord.HamiltonianCheck`
+            (:func:`qencode_nb.problem.check.hamiltonian_check`), or None: its recomputed energies check the recorded
             references (``rebuilt``: exact qubit ground energy against the stored
             terms' own, CASCI and Hartree-Fock against the rebuild's, within
             :data:`~qencode_nb.rules.REFERENCE_MATCH_HA`).
@@ -202,9 +202,9 @@ def consistency(entry, rerun_energy: float | None = None,
             ("casci_energy", "e_casci_rebuilt", "the rebuilt CASCI energy"),
             ("hf_energy", "e_hf_rebuilt", "the rebuilt Hartree-Fock energy")):
         recorded = getattr(entry, attr, None)
-        computed = (hamiltonian or {}).get(key)
+        computed = getattr(hamiltonian, key, None)
         if attr == "exact_ground_energy" and not is_number(computed):
-            computed = (hamiltonian or {}).get("ground_energy")
+            computed = getattr(hamiltonian, "ground_energy", None)
         if not (is_number(recorded) and is_number(computed)) or attr in bad:
             continue
         path = field_name(entry, attr)

@@ -74,8 +74,8 @@ def used(rebuilt, hamiltonian, problem, rerun) -> dict:
     recorded configuration (what the optimiser received).
 
     Args:
-        rebuilt: ``(ChemSummary, TaperResult)`` of the rebuild.
-        hamiltonian: the Hamiltonian check record (dict) or None.
+        rebuilt: the :class:`~qencode_nb.problem.rebuild.Rebuilt` problem.
+        hamiltonian: the :class:`~qencode_nb.problem.hamrecord.HamiltonianCheck`, or None.
         problem: the :class:`~qencode_nb.rerun.problem.Problem`.
         rerun: the :class:`~qencode_nb.rerun.rerun.Rerun`, or None (no re-run).
 
@@ -83,7 +83,7 @@ def used(rebuilt, hamiltonian, problem, rerun) -> dict:
         ``{field: {"value", "source"[, "not_used"|"unverified"]}}`` for
         :func:`table`; run fields are absent without a re-run.
     """
-    chem, _ = rebuilt
+    chem = rebuilt.chemistry
     inputs = chem.inputs or {}
     cfg = None if rerun is None else rerun.config
     problem_values = {"tapering_sectors": (problem.z2_sectors,
@@ -116,11 +116,11 @@ def used(rebuilt, hamiltonian, problem, rerun) -> dict:
 
 def _hamiltonian_source_used(inputs: dict, hamiltonian, problem) -> dict:
     if problem.hamiltonian_origin == "stored":
-        h = hamiltonian or {}
-        inferred = h.get("hamiltonian_source_inferred")
-        return {"value": inferred, "unverified": inferred is None,
+        proven = None if hamiltonian is None else hamiltonian.hamiltonian_source
+        basis = None if hamiltonian is None else hamiltonian.reason
+        return {"value": proven, "unverified": proven is None,
                 "source": "stored Hamiltonian; its path proven by rebuild: "
-                          + (h.get("inference_basis") or "the Hamiltonian check")}
+                          + (basis or "the Hamiltonian check")}
     return {"value": inputs.get("hamiltonian_source"),
             "source": "Hamiltonian rebuilt by qencode-nb"}
 

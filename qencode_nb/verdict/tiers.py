@@ -77,7 +77,7 @@ def margin(error: float, threshold: float) -> float:
 
 def verdict(entry, *, rerun, provenance: dict, blas_threads: int,
             blas_coretype: str | None = None, integrity=None, replay=None,
-            procedure=None, hamiltonian: dict | None = None) -> Verdict:
+            procedure=None, hamiltonian=None) -> Verdict:
     """The three tiers, margins and the one-line summary (DESIGN.md, "three tiers").
 
     Args:
@@ -93,8 +93,8 @@ def verdict(entry, *, rerun, provenance: dict, blas_threads: int,
             named in the summary line.
         procedure: the :class:`~qencode_nb.verdict.procedure.Procedure`
             (tier 1); None: tier 1 n/a.
-        hamiltonian: the ``hamiltonian`` record
-            (:func:`qencode_nb.problem.check.hamiltonian_check`); its ``status``
+        hamiltonian: the :class:`~qencode_nb.problem.hamrecord.HamiltonianCheck`
+            (:func:`qencode_nb.problem.check.hamiltonian_check`), or None; its ``status``
             "fail" (the stored terms equal no generator path) is an alert.
 
     Returns:
@@ -117,8 +117,8 @@ def verdict(entry, *, rerun, provenance: dict, blas_threads: int,
         alerts.append("INTEGRITY FAIL" + (f": {why}" if why else ""))
     if replay and replay.get("status") == "fail":
         alerts.append(f"REPLAY FAIL ({_replay_why(replay)})")
-    if isinstance(hamiltonian, dict) and hamiltonian.get("status") == "fail":
-        alerts.append("HAMILTONIAN FAIL: " + str(hamiltonian.get("reason")))
+    if hamiltonian is not None and hamiltonian.status == "fail":
+        alerts.append("HAMILTONIAN FAIL: " + str(hamiltonian.reason))
     if cons["status"] == "fail":
         alerts.append("INCONSISTENT: " + "; ".join(cons["reasons"]))
     alert_text = "".join(f"; {a}" for a in alerts)

@@ -97,7 +97,7 @@ def _words(entry, rebuilt) -> tuple[list, str]:
     "hit", "built" or "not cached" (:func:`qencode_nb.problem.cache.side_file`)."""
     from qencode_nb.problem import cache
 
-    chem, tap = rebuilt
+    chem, tap = rebuilt.chemistry, rebuilt.tapering
 
     def compute():
         from qencode_nb.engines.ansatz import tapered_uccsd_ops
@@ -122,7 +122,7 @@ def _hamiltonian(entry, rebuilt):
     n = entry.tapered_num_qubits
     if entry.has_stored_hamiltonian:
         return Hamiltonian.from_pauli_terms(entry.pauli_terms, n)
-    _, tap = rebuilt
+    tap = rebuilt.tapering
     return Hamiltonian.from_terms(tap.tapered_terms(), n)   # no PennyLane on a cache hit
 
 
@@ -139,7 +139,7 @@ def build(entry, rebuilt) -> FastProblem:
     """
     import time
 
-    _, tap = rebuilt
+    tap = rebuilt.tapering
     reason = unfast_reason(entry)
     if reason:
         raise NotRunnable(reason)

@@ -24,7 +24,7 @@ def qubit_hamiltonian(entry, rebuilt):
 
     if entry.has_stored_hamiltonian:
         return pauli.from_pauli_terms(entry.pauli_terms, entry.tapered_num_qubits)
-    _, tapered = rebuilt
+    tapered = rebuilt.tapering
     return tapered.H_tapered
 
 
@@ -32,7 +32,7 @@ def tapered_ops(entry, rebuilt) -> list:
     """The tapered UCCSD operators (the UCCSD circuit's, and the ADAPT pool)."""
     from qencode_nb.engines import ansatz
 
-    _, tapered = rebuilt
+    tapered = rebuilt.tapering
     return ansatz.tapered_uccsd_ops(entry.active_space[0], tapered.n_qubits_full,
                                     tapered.generators, tapered.paulixops,
                                     tapered.z2_sectors)

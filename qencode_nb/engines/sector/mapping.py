@@ -100,7 +100,7 @@ def _pool_indices(entry, rebuilt, excitations) -> list[int]:
     from qencode_nb.problem import cache
     from qencode_nb.engines.ansatz import tapered_pool_excitations
 
-    chem, tap = rebuilt
+    chem, tap = rebuilt.chemistry, rebuilt.tapering
 
     def compute():
         pool = tapered_pool_excitations(entry.active_space[0], tap.n_qubits_full,
@@ -129,7 +129,7 @@ def build(entry, rebuilt, *, circuit: str = "statevector") -> SectorProblem:
     """
     import time
 
-    chem, tap = rebuilt
+    chem, tap = rebuilt.chemistry, rebuilt.tapering
     reason = unmappable_reason(entry, tap.n_qubits_full)
     if reason:
         raise NotRunnable(reason)
@@ -152,19 +152,19 @@ def build(entry, rebuilt, *, circuit: str = "statevector") -> SectorProblem:
                          seconds=time.perf_counter() - start)
 
 
-def replay_reason(hamiltonian: dict | None) -> str | None:
+def replay_reason(hamiltonian) -> str | None:
     """Why the stored angles cannot be replayed on the rebuilt CI space, or ``None``.
 
     Args:
-        hamiltonian: the audit's Hamiltonian check (``terms_match``,
+        hamiltonian: the audit's HamiltonianCheck (``terms_match``,
             ``max_abs_dcoeff``), or ``None`` when there was none.
     """
-    if not hamiltonian:
+    if hamiltonian is None:
         return "no Hamiltonian check was given: the stored angles are not replayed unchecked"
-    if hamiltonian.get("terms_match") is None:   # no stored Hamiltonian to compare with
+    if hamiltonian.terms_match is None:   # no stored Hamiltonian to compare with
         return None
-    d = hamiltonian.get("max_abs_dcoeff")
-    if not hamiltonian["terms_match"] or d is None or d > SECTOR_REPLAY_MAX_DCOEFF_HA:
+    d = hamiltonian.max_abs_dcoeff
+    if not hamiltonian.terms_match or d is None or d > SECTOR_REPLAY_MAX_DCOEFF_HA:
         return ("the rebuilt Hamiltonian differs from the stored one (max |Δ coefficient| "
                 f"{d if d is not None else 'n/a'} Ha > {SECTOR_REPLAY_MAX_DCOEFF_HA:g}): the "
                 "stored angles belong to the stored orbitals (try blas_coretype='reference', the entries' kernel triple)")
