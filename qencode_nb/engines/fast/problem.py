@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from qencode_nb.errors import NotRunnable
 
-#: Format of the pool-words cache file (bump when :func:`fast_engine.pool_words` changes).
+#: Format of the pool-words cache file (bump when :func:`qencode_nb.engines.fast.compiled.pool_words` changes).
 WORDS_CACHE_FORMAT = 2
 
 #: Most tapered qubits the engine takes on: four state vectors of ``2**n``
@@ -39,7 +39,7 @@ class FastProblem:
         words: :func:`qencode_nb.engines.fast.compiled.pool_words` of the UCCSD
             circuit or the ADAPT pool (None for HEA).
         words_cache: "hit", "built" or "not cached" (no rebuild cache key).
-        convention: how the stored angles act (``fast_engine.ANGLE_FACTOR``):
+        convention: how the stored angles act (``qencode_nb.engines.fast.compiled.ANGLE_FACTOR``):
             "qnode" (UCCSD, the QNode ADAPT engine) or "statevector".
         seconds: wall-clock seconds to build.
     """
