@@ -147,7 +147,7 @@ this is fragile (DESIGN.md)."""
 STRICT_REPRODUCTION_HA = 1e-6
 """QEncode's strict reproduction tolerance: a re-run whose energy moves more than
 1e-6 Ha from the published one "exceeded the strict tolerance" (QEncode's drift
-report, quoted in issue 14: 17 of 40 entries exceeded it while still valid).
+report: 17 of 40 entries exceeded it while still valid).
 Used only to count, in the robustness study's drift table; the tiers do not use
 it."""
 
@@ -160,7 +160,7 @@ gradient to ``conv_tol_grad = sqrt(conv_tol)`` = 3.2e-5 (PySCF ``scf.hf``
 defaults, used by the generator), and orbital energies are determined no better
 than about that gradient; 1e-4 is three times it.  Exact degeneracies (a
 symmetry pair split by the boundary) fall under it too.  The audit records a
-warning, it decides no tier (issue 16)."""
+warning, it decides no tier."""
 
 REPLAY_TOL_HA = 1e-9
 """A replay passes when ``|E(stored params) - E_published| <= 1e-9`` Ha."""
@@ -176,7 +176,7 @@ REFERENCE_MATCH_HA = 1e-6
 """Largest |recorded - recomputed| (Ha) of a reference energy: the exact qubit ground
 energy against the stored terms' own ground energy (or the rebuilt one when they are
 equal), the CASCI and Hartree-Fock energies against the rebuild's.  Measured on the 40
-shared entries and NH3 PAR/HEA under the portable kernel profile (issue 23): exact ground
+shared entries and NH3 PAR/HEA under the portable kernel profile: exact ground
 energy within 1.1e-9 Ha (H10), CASCI within 1.7e-9 Ha (benzene; PySCF's iterative CASCI
 converges to ~1e-9 Ha), Hartree-Fock within 9.7e-13 Ha; 1e-6 Ha is the fingerprint's
 scale (:data:`FINGERPRINT_THRESHOLD_HA`), ~600x above them."""
@@ -200,7 +200,7 @@ COEFF_MATCH_HA = 1e-8
 same build, after the equivalences of :mod:`qencode_nb.problem.equivalence`
 (PySCF moves by a few ulps with the BLAS kernel; measured rebuilt-vs-stored
 differences on the 27 shared entries with Hartree-Fock orbitals are <= 1e-13 Ha).
-An edited coefficient above it is a Hamiltonian alert (issue 23)."""
+An edited coefficient above it is a Hamiltonian alert."""
 
 WEYL_REUSE_HA = 1e-9
 """When stored and rebuilt operators differ by at most this (operator norm,

@@ -25,7 +25,7 @@ next one replaces it), a :class:`CheckpointWarning` is issued (shown in the
 notebook's re-run cell) and the reason, naming both files, is recorded as
 ``checkpoint_discarded`` in the ``rerun`` record, with ``resumed_parts`` 0.  A
 sweep (which resumes every run) thus completes such a run instead of failing it
-at every attempt (tests/test_faults.py).
+at every attempt.
 """
 
 from __future__ import annotations

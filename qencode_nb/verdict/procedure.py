@@ -7,7 +7,7 @@ used and where that value came from (:data:`qencode_nb.rules.GENERATOR_DEFAULTS`
 it is never silently defaulted.  Tier 1 passes only when every field is
 declared and equal.
 
-Tier 1 has three states (issue 23): ``pass``; ``incomplete`` when some field
+Tier 1 has three states: ``pass``; ``incomplete`` when some field
 could not be checked, because QEncode schema 4.0.0 cannot record it
 (``early_stop``: the generator's default was used, with its source) or because
 this mode does not exercise it (the run fields in replay mode) or because the

@@ -1,8 +1,8 @@
 """The five questions of "Works on my QPU" for one audited entry.
 
 The five questions (code, environment, documentation, hardware,
-executability) are those of the "Works on my QPU" view of reproducibility as
-this project's issue 15 states them; how each is read here is below.  They
+executability) are those of the "Works on my QPU" view of reproducibility;
+how each is read here is below.  They
 judge the *entry*, what it lets someone else re-run, and use the
 audit's records (:data:`qencode_nb.verdict.records.AUDIT_RECORDS`), so an
 executed notebook read back later gives the same answers:
@@ -30,7 +30,7 @@ from qencode_nb.notebook.stages import failure_line
 #: The questions, in order.
 QUESTIONS = ("code", "environment", "documentation", "hardware", "executability")
 
-#: The answers, best first; "unknown": the entry was never read (issue 23).
+#: The answers, best first; "unknown": the entry was never read.
 ANSWERS = ("yes", "partly", "no", "unknown")
 
 #: ``provenance.tool_versions`` keys that pin the stack of a QEncode v4 entry

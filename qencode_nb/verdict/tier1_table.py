@@ -41,8 +41,8 @@ class Tier1Table:
 
     Args:
         rows: the ``fields`` record: dicts with ``field``, ``declared_in``,
-            ``declared``, ``used``, ``source``, ``status`` and (audits since
-            issue 23) ``effect`` and ``reason``; older rows get their effect from
+            ``declared``, ``used``, ``source``, ``status`` and (newer audits)
+            ``effect`` and ``reason``; older rows get their effect from
             their status and show their ``source`` as the reason.
     """
 

@@ -4,7 +4,7 @@
 terms when the entry has them, else the rebuilt tapered operator) as a CSR
 matrix, and the ansatz as a gate list (HEA) or as the pool's Pauli words
 (tapered UCCSD, the <= 12-qubit ADAPT pool).  Building the tapered pool
-needs PennyLane's ``qchem.taper_operation`` (seconds to minutes); its words
+needs PennyLane's ``qchem.taper_operation`` (slow on large pools); its words
 are kept in a small JSON file next to the rebuild cache, keyed by the
 rebuild's cache key, so a warm cache builds the problem without PennyLane.
 

@@ -1,5 +1,5 @@
 """Which entries the sector engine can run, and the mapping of their tapered
-circuit parameters to generators in its CI space (issue 6).
+circuit parameters to generators in its CI space.
 
 The mapping, written down once (conventions of :mod:`qencode_nb.engines.sector.space`):
 
