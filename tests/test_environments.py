@@ -27,7 +27,7 @@ import pytest
 from conftest import ROOT
 from qencode_nb.studies import stacks
 from qencode_nb.verdict.compare import ulp_distance
-from qencode_nb.errors import ParameterError
+from qencode_nb.errors import ParameterError, StackError
 from qencode_nb.notebook.record import read_records
 from qencode_nb.studies.environments import (STACK_PACKAGES, VERSION_BLAS,
                                              environment_differences, environment_finding,
@@ -83,7 +83,7 @@ def test_stack_is_a_kernel_with_its_own_versions(stack):
     assert Path(out[1]).parent == ROOT / "qencode_nb"   # the same toolkit code
     assert [r["name"] for r in stacks.list_stacks()] == ["scipy116"]
     # Creating it again is refused and leaves the ready stack as it was.
-    with pytest.raises(stacks.StackError, match="'scipy116' already exists.*status ready"):
+    with pytest.raises(StackError, match="'scipy116' already exists.*status ready"):
         stacks.create_stack("scipy116", requirements=["scipy==0.0.1"], overlay=True)
     assert stacks.read_stack("scipy116")["status"] == "ready"
     assert Path(spec["argv"][0]).is_file()
@@ -250,7 +250,7 @@ def test_stack_bad_input_is_refused_with_what_is_accepted(tmp_path):
         stacks.check_kernelspecs(["python3", "python3"])
     with pytest.raises(ParameterError, match="kernelspec\\(s\\) nope not found"):
         stacks.check_kernelspecs(["python3,nope"])   # commas split inside CLI items too
-    with pytest.raises(stacks.StackError, match="stack 'ghost' does not exist"):
+    with pytest.raises(StackError, match="stack 'ghost' does not exist"):
         stacks.read_stack("ghost", root=tmp_path)
     assert not any(tmp_path.iterdir())   # nothing was created
     assert stacks.recipe_requirements("reference") == ["-r", str(ROOT / "requirements.lock")]
@@ -265,7 +265,7 @@ def test_failed_stack_keeps_its_log_and_registers_no_kernel(tmp_path, monkeypatc
     """A requirement pip cannot satisfy: StackError naming it, the folder keeps
     create.log and stack.json (status failed, the reason), no kernelspec."""
     monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter" / "share" / "jupyter"))
-    with pytest.raises(stacks.StackError, match="scipy==0.0.1") as info:
+    with pytest.raises(StackError, match="scipy==0.0.1") as info:
         stacks.create_stack("broken", requirements=["scipy==0.0.1"], overlay=True,
                             root=tmp_path / "stacks", jupyter_prefix=tmp_path / "jupyter")
     assert "create.log" in str(info.value)

@@ -409,7 +409,7 @@ def test_an_output_folder_that_cannot_be_written_is_refused_before_any_run(tmp_p
     first, naming the folder and why (exit status 2).  Tests may run as root, where
     chmod 0555 does not stop writes: the read-only case is then skipped inside the
     test and the path under a regular file (which stops root too) carries it."""
-    from qencode_nb.studies.run_folder import OutputFolderError
+    from qencode_nb.errors import OutputFolderError
 
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("a regular file\n")

@@ -19,8 +19,8 @@ import pytest
 
 from conftest import ROOT, SHARED_DB
 from qencode_nb.studies.plots import run_labels
-from qencode_nb.studies.report_tables import (QPU_QUESTIONS, ReportError, qpu_answers,
-                                              report_table)
+from qencode_nb.errors import ReportError
+from qencode_nb.studies.report_tables import QPU_QUESTIONS, qpu_answers, report_table
 
 H2_JW_HEA = SHARED_DB / "H2_ccpvdz_JW_HEA_v4_tapered__sha256_67c3022f966367ed.json"
 BROKEN = "H2_broken_mapping"   # the tampered entry's file stem

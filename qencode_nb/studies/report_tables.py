@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from qencode_nb.errors import QencodeNbError
+from qencode_nb.errors import QencodeNbError, ReportError
 from qencode_nb.verdict.qpu_questions import QUESTIONS
 
 #: The "Works on my QPU" questions, in column order (code, environment, documentation,
@@ -52,21 +52,6 @@ EXTRA_COLUMNS = ("label", "run", "molecule", "mapping", "ansatz", "qubits",
                  "hamiltonian_status_reason", "consistency", "consistency_reason",
                  "alerts", "alerts_reason", "not_quoted") + tuple(
                      c for q in QPU_QUESTIONS for c in (f"qpu_{q}", f"qpu_{q}_reason"))
-
-
-class ReportError(QencodeNbError, FileNotFoundError):
-    """No report can be made of a folder: it is not a folder, or it holds no audit
-    notebook.
-
-    Attributes:
-        folder: the folder given.
-        looked_for: what was looked for in it.
-    """
-
-    def __init__(self, message: str, *, folder, looked_for: str):
-        self.folder = folder
-        self.looked_for = looked_for
-        super().__init__(message)
 
 
 #: What a report looks for in its folder (the error says so).

@@ -29,11 +29,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from qencode_nb.atomic import write_atomic
-from qencode_nb.errors import QencodeNbError
-
-
-class OutputFolderError(QencodeNbError, OSError):
-    """A sweep's output folder cannot be created or written (names the folder and why)."""
+from qencode_nb.errors import OutputFolderError
 
 
 def _why(folder: Path, exc: OSError) -> str:

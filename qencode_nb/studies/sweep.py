@@ -186,7 +186,8 @@ def _stored_outcome(out: Path, name: str) -> dict:
 
 
 def _run_one(target, out: Path, parameters, timeout, cell_timeout, name, kernelspec) -> dict:
-    from qencode_nb.notebook.run_process import RunTimedOut, run_isolated
+    from qencode_nb.errors import RunTimedOut
+    from qencode_nb.notebook.run_process import run_isolated
     from qencode_nb.paths import NOTEBOOKS, ROOT
 
     nb_path = out / f"{name}.ipynb"
