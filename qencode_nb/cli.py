@@ -2,7 +2,7 @@
 
 ``qencode-nb sweep DIR_OR_NAMES... [--mode M] [--workers N] [--scheduler ADDR]
 [--subset ci] [--timeout S] [--engine sector|fast] [--out RUNS_DIR]`` audits many entries
-(:mod:`qencode_nb.studies.sweep`), one process and kernel each, and writes
+(:mod:`qencode_nb.batch.sweep`), one process and kernel each, and writes
 ``RUNS_DIR/summary.csv`` and ``RUNS_DIR/margins.{png,svg}``; exit status 1
 when any audit failed (each failure listed first, with its notebook), 2 on bad arguments.
 
@@ -58,7 +58,7 @@ bad arguments (refused before any run).
 
 ``qencode-nb report RUNS_DIR [--out PAGE.html] [--no-notebooks]`` writes one
 self-contained HTML page of the audit notebooks of a folder, each linked to its notebook
-rendered in ``PAGE_notebooks/`` (:func:`qencode_nb.studies.report.write_report`; default
+rendered in ``PAGE_notebooks/`` (:func:`qencode_nb.readout.report.write_report`; default
 ``RUNS_DIR/report.html``); exit status 2 when RUNS_DIR holds no audit notebook.
 
 ``qencode-nb keygen --out KEY``, ``sign RUNS_DIR|AUDIT.ipynb --key KEY``, ``verify
@@ -152,8 +152,9 @@ def _audit(args) -> int:
 
 
 def _sweep(args) -> int:
-    from qencode_nb.studies.sweep import (TIER_STATUSES, boundary_warnings, failures,
-                                          replay_counts, sweep, tier_counts)
+    from qencode_nb.batch.sweep import sweep
+    from qencode_nb.readout.counts import (TIER_STATUSES, boundary_warnings, failures,
+                                           replay_counts, tier_counts)
 
     try:
         table = sweep(args.targets, args.out, mode=args.mode, workers=args.workers,
@@ -235,7 +236,7 @@ def _robustness(args) -> int:
     except QencodeNbError as exc:
         print(f"qencode-nb: {exc}", file=sys.stderr)
         return 2
-    from qencode_nb.studies.plots import short_name
+    from qencode_nb.entry.labels import short_name
 
     shown = result.summary.drop(columns=["gained_certification_in"])
     shown = shown.assign(entry=[short_name(e) for e in shown["entry"]])
@@ -247,7 +248,7 @@ def _robustness(args) -> int:
 
 
 def _report(args) -> int:
-    from qencode_nb.studies.report import write_report
+    from qencode_nb.readout.report import write_report
 
     try:
         report = write_report(args.runs_dir, args.out, notebooks=args.notebooks)

@@ -29,10 +29,11 @@ from qencode_nb.studies import stacks
 from qencode_nb.verdict.compare import ulp_distance
 from qencode_nb.errors import ParameterError, StackError
 from qencode_nb.notebook.record import read_records
-from qencode_nb.studies.environments import (STACK_PACKAGES, VERSION_BLAS,
-                                             environment_differences, environment_finding,
-                                             environments_study, version_table)
-from qencode_nb.studies.summaries import finding, summarise
+from qencode_nb.readout.environment_tables import (STACK_PACKAGES, VERSION_BLAS,
+                                                  environment_differences,
+                                                  environment_finding, version_table)
+from qencode_nb.studies.environments import environments_study
+from qencode_nb.readout.summaries import finding, summarise
 
 QENCODE_NB = Path(sys.executable).parent / "qencode-nb"
 OTHER_SCIPY = "1.16.3"
@@ -122,7 +123,7 @@ def test_environments_study_reports_each_stacks_versions(env_run):
         table["blas"].iloc[0]
     assert set(STACK_PACKAGES) | {"python"} <= set(versions["package"])
     # Each executed notebook names the kernelspec it ran in, and collect reports it.
-    from qencode_nb.studies.collect import collect
+    from qencode_nb.readout.collect import collect
 
     col = collect(out)
     assert dict(zip(col["notebook"], col["kernelspec"])) == dict(

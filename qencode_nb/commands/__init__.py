@@ -8,5 +8,5 @@ them to the command's subparsers.
   (:mod:`qencode_nb.studies.stacks`);
 - :mod:`~qencode_nb.commands.data`: ``data fetch`` (:mod:`qencode_nb.entry.database`);
 - :mod:`~qencode_nb.commands.compare`: ``compare RUNS_A RUNS_B``
-  (:mod:`qencode_nb.studies.cross_host`).
+  (:mod:`qencode_nb.readout.cross_host`).
 """

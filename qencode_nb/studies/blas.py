@@ -5,7 +5,7 @@ measured is recorded, not what was asked for); :func:`kernels_study` varies
 the OpenBLAS CPU kernel (``OPENBLAS_CORETYPE``, read by OpenBLAS when it
 loads, so only a fresh process can change it) at one thread.  Each run is
 ``notebooks/audit.ipynb`` in its own process and Jupyter kernel, pinned at
-launch (:func:`qencode_nb.studies.runner.run_jobs`), so a study compares
+launch (:func:`qencode_nb.batch.runner.run_jobs`), so a study compares
 whole re-runs, never runs sharing one process.  Each returns a table with one
 row per run (energies in Ha, also as ``float.hex()`` so bit differences are
 visible; errors in mHa; wall time in s) and writes it as ``threads.csv`` /
@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from qencode_nb.errors import ParameterError
-from qencode_nb.studies.runner import check_repeats, entry_stem, run_jobs, write_table
+from qencode_nb.batch.runner import check_repeats, entry_stem, run_jobs, write_table
 
 #: Columns of :func:`threads_study`'s table (energy in Ha, error in mHa, seconds wall).
 #: ``threshold_mha`` is the entry's certification threshold (for the figure).
@@ -57,7 +57,7 @@ def threads_study(entry, threads=(1, 2), repeats: int = 3, out_dir="runs/threads
         progress: show a tqdm progress bar (outside the kernels).
         coretype: optional ``OPENBLAS_CORETYPE`` for every run.
         timeout: per-run wall-clock limit in seconds (None: none).
-        plot: write the figure (:func:`qencode_nb.studies.plots.distribution_plot`).
+        plot: write the figure (:func:`qencode_nb.readout.plots.distribution_plot`).
         engine: audit.ipynb ``engine``: None (the recorded backend) or
             "sector" (the fast sector engine where the entry maps; the
             ``engine`` column says what ran).

@@ -4,7 +4,7 @@
 ``optimizer`` override: COBYLA, L-BFGS-B, Adam) at a fixed BLAS thread count;
 the recorded iteration cap, restarts, seed, early stop and backend stay, and
 tier 1 of each run reports the deviation.  Each run is ``notebooks/audit.ipynb``
-in its own process and kernel (:func:`qencode_nb.studies.runner.run_jobs`).
+in its own process and kernel (:func:`qencode_nb.batch.runner.run_jobs`).
 The table puts error (mHa), nfev (QEncode's count) and wall time (s) side by
 side and is written as ``optimizers.csv`` with its figure.
 """
@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from qencode_nb.errors import EntryError, ParameterError
-from qencode_nb.studies.runner import check_repeats, entry_stem, run_jobs, write_table
+from qencode_nb.batch.runner import check_repeats, entry_stem, run_jobs, write_table
 
 #: Columns of :func:`optimizers_study`'s table: ``optimizer`` as requested
 #: (e.g. "Adam(lr=0.05)"); ``nfev`` is QEncode's count for that optimiser.
@@ -80,7 +80,7 @@ def optimizers_study(entry, optimizers=DEFAULT_OPTIMIZERS, repeats: int = 1,
         repeats: runs per optimiser (int >= 1).
         out_dir: folder for the notebooks, ``optimizers.csv`` and the figure
             ``optimizers.png`` / ``optimizers.svg``
-            (:func:`qencode_nb.studies.plots.optimizer_plot`).
+            (:func:`qencode_nb.readout.plots.optimizer_plot`).
         blas_threads: BLAS threads of every run (int >= 1; default 1).
         mode, db, workers, progress, coretype, timeout, plot: as
             :func:`qencode_nb.studies.blas.threads_study`.

@@ -8,14 +8,14 @@ perturbations of a study are the Cartesian product of the axes given, each
 axis by default just its baseline value (1 thread, no coretype, ``python3``).
 :func:`robustness` runs ``notebooks/audit.ipynb`` once per (entry,
 perturbation), each run its own process and pinned kernel, through the sweep's
-local pool or a Dask cluster (:func:`qencode_nb.studies.sweep.run_local`,
-:func:`~qencode_nb.studies.sweep.run_dask`), resumable like a sweep: a run whose
+local pool or a Dask cluster (:func:`qencode_nb.batch.sweep.run_local`,
+:func:`~qencode_nb.batch.sweep.run_dask`), resumable like a sweep: a run whose
 notebook recorded ``done`` with the same inputs is not run again.  It writes
 ``robustness.csv`` (:data:`ROBUSTNESS_COLUMNS`, one row per run),
 ``robustness_summary.csv`` (:func:`summarise_robustness`, one row per entry),
-``robustness_drift.csv`` (:func:`~qencode_nb.studies.robustness_tables.drift_table`:
+``robustness_drift.csv`` (:func:`~qencode_nb.readout.robustness_tables.drift_table`:
 QEncode's four drift counts per perturbation) and the figure ``robustness.png`` / ``.svg``
-(:func:`qencode_nb.studies.robustness_plot.robustness_plot`).  Fragility is then
+(:func:`qencode_nb.readout.robustness_plot.robustness_plot`).  Fragility is then
 *measured* (``fragile_measured``: the certification changed under a
 perturbation) beside the margin-based ``fragile`` inferred from the published
 margin (DESIGN.md: fragility is established by re-running, never by arithmetic).
@@ -32,7 +32,7 @@ from typing import Any, NamedTuple
 
 from qencode_nb.errors import ParameterError
 from qencode_nb.rules import FRAGILE_MARGIN
-from qencode_nb.studies.robustness_tables import (ROBUSTNESS_COLUMNS, SUMMARY_COLUMNS,
+from qencode_nb.readout.robustness_tables import (ROBUSTNESS_COLUMNS, SUMMARY_COLUMNS,
                                                   as_flag, drift_table, robustness_row,
                                                   summarise_robustness)
 
@@ -133,7 +133,7 @@ class RobustnessResult:
             (errors in mHa, energy differences in Ha, wall time in s).
         summary: :func:`summarise_robustness` of ``table``, one row per entry.
         resumed: how many runs were read from an earlier study instead of run.
-        drift: :func:`~qencode_nb.studies.robustness_tables.drift_table` of
+        drift: :func:`~qencode_nb.readout.robustness_tables.drift_table` of
             ``table``: QEncode's four drift counts per perturbation and overall.
     """
 
@@ -176,7 +176,7 @@ class RobustnessResult:
     def report(self) -> str:
         """The closing lines: entries, runs, failed runs, and the entries that lost
         certification in at least one perturbation, named with where."""
-        from qencode_nb.studies.plots import short_name
+        from qencode_nb.entry.labels import short_name
 
         n_runs, failed = len(self.table), self.failures()
         lost = self.lost_certification()
@@ -222,7 +222,7 @@ def robustness(targets, out_dir="runs/robustness", *, threads=None, coretypes=No
     """Re-run every target under every perturbation; tabulate, summarise, plot.
 
     Each (entry, perturbation) is audit.ipynb in its own process and Jupyter
-    kernel (:func:`qencode_nb.studies.sweep.run_one`) with ``{"entry",
+    kernel (:func:`qencode_nb.batch.sweep.run_one`) with ``{"entry",
     "blas_threads", "mode"}`` (plus ``blas_coretype``, ``engine``, ``db``),
     kernelspec the perturbation's, named ``<entry stem>__<perturbation slug>``.
     A run that recorded ``done`` with the same inputs is read back, not re-run;
@@ -231,7 +231,7 @@ def robustness(targets, out_dir="runs/robustness", *, threads=None, coretypes=No
 
     Args:
         targets: folders of QEncode JSON files, entry files or bundled names
-            (:func:`qencode_nb.studies.sweep.resolve_targets`; one str is one target).
+            (:func:`qencode_nb.batch.sweep.resolve_targets`; one str is one target).
         out_dir: folder for the notebooks, ``robustness.csv``,
             ``robustness_summary.csv`` and ``robustness.png`` / ``.svg``.
         threads, coretypes, kernelspecs: the axes (:func:`check_axes`).
@@ -239,13 +239,13 @@ def robustness(targets, out_dir="runs/robustness", *, threads=None, coretypes=No
             None, the recorded backend; "sector"; "fast"), passed through.
         mode: "full" (default) or "rerun" (modes that re-run the optimiser).
         db: folder of QEncode JSON files completing bundled entries.
-        subset: a named subset of the targets (:data:`qencode_nb.studies.sweep.SUBSETS`).
+        subset: a named subset of the targets (:data:`qencode_nb.batch.sweep.SUBSETS`).
         workers: local processes, each one run (own kernel) at a time; ignored
             with ``scheduler``.
         scheduler: a Dask distributed scheduler address (``tcp://host:port``).
         timeout: per-run wall-clock limit in seconds (None: none).
         progress: show a progress bar on stderr
-            (:func:`qencode_nb.studies.progress_bar.progress_bar`; in a kernel too).
+            (:func:`qencode_nb.batch.progress_bar.progress_bar`; in a kernel too).
         plot: write the figure.
 
     Returns:
@@ -259,11 +259,11 @@ def robustness(targets, out_dir="runs/robustness", *, threads=None, coretypes=No
             ``timeout`` <= 0, ``workers`` < 1, an empty axis.
     """
     from qencode_nb.notebook.parameters import check_engine, check_mode
-    from qencode_nb.studies.progress_bar import advance, progress_bar
-    from qencode_nb.studies.runner import STUDY_MODES
-    from qencode_nb.studies.sweep import (inputs_of, is_complete, longest_first,
-                                          resolve_targets, run_dask, run_local, run_name,
-                                          select_subset)
+    from qencode_nb.batch.progress_bar import advance, progress_bar
+    from qencode_nb.batch.runner import STUDY_MODES
+    from qencode_nb.batch.pool import longest_first
+    from qencode_nb.batch.sweep import (inputs_of, is_complete, resolve_targets, run_dask,
+                                        run_local, run_name, select_subset)
 
     engine = check_engine(engine)
     check_mode(mode)
@@ -280,7 +280,7 @@ def robustness(targets, out_dir="runs/robustness", *, threads=None, coretypes=No
         targets = [targets]
     resolved = list(dict.fromkeys(select_subset(resolve_targets([str(t) for t in targets]),
                                                 subset)))   # one run per entry and perturbation
-    from qencode_nb.studies.run_folder import writable_folder
+    from qencode_nb.batch.run_folder import writable_folder
 
     out = writable_folder(Path(out_dir).resolve())   # before any run, naming the folder
     runs, todo = [], []
@@ -314,7 +314,7 @@ def robustness(targets, out_dir="runs/robustness", *, threads=None, coretypes=No
     drift = drift_table(table)
     drift.to_csv(out / "robustness_drift.csv", index=False)
     if plot and len(table):
-        from qencode_nb.studies.robustness_plot import robustness_plot
+        from qencode_nb.readout.robustness_plot import robustness_plot
 
         robustness_plot(table, summary, out / "robustness")
     return RobustnessResult(out_dir=out, perturbations=perturbations, table=table,
@@ -322,7 +322,7 @@ def robustness(targets, out_dir="runs/robustness", *, threads=None, coretypes=No
 
 
 def _table(out: Path, runs, outcomes: dict, engine):
-    """One :func:`~qencode_nb.studies.robustness_tables.robustness_row` per run, in run
+    """One :func:`~qencode_nb.readout.robustness_tables.robustness_row` per run, in run
     order; a resumed run's outcome is its ``<name>.outcome.json``."""
     import pandas as pd
 

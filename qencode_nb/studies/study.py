@@ -3,7 +3,7 @@
 :func:`run` runs a study of one kind (:data:`STUDY_KINDS`: threads, kernels,
 optimizers, environments) through its module (:mod:`qencode_nb.studies.blas`,
 :mod:`~qencode_nb.studies.optimizers`, :mod:`~qencode_nb.studies.environments`),
-summarises it (:mod:`qencode_nb.studies.summaries`) and returns a
+summarises it (:mod:`qencode_nb.readout.summaries`) and returns a
 :class:`StudyResult`: the table, the per-group summary, the finding, and for
 an environment study the versions and differences tables.
 ``qencode-nb study KIND`` (:mod:`qencode_nb.cli`) and ``notebooks/threading.ipynb``
@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from qencode_nb.errors import ParameterError
-from qencode_nb.studies.summaries import STUDY_GROUPS
+from qencode_nb.readout.summaries import STUDY_GROUPS
 
 #: The study kinds, as ``qencode-nb study KIND`` and threading.ipynb's ``study`` name them.
 STUDY_KINDS = tuple(STUDY_GROUPS)
@@ -29,15 +29,15 @@ class StudyResult:
 
     Attributes:
         kind: the study kind (:data:`STUDY_KINDS`).
-        by: the column grouping the runs (:data:`~qencode_nb.studies.summaries.STUDY_GROUPS`).
+        by: the column grouping the runs (:data:`~qencode_nb.readout.summaries.STUDY_GROUPS`).
         out_dir: the study folder as given (notebooks, ``<kind>.csv``, figure).
         table: one row per run (energies in Ha, errors in mHa, seconds wall).
-        summary: :func:`~qencode_nb.studies.summaries.summarise` of ``table`` by ``by``.
-        finding: :func:`~qencode_nb.studies.summaries.finding` of ``summary``.
+        summary: :func:`~qencode_nb.readout.summaries.summarise` of ``table`` by ``by``.
+        finding: :func:`~qencode_nb.readout.summaries.finding` of ``summary``.
         versions: environment study only: package versions per kernelspec
-            (:func:`~qencode_nb.studies.environments.version_table`), else None.
+            (:func:`~qencode_nb.readout.environment_tables.version_table`), else None.
         differences: environment study only: each kernelspec against the first
-            (:func:`~qencode_nb.studies.environments.environment_differences`), else None.
+            (:func:`~qencode_nb.readout.environment_tables.environment_differences`), else None.
         environment_finding: environment study only: the sentence of
             ``differences``, else None.
     """
@@ -71,7 +71,7 @@ class StudyResult:
 
     def failures(self) -> dict:
         """``{run name: failure}`` of the runs that did not complete."""
-        from qencode_nb.studies.sweep import failures
+        from qencode_nb.readout.counts import failures
 
         return failures(self.table)
 
@@ -99,7 +99,7 @@ def run(kind: str, entry, *, threads=(1, 2), coretypes=None, optimizers=None,
     """Run one study of ``entry`` and summarise it.
 
     Each run is ``notebooks/audit.ipynb`` in its own process and Jupyter
-    kernel (:func:`qencode_nb.studies.runner.run_jobs`).
+    kernel (:func:`qencode_nb.batch.runner.run_jobs`).
 
     Args:
         kind: "threads" (vary the BLAS thread count), "kernels" (vary the
@@ -141,9 +141,10 @@ def run(kind: str, entry, *, threads=(1, 2), coretypes=None, optimizers=None,
             raised before any run.
     """
     from qencode_nb.studies.blas import kernels_study, threads_study
-    from qencode_nb.studies.environments import environment_finding, environments_study
+    from qencode_nb.readout.environment_tables import environment_finding
+    from qencode_nb.studies.environments import environments_study
     from qencode_nb.studies.optimizers import DEFAULT_OPTIMIZERS, optimizers_study
-    from qencode_nb.studies.summaries import finding, summarise
+    from qencode_nb.readout.summaries import finding, summarise
 
     if kind not in STUDY_KINDS:
         raise ParameterError(f"study {kind!r} is not accepted; accepted: "

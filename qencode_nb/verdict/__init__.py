@@ -5,5 +5,6 @@
 - :mod:`~qencode_nb.verdict.procedure`: tier 1, field by field (:class:`Procedure`);
 - :mod:`~qencode_nb.verdict.tiers`: tiers 2 and 3, margins, fragile, the summary (:class:`Verdict`);
 - :mod:`~qencode_nb.verdict.compare`: energies compared to the last bit (ulps, ``float.hex``);
-- :mod:`~qencode_nb.verdict.records`: the audit's record names, the one list.
+- :mod:`~qencode_nb.verdict.records`: the audit's record names, the one list;
+- :mod:`~qencode_nb.verdict.figure`: the audit notebook's figure, the re-run's error as it ran.
 """
