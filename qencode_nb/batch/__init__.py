@@ -1,5 +1,8 @@
 """Batch room: running many audits, each in its own process and pinned Jupyter kernel.
 
+- :mod:`~qencode_nb.batch.options`: :class:`~qencode_nb.batch.options.RunOptions`,
+  how every run of a sweep, study or robustness study runs (mode, engine, BLAS
+  threads and kernels, db, workers, scheduler, timeouts), built once;
 - :mod:`~qencode_nb.batch.sweep`: audit.ipynb once per entry of a folder (local pool
   or Dask), resumable; writes ``summary.csv``, the margin plot and the folder's crate;
 - :mod:`~qencode_nb.batch.pool`: the local pool of warm workers (a dead worker fails

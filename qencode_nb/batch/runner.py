@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from qencode_nb.batch.options import RunOptions
 from qencode_nb.errors import EntryError, ParameterError
 from qencode_nb.readout.run_rows import run_row
 
@@ -39,8 +40,8 @@ def entry_stem(entry) -> str:
     return Path(str(entry)).stem
 
 
-def run_jobs(entry, jobs, out_dir, *, mode, db, workers, progress, timeout, desc,
-             engine=None, kernelspecs=None) -> list[dict]:
+def run_jobs(entry, jobs, out_dir, options: RunOptions, *, desc: str,
+             kernelspecs: dict | None = None) -> list[dict]:
     """Run a study's jobs; one row per job (:func:`qencode_nb.readout.run_rows.run_row`),
     in job order.
 
@@ -48,13 +49,12 @@ def run_jobs(entry, jobs, out_dir, *, mode, db, workers, progress, timeout, desc
         entry: entry file or bundled name (not a folder).
         jobs: ``[(group value, repeat, run name, extra audit.ipynb parameters)]``.
         out_dir: folder for the executed notebooks (created).
-        mode: "rerun" or "full" (:data:`STUDY_MODES`).
-        db: folder of QEncode JSON files completing a bundled entry, or None.
-        workers: local processes, each running one notebook (own kernel) at a time.
-        progress: show a progress bar titled ``desc`` on stderr
-            (:func:`qencode_nb.batch.progress_bar.progress_bar`; in a kernel too).
-        timeout: per-run wall-clock limit in seconds, or None.
-        engine: audit.ipynb ``engine`` (None: the recorded backend; "sector").
+        options: :class:`~qencode_nb.batch.options.RunOptions`; used here: ``mode``
+            ("rerun" or "full", :data:`STUDY_MODES`), ``engine``, ``db``, ``workers``,
+            ``timeout`` (per run, s) and ``progress`` (a bar titled ``desc`` on stderr,
+            :func:`qencode_nb.batch.progress_bar.progress_bar`; in a kernel too).  The
+            BLAS pins are each job's extra parameters.
+        desc: the progress bar's title.
         kernelspecs: ``{run name: Jupyter kernelspec}`` (default the notebook's).
 
     Raises:
@@ -66,8 +66,9 @@ def run_jobs(entry, jobs, out_dir, *, mode, db, workers, progress, timeout, desc
     from qencode_nb.batch.sweep import run_local
     from qencode_nb.notebook.parameters import check_engine, check_mode
 
+    mode, timeout = options.mode, options.timeout
     check_mode(mode)
-    engine = check_engine(engine)
+    engine = check_engine(options.engine)
     if mode not in STUDY_MODES:
         raise ParameterError(f"mode {mode!r} does not re-run the optimiser; accepted: "
                              + ", ".join(STUDY_MODES))
@@ -86,13 +87,13 @@ def run_jobs(entry, jobs, out_dir, *, mode, db, workers, progress, timeout, desc
     base = {"entry": target, "mode": mode}
     if engine is not None:
         base["engine"] = engine
-    if db is not None:
-        base["db"] = str(Path(db).resolve())
+    if options.db is not None:
+        base["db"] = str(Path(options.db).resolve())
     todo = [(target, str(out), {**base, **extra}, timeout, None, name,
              (kernelspecs or {}).get(name)) for _, _, name, extra in jobs]
     outcomes = {}
-    with progress_bar(len(todo), desc, "run", enabled=progress) as bar:
-        for outcome in run_local(todo, workers, lambda job: job):
+    with progress_bar(len(todo), desc, "run", enabled=options.progress) as bar:
+        for outcome in run_local(todo, options.workers, lambda job: job):
             outcomes[outcome["name"]] = outcome
             advance(bar, f"{outcome['name'][-16:]} {outcome['status']}")
     return [run_row(out, outcomes[name]) for _, _, name, _ in jobs]

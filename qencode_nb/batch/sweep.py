@@ -39,6 +39,7 @@ import time
 from pathlib import Path
 
 from qencode_nb.errors import EntryError
+from qencode_nb.batch.options import RunOptions, with_changes
 from qencode_nb.batch.pool import longest_first
 
 
@@ -291,47 +292,44 @@ def run_dask(jobs, scheduler: str, submit_args):
                                              f"failed ({type(exc).__name__}: {text})")
 
 
-def sweep(targets, out_dir, *, mode: str = "full", workers: int = 1, blas_threads: int = 1,
-          blas_coretype: str | None = None, db=None, timeout: float | None = None,
-          cell_timeout: int | None = None, scheduler: str | None = None,
-          subset: str | None = None, progress: bool = True, plot: bool = True,
-          engine: str | None = None):
+def sweep(targets, out_dir, options: RunOptions | None = None, *, subset: str | None = None,
+          **changes):
     """Audit every target; return the summary DataFrame (also ``summary.csv``).
 
     Args:
         targets: folders, entry files or bundled names (:func:`resolve_targets`).
         out_dir: folder for the executed notebooks, their inputs and outcomes,
             ``summary.csv`` and the margin plot.
-        mode: audit mode (full, replay, rerun).
-        workers: local processes, each running one notebook (own kernel) at a
-            time; ignored with ``scheduler``.
-        blas_threads, blas_coretype, db: audit.ipynb parameters.
-        timeout: per-run wall-clock limit in seconds (None: none).
-        cell_timeout: per-cell limit in seconds (None: none).
-        scheduler: a Dask distributed scheduler address (``tcp://host:port``);
-            None runs locally.
+        options: how every run runs (:class:`~qencode_nb.batch.options.RunOptions`;
+            default ``RunOptions()``): ``mode`` (full, replay, rerun), ``workers``
+            (local processes, ignored with ``scheduler``), ``blas_threads``,
+            ``blas_coretype``, ``db``, ``engine`` (audit.ipynb parameters),
+            ``timeout`` (per run, s), ``cell_timeout`` (per cell, s), ``scheduler``
+            (a Dask address; None runs locally), ``progress`` (a bar on stderr,
+            :func:`qencode_nb.batch.progress_bar.progress_bar`; in a kernel too),
+            ``plot`` (write ``margins.png`` and ``margins.svg``).
         subset: a named subset of the targets (:data:`SUBSETS`), e.g. "ci".
-        progress: show a progress bar on stderr
-            (:func:`qencode_nb.batch.progress_bar.progress_bar`; in a kernel too).
-        plot: write ``margins.png`` and ``margins.svg``.
-        engine: audit.ipynb ``engine``: None (each entry's recorded backend)
-            or "sector" (the sector engine for the entries that map, the
-            recorded backend with the reason for the others).
+        **changes: fields of ``options`` replaced (``mode="replay"``,
+            :func:`~qencode_nb.batch.options.with_changes`).
 
     Raises:
-        EntryError: a target that does not exist, an unknown subset.
+        EntryError: a target that does not exist, an unknown subset, ``timeout`` <= 0.
         ParameterError: a bad parameter value (checked before any run).
         OutputFolderError: ``out_dir`` cannot be written (before any run).
+        TypeError: a keyword that is not a :class:`~qencode_nb.batch.options.RunOptions`
+            field.
     """
-    from qencode_nb.notebook.parameters import check_engine, check_mode
-    from qencode_nb.readout.collect import audit_table
     from qencode_nb.batch.progress_bar import advance, progress_bar
-    from qencode_nb.notebook.pins import pin_environment
     from qencode_nb.batch.run_folder import folder_lock, write_text_atomic, writable_folder
+    from qencode_nb.notebook.parameters import check_engine, check_mode
+    from qencode_nb.notebook.pins import pin_environment
+    from qencode_nb.readout.collect import audit_table
 
-    check_mode(mode)
-    engine = check_engine(engine)
-    pin_environment(blas_threads, blas_coretype)   # validates both early
+    opts = with_changes(options, changes)
+    check_mode(opts.mode)
+    engine = check_engine(opts.engine)
+    pin_environment(opts.blas_threads, opts.blas_coretype)   # validates both early
+    timeout = opts.timeout
     if timeout is not None and not timeout > 0:
         raise EntryError(f"{timeout!r} is not accepted; accepted: seconds > 0 or None",
                          field="timeout")
@@ -341,32 +339,33 @@ def sweep(targets, out_dir, *, mode: str = "full", workers: int = 1, blas_thread
     for target in selected:
         # resume: a run killed in an earlier sweep continues from its checkpoint
         # (qencode_nb.rerun.checkpoint); a fresh run has none and starts at zero.
-        params = {"entry": target, "blas_threads": blas_threads, "mode": mode, "resume": True}
+        params = {"entry": target, "blas_threads": opts.blas_threads, "mode": opts.mode,
+                  "resume": True}
         if engine is not None:
             params["engine"] = engine
-        if blas_coretype:
-            params["blas_coretype"] = blas_coretype
-        if db is not None:
-            params["db"] = str(Path(db).resolve())
+        if opts.blas_coretype:
+            params["blas_coretype"] = opts.blas_coretype
+        if opts.db is not None:
+            params["db"] = str(Path(opts.db).resolve())
         names.append(run_name(target))
         if not is_complete(out, run_name(target), inputs_of(target, params)):
             todo.append((target, params))
 
     def submit_args(job):
-        return job[0], str(out.resolve()), job[1], timeout, cell_timeout
+        return job[0], str(out.resolve()), job[1], timeout, opts.cell_timeout
 
     todo = longest_first(todo)
     bar = progress_bar(len(names), "audits", "entry", initial=len(names) - len(todo),
-                       enabled=progress)
-    runs = run_dask(todo, scheduler, submit_args) if scheduler else \
-        run_local(todo, workers, submit_args)
+                       enabled=opts.progress)
+    runs = run_dask(todo, opts.scheduler, submit_args) if opts.scheduler else \
+        run_local(todo, opts.workers, submit_args)
     for outcome in runs:
         advance(bar, f"{outcome['name'][:24]} {outcome['status']}")
     bar.close()
     with folder_lock(out):   # another sweep on this folder writes its files before or after
         table = audit_table([out / f"{n}.ipynb" for n in names])
         write_text_atomic(out / "summary.csv", table.to_csv(index=False))
-        if plot and len(table):
+        if opts.plot and len(table):
             from qencode_nb.readout.plots import margin_plot
 
             margin_plot(table, out / "margins")

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import sys
 
-from qencode_nb.commands.run_args import ENGINE_HELP
+from qencode_nb.commands.run_args import ENGINE_HELP, run_options
 from qencode_nb.commands.sweep import print_failures
 from qencode_nb.errors import QencodeNbError
 
@@ -54,11 +54,9 @@ def _robustness(args) -> int:
     from qencode_nb.studies.robustness import robustness
 
     try:
-        result = robustness(args.targets, args.out, threads=args.threads,
+        result = robustness(args.targets, args.out, run_options(args), threads=args.threads,
                             coretypes=args.coretypes, kernelspecs=args.kernelspecs,
-                            engine=args.engine, mode=args.mode, db=args.db, subset=args.subset,
-                            workers=args.workers, scheduler=args.scheduler,
-                            timeout=args.timeout)
+                            subset=args.subset)
     except QencodeNbError as exc:
         print(f"qencode-nb: {exc}", file=sys.stderr)
         return 2

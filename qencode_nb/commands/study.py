@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import sys
 
-from qencode_nb.commands.run_args import ENGINE_HELP
+from qencode_nb.commands.run_args import ENGINE_HELP, run_options
 from qencode_nb.commands.sweep import print_failures
 from qencode_nb.errors import QencodeNbError
 
@@ -84,13 +84,11 @@ def _study(args) -> int:
 
     from qencode_nb.studies import run
 
-    options = {k: getattr(args, k) for k in ("threads", "coretypes", "optimizers",
-                                              "kernelspecs", "blas_threads", "engine")
-               if hasattr(args, k)}
+    design = {k: getattr(args, k) for k in ("threads", "coretypes", "optimizers", "kernelspecs")
+              if hasattr(args, k)}
     try:
         result = run(args.kind, args.entry, repeats=args.repeats, out_dir=args.out or None,
-                     mode=args.mode, db=args.db, workers=args.workers, timeout=args.timeout,
-                     **options)
+                     options=run_options(args), **design)
     except QencodeNbError as exc:
         print(f"qencode-nb: {exc}", file=sys.stderr)
         return 2

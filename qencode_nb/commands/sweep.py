@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from qencode_nb.commands.run_args import CORETYPE_HELP, ENGINE_HELP
+from qencode_nb.commands.run_args import CORETYPE_HELP, ENGINE_HELP, run_options
 from qencode_nb.errors import QencodeNbError
 
 
@@ -22,8 +22,10 @@ def add_parsers(sub) -> None:
                     help="folders of QEncode JSON files, entry files, or bundled names")
     sw.add_argument("--mode", default="full", help="full (default), replay or rerun")
     sw.add_argument("--workers", type=int, default=1, help="parallel runs (default 1)")
-    sw.add_argument("--threads", type=int, default=1, help="BLAS threads per run (default 1)")
-    sw.add_argument("--coretype", default=None, help=CORETYPE_HELP)
+    sw.add_argument("--threads", type=int, default=1, dest="blas_threads", metavar="THREADS",
+                    help="BLAS threads per run (default 1)")
+    sw.add_argument("--coretype", default=None, dest="blas_coretype", metavar="CORETYPE",
+                    help=CORETYPE_HELP)
     sw.add_argument("--db", default=None, help="folder completing bundled entries")
     sw.add_argument("--out", default="runs", help="folder for executed notebooks (default runs)")
     sw.add_argument("--timeout", type=float, default=None,
@@ -45,10 +47,7 @@ def _sweep(args) -> int:
                                            replay_counts, tier_counts)
 
     try:
-        table = sweep(args.targets, args.out, mode=args.mode, workers=args.workers,
-                      blas_threads=args.threads, blas_coretype=args.coretype, db=args.db,
-                      timeout=args.timeout, cell_timeout=args.cell_timeout,
-                      scheduler=args.scheduler, subset=args.subset, engine=args.engine)
+        table = sweep(args.targets, args.out, run_options(args), subset=args.subset)
     except QencodeNbError as exc:
         print(f"qencode-nb: {exc}", file=sys.stderr)
         return 2

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from qencode_nb.batch.options import RunOptions, with_changes
 from qencode_nb.batch.runner import check_repeats, entry_stem, run_jobs, write_table
 from qencode_nb.readout.environment_tables import (STACK_PACKAGES, environment_differences,
                                                   version_of, version_table)
@@ -36,11 +37,8 @@ def default_kernelspecs() -> list[str]:
                                 if k.startswith(KERNELSPEC_PREFIX))]
 
 
-def environments_study(entry, kernelspecs=None, repeats: int = 1, out_dir="runs/environments", *,
-                       mode: str = "rerun", db=None, blas_threads: int = 1,
-                       coretype: str | None = None, workers: int = 1, progress: bool = True,
-                       timeout: float | None = None, plot: bool = True,
-                       engine: str | None = None):
+def environments_study(entry, kernelspecs=None, repeats: int = 1, out_dir="runs/environments",
+                       options: RunOptions | None = None, **changes):
     """Re-run one entry in two or more Jupyter kernels with different package stacks.
 
     Each run is audit.ipynb driven from this environment through the pinned
@@ -61,9 +59,8 @@ def environments_study(entry, kernelspecs=None, repeats: int = 1, out_dir="runs/
             ``environments_versions.csv`` and ``environments_differences.csv``
             (:mod:`qencode_nb.readout.environment_tables`) and the figure
             ``environments.png`` / ``.svg``.
-        blas_threads: BLAS threads of every run (default 1).
-        mode, db, workers, progress, coretype, timeout, plot, engine: as
-            :func:`qencode_nb.studies.blas.threads_study`.
+        options, changes: as :func:`qencode_nb.studies.blas.threads_study`;
+            ``blas_threads`` (default 1) and ``blas_coretype`` are every run's.
 
     Returns:
         DataFrame with :data:`ENVIRONMENTS_COLUMNS`, one row per run ordered
@@ -85,17 +82,17 @@ def environments_study(entry, kernelspecs=None, repeats: int = 1, out_dir="runs/
     from qencode_nb.studies.stacks import check_kernelspecs
     from qencode_nb.notebook.pins import check_blas_coretype, check_thread_count
 
+    opts = with_changes(options, changes, mode="rerun")
     kernelspecs = check_kernelspecs(default_kernelspecs() if kernelspecs is None
                                     else kernelspecs)
     repeats = check_repeats(repeats)
-    extra = {"blas_threads": check_thread_count(blas_threads)}
-    if coretype:
-        extra["blas_coretype"] = check_blas_coretype(coretype)
+    extra = {"blas_threads": check_thread_count(opts.blas_threads)}
+    if opts.blas_coretype:
+        extra["blas_coretype"] = check_blas_coretype(opts.blas_coretype)
     stem = entry_stem(entry)
     jobs = [(k, r, f"{stem}__{k}__r{r}", extra) for k in kernelspecs for r in range(repeats)]
-    rows = run_jobs(entry, jobs, out_dir, mode=mode, db=db, workers=workers,
-                      progress=progress, timeout=timeout, desc="environments study",
-                      engine=engine, kernelspecs={name: k for k, _, name, _ in jobs})
+    rows = run_jobs(entry, jobs, out_dir, opts, desc="environments study",
+                    kernelspecs={name: k for k, _, name, _ in jobs})
     for (k, _, _, _), row in zip(jobs, rows):
         row["kernelspec"] = k
         for pkg in STACK_PACKAGES:
@@ -108,7 +105,7 @@ def environments_study(entry, kernelspecs=None, repeats: int = 1, out_dir="runs/
     out.mkdir(parents=True, exist_ok=True)
     versions.to_csv(out / "environments_versions.csv", index=False)
     differences.to_csv(out / "environments_differences.csv", index=False)
-    write_table(table, "environments", out, plot)
+    write_table(table, "environments", out, opts.plot)
     table.attrs.update(versions=versions.to_dict("records"),
                        differences=differences.to_dict("records"))
     return table

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from qencode_nb.batch.options import RunOptions, with_changes
 from qencode_nb.errors import ParameterError
 from qencode_nb.rules import FRAGILE_MARGIN
 from qencode_nb.readout.robustness_tables import (ROBUSTNESS_COLUMNS, SUMMARY_COLUMNS,
@@ -214,11 +215,9 @@ class RobustnessResult:
                 "failed": self.failures()}
 
 
-def robustness(targets, out_dir="runs/robustness", *, threads=None, coretypes=None,
-               kernelspecs=None, engine: str | None = None, mode: str = "full", db=None,
-               subset: str | None = None, workers: int = 1, scheduler: str | None = None,
-               timeout: float | None = None, progress: bool = True,
-               plot: bool = True) -> RobustnessResult:
+def robustness(targets, out_dir="runs/robustness", options: RunOptions | None = None, *,
+               threads=None, coretypes=None, kernelspecs=None, subset: str | None = None,
+               **changes) -> RobustnessResult:
     """Re-run every target under every perturbation; tabulate, summarise, plot.
 
     Each (entry, perturbation) is audit.ipynb in its own process and Jupyter
@@ -234,19 +233,19 @@ def robustness(targets, out_dir="runs/robustness", *, threads=None, coretypes=No
             (:func:`qencode_nb.batch.sweep.resolve_targets`; one str is one target).
         out_dir: folder for the notebooks, ``robustness.csv``,
             ``robustness_summary.csv`` and ``robustness.png`` / ``.svg``.
+        options: how every run runs (:class:`~qencode_nb.batch.options.RunOptions`;
+            default ``RunOptions()``): ``engine``
+            (:func:`qencode_nb.notebook.parameters.check_engine`: None, the recorded
+            backend; "sector"; "fast"), passed through; ``mode`` "full" (default) or
+            "rerun" (modes that re-run the optimiser); ``db``; ``workers`` (local
+            processes, ignored with ``scheduler``); ``scheduler`` (a Dask address,
+            ``tcp://host:port``); ``timeout`` (per run, s); ``progress`` (a bar on
+            stderr, :func:`qencode_nb.batch.progress_bar.progress_bar`; in a kernel
+            too); ``plot`` (the figure).  ``blas_threads`` and ``blas_coretype`` are
+            not used: the axes are.
         threads, coretypes, kernelspecs: the axes (:func:`check_axes`).
-        engine: audit.ipynb ``engine`` (:func:`qencode_nb.notebook.parameters.check_engine`:
-            None, the recorded backend; "sector"; "fast"), passed through.
-        mode: "full" (default) or "rerun" (modes that re-run the optimiser).
-        db: folder of QEncode JSON files completing bundled entries.
         subset: a named subset of the targets (:data:`qencode_nb.batch.sweep.SUBSETS`).
-        workers: local processes, each one run (own kernel) at a time; ignored
-            with ``scheduler``.
-        scheduler: a Dask distributed scheduler address (``tcp://host:port``).
-        timeout: per-run wall-clock limit in seconds (None: none).
-        progress: show a progress bar on stderr
-            (:func:`qencode_nb.batch.progress_bar.progress_bar`; in a kernel too).
-        plot: write the figure.
+        **changes: fields of ``options`` replaced (``mode="rerun"``).
 
     Returns:
         a :class:`RobustnessResult`.
@@ -257,6 +256,8 @@ def robustness(targets, out_dir="runs/robustness", *, threads=None, coretypes=No
         PinError: a thread count < 1, an unknown or unrunnable coretype.
         ParameterError: a kernelspec Jupyter does not find, mode "replay",
             ``timeout`` <= 0, ``workers`` < 1, an empty axis.
+        TypeError: a keyword that is not a :class:`~qencode_nb.batch.options.RunOptions`
+            field.
     """
     from qencode_nb.notebook.parameters import check_engine, check_mode
     from qencode_nb.batch.progress_bar import advance, progress_bar
@@ -265,7 +266,9 @@ def robustness(targets, out_dir="runs/robustness", *, threads=None, coretypes=No
     from qencode_nb.batch.sweep import (inputs_of, is_complete, resolve_targets, run_dask,
                                         run_local, run_name, select_subset)
 
-    engine = check_engine(engine)
+    opts = with_changes(options, changes)
+    mode, timeout, workers = opts.mode, opts.timeout, opts.workers
+    engine = check_engine(opts.engine)
     check_mode(mode)
     if mode not in STUDY_MODES:
         raise ParameterError(f"mode {mode!r} does not re-run the optimiser (no certification "
@@ -291,8 +294,8 @@ def robustness(targets, out_dir="runs/robustness", *, threads=None, coretypes=No
                 params["blas_coretype"] = p.coretype
             if engine is not None:
                 params["engine"] = engine
-            if db is not None:
-                params["db"] = str(Path(db).resolve())
+            if opts.db is not None:
+                params["db"] = str(Path(opts.db).resolve())
             name = f"{run_name(target)}__{p.slug}"
             runs.append((run_name(target), p, name, params))
             if not is_complete(out, name, inputs_of(target, params)):
@@ -301,8 +304,8 @@ def robustness(targets, out_dir="runs/robustness", *, threads=None, coretypes=No
     outcomes = {}
     todo = longest_first(todo)
     with progress_bar(len(runs), "robustness", "run", initial=len(runs) - len(todo),
-                      enabled=progress) as bar:
-        dispatched = run_dask(todo, scheduler, lambda job: job) if scheduler else \
+                      enabled=opts.progress) as bar:
+        dispatched = run_dask(todo, opts.scheduler, lambda job: job) if opts.scheduler else \
             run_local(todo, workers, lambda job: job)
         for outcome in dispatched:
             outcomes[outcome["name"]] = outcome
@@ -313,7 +316,7 @@ def robustness(targets, out_dir="runs/robustness", *, threads=None, coretypes=No
     summary.to_csv(out / "robustness_summary.csv", index=False)
     drift = drift_table(table)
     drift.to_csv(out / "robustness_drift.csv", index=False)
-    if plot and len(table):
+    if opts.plot and len(table):
         from qencode_nb.readout.robustness_plot import robustness_plot
 
         robustness_plot(table, summary, out / "robustness")
