@@ -34,7 +34,7 @@ def main() -> int:
     ap.add_argument("--coretype", default=None)
     args = ap.parse_args()
 
-    from qencode_nb.studies.sweep import sweep
+    from qencode_nb.batch.sweep import sweep
 
     root = Path(tempfile.mkdtemp(prefix="bench-sweep-"))
     os.environ["QENCODE_NB_CACHE"] = str(root / "cache")

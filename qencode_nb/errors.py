@@ -193,3 +193,35 @@ class CheckpointCorrupt(QencodeNbError, ValueError):
 
 class CheckpointWarning(RuntimeWarning):
     """A checkpoint could not be used: it was set aside and the run starts over."""
+
+
+class RunTimedOut(QencodeNbError, TimeoutError):
+    """A run in its own process passed its wall-clock limit (seconds) and its process
+    tree was killed (:func:`qencode_nb.notebook.run_process.run_isolated`; a sweep
+    records it as ``RunTimeout`` in the run's notebook and row)."""
+
+
+class OutputFolderError(QencodeNbError, OSError):
+    """A sweep's or study's output folder cannot be created or written (names the
+    folder and why; :func:`qencode_nb.batch.run_folder.writable_folder`)."""
+
+
+class ReportError(QencodeNbError, FileNotFoundError):
+    """No report can be made of a folder: it is not a folder, or it holds no audit
+    notebook (:func:`qencode_nb.readout.report_tables.report_notebooks`).
+
+    Attributes:
+        folder: the folder given.
+        looked_for: what was looked for in it.
+    """
+
+    def __init__(self, message: str, *, folder, looked_for: str):
+        self.folder = folder
+        self.looked_for = looked_for
+        super().__init__(message)
+
+
+class StackError(QencodeNbError, RuntimeError):
+    """A package stack could not be created, found or removed: venv, pip or
+    ipykernel failed (the log is kept), or no such stack (the message says why;
+    :mod:`qencode_nb.studies.stacks`)."""

@@ -112,8 +112,8 @@ def test_lih_bundled_entry_end_to_end(tmp_path):
     boundary = h["active_space_boundary"]
     assert boundary["status"] == "warning" and boundary["pairs"][0]["inside"] == 3
     assert 'data-check="active space"' in _outputs(out)[0]["data"]["text/html"]
-    from qencode_nb.studies.collect import audit_table
-    from qencode_nb.studies.sweep import boundary_warnings
+    from qencode_nb.readout.collect import audit_table
+    from qencode_nb.readout.counts import boundary_warnings
 
     table = audit_table([out])
     assert boundary_warnings(table) == {"lih": boundary["warning"]}

@@ -255,7 +255,7 @@ def test_a_nan_published_energy_audit_notebook_says_what_is_wrong(tmp_path):
     # the report of the folder counts tier 1 as incomplete, amber (issue 23, item 3)
     from bs4 import BeautifulSoup
 
-    from qencode_nb.studies.report import write_report
+    from qencode_nb.readout.report import write_report
 
     report = write_report(tmp_path, tmp_path / "site" / "report.html", notebooks=False)
     soup = BeautifulSoup(report.path.read_text(encoding="utf-8"), "html.parser")

@@ -16,7 +16,7 @@ QENCODE_NB = ROOT / ".venv" / "bin" / "qencode-nb"
 def two_sweeps(tmp_path_factory):
     """H2 JW/UCCSD and H2 JW/HEA re-run under ``portable`` and under every copy on
     Sandybridge: other kernels, another numeric fingerprint."""
-    from qencode_nb.studies.sweep import sweep
+    from qencode_nb.batch.sweep import sweep
 
     root = tmp_path_factory.mktemp("compare")
     targets = [str(H2_JW_UCCSD), str(next(SHARED_DB.glob("H2_ccpvdz_JW_HEA_v4_*.json")))]
@@ -30,7 +30,7 @@ def two_sweeps(tmp_path_factory):
 
 @pytest.mark.notebook
 def test_compare_reports_bits_certification_fingerprints_and_both_rates(two_sweeps):
-    from qencode_nb.studies.cross_host import compare_folders, rates
+    from qencode_nb.readout.cross_host import compare_folders, rates
 
     root, tables = two_sweeps
     table = compare_folders(root / "a", root / "b")

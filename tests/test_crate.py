@@ -144,7 +144,7 @@ def test_one_audit_more_joins_the_crate_and_a_failed_one_says_so(audit, tmp_path
 def test_a_sweep_writes_the_crate_of_its_folder(tmp_path):
     from rocrate.rocrate import ROCrate
 
-    from qencode_nb.studies.sweep import sweep
+    from qencode_nb.batch.sweep import sweep
 
     out = tmp_path / "runs"
     table = sweep(["h2"], out, mode="replay", plot=False, progress=False)

@@ -27,12 +27,13 @@ import pytest
 from conftest import ROOT
 from qencode_nb.studies import stacks
 from qencode_nb.rerun.compare import ulp_distance
-from qencode_nb.errors import ParameterError
+from qencode_nb.errors import ParameterError, StackError
 from qencode_nb.notebook.record import read_records
-from qencode_nb.studies.environments import (STACK_PACKAGES, VERSION_BLAS,
-                                             environment_differences, environment_finding,
-                                             environments_study, version_table)
-from qencode_nb.studies.summaries import finding, summarise
+from qencode_nb.readout.environment_tables import (STACK_PACKAGES, VERSION_BLAS,
+                                                  environment_differences,
+                                                  environment_finding, version_table)
+from qencode_nb.studies.environments import environments_study
+from qencode_nb.readout.summaries import finding, summarise
 
 QENCODE_NB = Path(sys.executable).parent / "qencode-nb"
 OTHER_SCIPY = "1.16.3"
@@ -83,7 +84,7 @@ def test_stack_is_a_kernel_with_its_own_versions(stack):
     assert Path(out[1]).parent == ROOT / "qencode_nb"   # the same toolkit code
     assert [r["name"] for r in stacks.list_stacks()] == ["scipy116"]
     # Creating it again is refused and leaves the ready stack as it was.
-    with pytest.raises(stacks.StackError, match="'scipy116' already exists.*status ready"):
+    with pytest.raises(StackError, match="'scipy116' already exists.*status ready"):
         stacks.create_stack("scipy116", requirements=["scipy==0.0.1"], overlay=True)
     assert stacks.read_stack("scipy116")["status"] == "ready"
     assert Path(spec["argv"][0]).is_file()
@@ -122,7 +123,7 @@ def test_environments_study_reports_each_stacks_versions(env_run):
         table["blas"].iloc[0]
     assert set(STACK_PACKAGES) | {"python"} <= set(versions["package"])
     # Each executed notebook names the kernelspec it ran in, and collect reports it.
-    from qencode_nb.studies.collect import collect
+    from qencode_nb.readout.collect import collect
 
     col = collect(out)
     assert dict(zip(col["notebook"], col["kernelspec"])) == dict(
@@ -250,7 +251,7 @@ def test_stack_bad_input_is_refused_with_what_is_accepted(tmp_path):
         stacks.check_kernelspecs(["python3", "python3"])
     with pytest.raises(ParameterError, match="kernelspec\\(s\\) nope not found"):
         stacks.check_kernelspecs(["python3,nope"])   # commas split inside CLI items too
-    with pytest.raises(stacks.StackError, match="stack 'ghost' does not exist"):
+    with pytest.raises(StackError, match="stack 'ghost' does not exist"):
         stacks.read_stack("ghost", root=tmp_path)
     assert not any(tmp_path.iterdir())   # nothing was created
     assert stacks.recipe_requirements("reference") == ["-r", str(ROOT / "requirements.lock")]
@@ -265,7 +266,7 @@ def test_failed_stack_keeps_its_log_and_registers_no_kernel(tmp_path, monkeypatc
     """A requirement pip cannot satisfy: StackError naming it, the folder keeps
     create.log and stack.json (status failed, the reason), no kernelspec."""
     monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter" / "share" / "jupyter"))
-    with pytest.raises(stacks.StackError, match="scipy==0.0.1") as info:
+    with pytest.raises(StackError, match="scipy==0.0.1") as info:
         stacks.create_stack("broken", requirements=["scipy==0.0.1"], overlay=True,
                             root=tmp_path / "stacks", jupyter_prefix=tmp_path / "jupyter")
     assert "create.log" in str(info.value)

@@ -15,7 +15,7 @@ with another run's), seeded with a copy of the default cache's rebuild files whe
 has them (cache hits are checked like any file; a cold copy only costs the PySCF
 rebuilds).  A fault is injected from a thread of the test while the sweep runs in the
 test process; which process runs which entry is read from the run's lock file
-(``<name>.lock``: pid of the worker holding it, :mod:`qencode_nb.studies.run_folder`).
+(``<name>.lock``: pid of the worker holding it, :mod:`qencode_nb.batch.run_folder`).
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ import pytest
 
 from conftest import ROOT, SHARED_DB, pinned_env
 from qencode_nb.notebook.record import read_records
-from qencode_nb.studies.run_folder import lock_holder
-from qencode_nb.studies.sweep import sweep
+from qencode_nb.batch.run_folder import lock_holder
+from qencode_nb.batch.sweep import sweep
 
 H2_BK = SHARED_DB / "H2_ccpvdz_BK_UCCSD_v4_tapered__sha256_d3f280f5c8f32ccc.json"
 EXE = str(ROOT / ".venv" / "bin" / "qencode-nb")
@@ -409,7 +409,7 @@ def test_an_output_folder_that_cannot_be_written_is_refused_before_any_run(tmp_p
     first, naming the folder and why (exit status 2).  Tests may run as root, where
     chmod 0555 does not stop writes: the read-only case is then skipped inside the
     test and the path under a regular file (which stops root too) carries it."""
-    from qencode_nb.studies.run_folder import OutputFolderError
+    from qencode_nb.errors import OutputFolderError
 
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("a regular file\n")
@@ -483,10 +483,10 @@ def _job(name: str, seconds: float, folder: str):
 
 
 def test_run_pool_hands_a_dead_workers_job_to_lost_and_the_others_go_on(tmp_path):
-    """The pool under the sweep (qencode_nb.studies.pool): the worker running "slow" is
+    """The pool under the sweep (qencode_nb.batch.pool): the worker running "slow" is
     killed; its job goes to ``lost`` with the pid and the signal, a fresh worker takes
     the jobs left, and an exception of the job function is raised in the caller."""
-    from qencode_nb.studies.pool import run_pool
+    from qencode_nb.batch.pool import run_pool
 
     def pid_of_slow():
         try:

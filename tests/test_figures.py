@@ -22,13 +22,13 @@ import pytest
 import yaml
 
 from conftest import H2_JW_UCCSD, ROOT, SHARED_DB
-from qencode_nb.studies.collect import (COLLECT_COLUMNS, adapt_operator_table, audit_table, collect,
+from qencode_nb.readout.collect import (COLLECT_COLUMNS, adapt_operator_table, audit_table, collect,
                                 resolve_path)
 from qencode_nb.errors import EntryError, ParameterError
-from qencode_nb.studies.plots import adapt_operator_plot
+from qencode_nb.readout.plots import adapt_operator_plot
 from qencode_nb.notebook.record import read_records
 from qencode_nb.studies.optimizers import optimizers_study
-from qencode_nb.studies.summaries import finding, summarise
+from qencode_nb.readout.summaries import finding, summarise
 from test_studies import _check_summary_against_table
 
 QENCODE_NB = Path(sys.executable).parent / "qencode-nb"
@@ -315,7 +315,7 @@ def test_optimizers_parameter_file_names_notebook_parameters():
 def test_collect_reads_only_audit_record_names_and_keeps_its_columns():
     """The records audit_table reads are names of verdict.records.AUDIT_RECORDS (the one
     list); summary.csv's columns stay as they are (tools outside read them)."""
-    from qencode_nb.studies.collect import AUDIT_COLUMNS, COPIED_RECORDS, READ_RECORDS
+    from qencode_nb.readout.collect import AUDIT_COLUMNS, COPIED_RECORDS, READ_RECORDS
     from qencode_nb.verdict.records import AUDIT_RECORDS, ERROR_RECORD
 
     assert set(READ_RECORDS + COPIED_RECORDS) - {ERROR_RECORD} <= set(AUDIT_RECORDS)

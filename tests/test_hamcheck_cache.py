@@ -520,7 +520,7 @@ def test_two_concurrent_processes_leave_a_valid_file(lock, tmp_path):
 _HAMMER = textwrap.dedent("""
     import sys
     from pathlib import Path
-    from qencode_nb.problem.cache import write_atomic
+    from qencode_nb.atomic import write_atomic
     path, tag = Path(sys.argv[1]), sys.argv[2]
     body = ('{"tag": "%s", "pad": "%s"}' % (tag, tag * 400000)).encode()
     for _ in range(60):

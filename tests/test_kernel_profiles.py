@@ -186,7 +186,7 @@ def test_the_card_and_the_report_header_name_the_profile_and_the_fingerprint():
     copy's kernel and the fingerprint's hash; the report header counts fingerprints."""
     import pandas as pd
 
-    from qencode_nb.studies.report import environments
+    from qencode_nb.readout.report import environments
     from qencode_nb.verdict.card import Card
 
     fallback = resolve("reference", AVX2).to_record()

@@ -105,7 +105,7 @@ def test_a_parameter_reassigned_after_the_pin_cell_is_refused_and_never_done(tmp
     assert err["stage"] == "load" and err["type"] == "ParameterError"
     assert "reassigned entry (was 'lih' at the pin cell, now 'h2')" in err["message"]
     from qencode_nb import read_records
-    from qencode_nb.studies.collect import collect
+    from qencode_nb.readout.collect import collect
 
     r = read_records(out)
     assert r["parameters_in_force"]["entry"] == "lih" and "entry_id" not in r
@@ -123,7 +123,7 @@ def test_a_parameter_reassigned_after_the_pin_cell_is_refused_and_never_done(tmp
     assert rows.loc[str(forged), "status"] == "inconsistent"
     assert rows.loc[str(forged), "failure"] == ("inconsistent parameters: entry='lih' in "
                                                 "papermill's metadata but 'h2' in force")
-    from qencode_nb.studies.collect import audit_table
+    from qencode_nb.readout.collect import audit_table
 
     assert list(audit_table([done, forged])["status"]) == ["done", "inconsistent"]
 

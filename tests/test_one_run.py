@@ -96,7 +96,7 @@ def test_a_second_run_in_the_same_kernel_shows_nothing_of_the_first(tmp_path):
     assert r["entry_id"].startswith("LiH_") and r["parameters_in_force"]["entry"] == "lih"
     for name in ("done", "rerun", "tiers", "verdict", "works_on_my_qpu", "error_mha"):
         assert name not in r, name
-    from qencode_nb.studies.collect import collect
+    from qencode_nb.readout.collect import collect
 
     row = collect([path]).iloc[0]
     assert row["status"] == "partial" and row["entry_id"].startswith("LiH_")
@@ -134,7 +134,7 @@ def test_a_killed_kernel_is_a_failed_run_with_its_stage_and_reason(tmp_path, mon
     and the runner's card (qencode-nb audit, sweeps) is redrawn as failed."""
     from qencode_nb.errors import RunFailed
     from qencode_nb.notebook.runner import run_notebook
-    from qencode_nb.studies.collect import audit_table, collect
+    from qencode_nb.readout.collect import audit_table, collect
     from qencode_nb.verdict.card import redraw_card
 
     monkeypatch.setenv("QENCODE_NB_PROGRESS", "0")
@@ -216,7 +216,7 @@ def test_an_entry_that_never_loaded_answers_unknown_not_no(tmp_path):
     """papermill run directly with a typo: the run fails in its load stage; the five
     "Works on my QPU" questions read "unknown" (before: five red "no" blaming the
     entry), on the card and in the record a report reads."""
-    from qencode_nb.studies.report_tables import qpu_answers
+    from qencode_nb.readout.report_tables import qpu_answers
     from qencode_nb.verdict.qpu_questions import QUESTIONS
 
     out = tmp_path / "lhi.ipynb"
@@ -330,7 +330,7 @@ def test_no_failure_names_its_type_twice(tmp_path, monkeypatch):
     "DeadKernelError: DeadKernelError: ..." from the runner.  A real per-run timeout
     (H2, 1 s: killed while its kernel starts) and an error record an older runner wrote."""
     from qencode_nb.notebook.stages import failure_line
-    from qencode_nb.studies.sweep import sweep
+    from qencode_nb.batch.sweep import sweep
 
     monkeypatch.setenv("QENCODE_NB_PROGRESS", "0")
     table = sweep(["h2"], tmp_path / "runs", mode="replay", timeout=1, progress=False,

@@ -1,5 +1,5 @@
 """``qencode-nb report``: one self-contained HTML page of a folder of executed audits
-(qencode_nb/studies/report.py, report_tables.py; issue 15, items 4 and 6).
+(qencode_nb/readout/report.py, report_tables.py; issue 15, items 4 and 6).
 
 One real sweep per module (the CI subset of the shared entries, replay mode, fast
 engine: about 25 s) plus one entry whose mapping was tampered with (a failed run), a
@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, SHARED_DB
-from qencode_nb.studies.plots import run_labels
-from qencode_nb.studies.report_tables import (QPU_QUESTIONS, ReportError, qpu_answers,
-                                              report_table)
+from qencode_nb.readout.plots import run_labels
+from qencode_nb.errors import ReportError
+from qencode_nb.readout.report_tables import QPU_QUESTIONS, qpu_answers, report_table
 
 H2_JW_HEA = SHARED_DB / "H2_ccpvdz_JW_HEA_v4_tapered__sha256_67c3022f966367ed.json"
 BROKEN = "H2_broken_mapping"   # the tampered entry's file stem
@@ -40,7 +40,7 @@ def _cell(row, key: str):
 def runs(tmp_path_factory) -> Path:
     """A real sweep folder: the CI subset in replay mode on the fast engine, one failed
     run (encoding.mapping tampered with) and a figures notebook beside them."""
-    from qencode_nb.studies.sweep import resolve_targets, select_subset, sweep
+    from qencode_nb.batch.sweep import resolve_targets, select_subset, sweep
 
     base = tmp_path_factory.mktemp("report")
     entry = json.loads(H2_JW_HEA.read_text())
@@ -58,7 +58,7 @@ def runs(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def report(runs):
     """The report of ``runs``, written to another folder (its notebook pages beside it)."""
-    from qencode_nb.studies.report import write_report
+    from qencode_nb.readout.report import write_report
 
     return write_report(runs, runs.parent / "site" / "report.html")
 
@@ -67,7 +67,7 @@ def report(runs):
 def test_one_row_per_audit_notebook_with_audit_table_values(runs, report):
     import pandas as pd
 
-    from qencode_nb.studies.collect import audit_notebooks, audit_table, notebook_kind
+    from qencode_nb.readout.collect import audit_notebooks, audit_table, notebook_kind
 
     audits = audit_notebooks(runs)
     assert notebook_kind(runs / "H2_audit_figures.ipynb") == "figures"
@@ -181,7 +181,7 @@ def test_a_robustness_study_adds_measured_fragility_and_its_figure(tmp_path):
     comes from robustness_summary.csv, the robustness figure is inline."""
     import pandas as pd
 
-    from qencode_nb.studies.report import write_report
+    from qencode_nb.readout.report import write_report
     from qencode_nb.studies.robustness import robustness
 
     out = tmp_path / "robustness"

@@ -20,7 +20,7 @@ from conftest import ROOT, SHARED_DB
 from qencode_nb.errors import EntryError, ParameterError, PinError
 from qencode_nb.rules import FRAGILE_MARGIN
 from qencode_nb.studies.robustness import BASELINE, Perturbation, check_axes, robustness
-from qencode_nb.studies.robustness_tables import (READ_RECORDS, ROBUSTNESS_COLUMNS,
+from qencode_nb.readout.robustness_tables import (READ_RECORDS, ROBUSTNESS_COLUMNS,
                                                   SUMMARY_COLUMNS, drift_table,
                                                   summarise_robustness)
 

@@ -11,7 +11,7 @@ import psutil
 import pytest
 
 from conftest import SHARED_DB
-from qencode_nb.errors import ParameterError
+from qencode_nb.errors import ParameterError, RunTimedOut
 from qencode_nb.notebook import run_process
 from qencode_nb.notebook.record import read_records
 from qencode_nb.paths import NOTEBOOKS, ROOT
@@ -77,7 +77,7 @@ def test_a_forked_run_past_its_timeout_is_killed_with_its_kernel(tmp_path, monke
     watcher.start()
     try:
         # H4 JW/UCCSD in full mode re-runs 1000 COBYLA steps (~1 min); 15 s cannot.
-        with pytest.raises(run_process.RunTimedOut):
+        with pytest.raises(RunTimedOut):
             run_process.run_isolated(AUDIT, tmp_path / "h4.ipynb",
                                      {"entry": str(H4_UCCSD), "mode": "full"},
                                      timeout=15, cwd=str(ROOT))

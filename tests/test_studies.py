@@ -19,7 +19,7 @@ from conftest import H2_JW_UCCSD, ROOT
 from qencode_nb.errors import EntryError, ParameterError, PinError
 from qencode_nb.studies import STUDY_KINDS, run
 from qencode_nb.studies.blas import kernels_study, threads_study
-from qencode_nb.studies.summaries import finding, summarise
+from qencode_nb.readout.summaries import finding, summarise
 from qencode_nb.notebook.pins import CORETYPE_CPU_FLAGS, runnable_coretypes
 
 QENCODE_NB = Path(sys.executable).parent / "qencode-nb"
@@ -229,8 +229,8 @@ def test_study_kinds_and_the_records_a_study_reads():
     """One list of kinds (CLI subcommands = threading.ipynb's study values = figure kinds),
     and every audit record a study row reads is a name of verdict.records.AUDIT_RECORDS."""
     from qencode_nb.cli import build_parser
-    from qencode_nb.studies.plots import STUDY_GROUPS
-    from qencode_nb.studies.runner import READ_RECORDS
+    from qencode_nb.readout.plots import STUDY_GROUPS
+    from qencode_nb.readout.run_rows import READ_RECORDS
     from qencode_nb.verdict.records import AUDIT_RECORDS, ERROR_RECORD
 
     assert STUDY_KINDS == ("threads", "kernels", "optimizers", "environments")
@@ -246,8 +246,8 @@ def test_study_kinds_and_the_records_a_study_reads():
 def test_study_result_records_what_threading_ipynb_records(tmp_path):
     """StudyResult.to_record: the record names and order of threading.ipynb, the finding
     of an environment study is its differences' sentence (a table built by hand)."""
-    from qencode_nb.studies.environments import (environment_differences,
-                                                 environment_finding, version_table)
+    from qencode_nb.readout.environment_tables import (environment_differences,
+                                                      environment_finding, version_table)
     from qencode_nb.studies.study import StudyResult
 
     table = pd.DataFrame([

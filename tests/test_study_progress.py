@@ -1,4 +1,4 @@
-"""Progress of sweeps and studies: one text bar on stderr (qencode_nb/studies/progress_bar.py)
+"""Progress of sweeps and studies: one text bar on stderr (qencode_nb/batch/progress_bar.py)
 that shows in a terminal, in JupyterLab and in papermill's executed notebook.
 
 The notebook tests execute ``threading.ipynb`` (a threads study of the bundled H2 entry,
@@ -16,7 +16,7 @@ import sys
 import pytest
 
 from conftest import ROOT
-from qencode_nb.studies.progress_bar import NCOLS, advance, progress_bar
+from qencode_nb.batch.progress_bar import NCOLS, advance, progress_bar
 
 
 def _stderr(nb: dict) -> list[str]:

@@ -10,7 +10,8 @@ import pytest
 
 from conftest import H2_JW_UCCSD, ROOT, SHARED_DB, TEST_PROFILE, by_profile
 from qencode_nb.errors import EntryError
-from qencode_nb.studies.sweep import SUBSETS, failures, sweep, tier_counts
+from qencode_nb.batch.sweep import SUBSETS, sweep
+from qencode_nb.readout.counts import failures, tier_counts
 
 H2_BK = SHARED_DB / "H2_ccpvdz_BK_UCCSD_v4_tapered__sha256_d3f280f5c8f32ccc.json"
 
@@ -103,7 +104,7 @@ def test_per_run_timeout_kills_the_run_keeps_its_notebook_and_the_rest_go_on(tmp
 
 def test_subset_ci_covers_hea_uccsd_and_adapt(tmp_path):
     from qencode_nb.entry import load
-    from qencode_nb.studies.sweep import resolve_targets, select_subset
+    from qencode_nb.batch.sweep import resolve_targets, select_subset
 
     chosen = select_subset(resolve_targets([str(SHARED_DB)]), "ci")
     assert len(chosen) == len(SUBSETS["ci"]) == 7
@@ -140,7 +141,7 @@ def test_summary_and_margin_plot_from_a_sweep(tmp_path):
     # that records no kind) in the folder is no entry, whatever its file name.
     import json
 
-    from qencode_nb.studies.collect import audit_table, notebook_kind
+    from qencode_nb.readout.collect import audit_table, notebook_kind
 
     audit_nb = sorted(out.glob("*.ipynb"))[0]
     assert notebook_kind(audit_nb) == "audit"
@@ -295,7 +296,7 @@ def test_sweep_cli_prints_tier_counts_and_refuses_a_bad_subset(tmp_path):
 @pytest.mark.notebook
 def test_run_one_of_a_missing_entry_records_the_failure_without_raising(tmp_path):
     from qencode_nb.notebook.record import read_records
-    from qencode_nb.studies.sweep import run_one
+    from qencode_nb.batch.sweep import run_one
 
     outcome = run_one(str(tmp_path / "missing.json"), str(tmp_path), {
         "entry": str(tmp_path / "missing.json"), "blas_threads": 1, "mode": "replay"})
@@ -332,7 +333,7 @@ def test_margin_plot_sorts_marks_clipped_zeros_and_tells_runs_apart(tmp_path):
     import matplotlib
 
     matplotlib.use("Agg")
-    from qencode_nb.studies.plots import margin_plot
+    from qencode_nb.readout.plots import margin_plot
 
     h4 = "H4_ccpvdz_JW_ADAPT_v4_tapered__sha256_39f9134a722ad612"
     h2 = "H2_ccpvdz_JW_UCCSD_v4_tapered__sha256_93a0f8a8604d9aed"

@@ -140,7 +140,7 @@ def crafted_report(audit, tmp_path_factory):
     """A runs folder with a crafted notebook (script in a text/html output, a javascript
     output, a markdown cell, a mermaid output; an entry id holding markup) beside the
     real one, a crafted robustness.svg, and the report of it."""
-    from qencode_nb.studies.report import write_report
+    from qencode_nb.readout.report import write_report
 
     base = tmp_path_factory.mktemp("report")
     folder = base / "runs"
@@ -169,7 +169,7 @@ def _soup(path: Path):
 
 
 def test_notebook_pages_are_rendered_as_untrusted(crafted_report):
-    from qencode_nb.studies.report import NOTEBOOK_PAGE_CSP
+    from qencode_nb.readout.report import NOTEBOOK_PAGE_CSP
 
     page = crafted_report.pages_dir / "evil.html"
     text = page.read_text(encoding="utf-8")

@@ -1,6 +1,6 @@
 """``qencode-nb compare RUNS_A RUNS_B``: two folders of executed audits (two sweeps,
 e.g. on two hosts or under two kernel profiles) compared entry by entry
-(:mod:`qencode_nb.studies.cross_host`): bit-identical, |ΔE|, certification change,
+(:mod:`qencode_nb.readout.cross_host`): bit-identical, |ΔE|, certification change,
 fingerprint difference, and the two rates.  Exit status 0, 2 on a bad folder.
 """
 
@@ -22,7 +22,7 @@ def add_parsers(sub) -> None:
 
 
 def _compare(args) -> int:
-    from qencode_nb.studies.cross_host import compare_folders, render
+    from qencode_nb.readout.cross_host import compare_folders, render
 
     try:
         table = compare_folders(args.runs_a, args.runs_b)

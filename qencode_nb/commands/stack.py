@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from qencode_nb.errors import QencodeNbError
+from qencode_nb.errors import QencodeNbError, StackError
 
 
 def add_parsers(sub) -> None:
@@ -66,5 +66,5 @@ def _stack(args) -> int:
             print(f"removed stack {args.name}")
     except QencodeNbError as exc:
         print(f"qencode-nb: {exc}", file=sys.stderr)
-        return 2 if not isinstance(exc, stacks.StackError) else 1
+        return 2 if not isinstance(exc, StackError) else 1
     return 0

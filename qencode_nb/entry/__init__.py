@@ -7,7 +7,8 @@
 - :mod:`~qencode_nb.entry.vocabulary`: the one table of aliases (mapping, ansatz, ...);
 - :mod:`~qencode_nb.entry.fields`: the tier-1 field table;
 - :mod:`~qencode_nb.entry.pauli_strings`: QEncode's Pauli-string format (stored Hamiltonians);
-- :mod:`~qencode_nb.entry.hashing`: QEncode's SHA-256 rule.
+- :mod:`~qencode_nb.entry.hashing`: QEncode's SHA-256 rule;
+- :mod:`~qencode_nb.entry.labels`: an entry's short label in tables and figures.
 """
 
 from qencode_nb.entry.lookup import bundled_names, find_in_db, load

@@ -16,7 +16,7 @@ injects its values in a cell right after it.  Four rules, each enforced here onc
   audit records (``parameters_in_force``).
 - :func:`check_unchanged`: a later cell that reassigned a parameter is refused
   before the run uses it (load stage) and before ``done``.  Outside the kernel,
-  :func:`qencode_nb.studies.collect.collect` marks a run whose recorded values differ
+  :func:`qencode_nb.readout.collect.collect` marks a run whose recorded values differ
   from ``metadata.papermill.parameters`` as inconsistent.
 """
 

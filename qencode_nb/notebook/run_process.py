@@ -26,6 +26,8 @@ from __future__ import annotations
 import os
 import sys
 
+from qencode_nb.errors import RunTimedOut
+
 #: Accepted values of :envvar:`QENCODE_NB_RUN_PROCESS`.
 START_METHODS = ("fork", "subprocess")
 
@@ -102,11 +104,6 @@ def _prctl():
 
 #: libc's prctl, resolved once (a subprocess's preexec step calls it between fork and exec).
 _PRCTL = _prctl()
-
-
-class RunTimedOut(Exception):
-    """The run passed its wall-clock limit and was killed (internal to
-    :func:`run_isolated`'s callers)."""
 
 
 def run_isolated(notebook, output, parameters: dict, *, timeout: float | None = None,

@@ -178,7 +178,7 @@ def _banner_reason(output, error: dict) -> None:
 def _set_kernelspec(output, kernel_name: str) -> None:
     """Write the kernel the notebook ran in into its ``kernelspec`` metadata
     (papermill keeps the input's), so Jupyter reopens it with that kernel and
-    :func:`qencode_nb.studies.collect.collect` reports it."""
+    :func:`qencode_nb.readout.collect.collect` reports it."""
     import nbformat
     from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
 

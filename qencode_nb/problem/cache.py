@@ -8,8 +8,8 @@ Location: ``cache_dir`` argument, else ``$QENCODE_NB_CACHE``, else
 its ``rebuild/`` folder as ``<key>.json``.
 
 Concurrency: a file is written to a temporary name in the same folder,
-flushed, fsync'ed and moved into place with ``os.replace`` (atomic on POSIX),
-so a reader sees the old file, the new file or none, never a partial one.
+flushed, fsync'ed and moved into place with ``os.replace`` (atomic on POSIX;
+:func:`qencode_nb.atomic.write_atomic`), so a reader sees the old file, the new file or none, never a partial one.
 Builders of one key also take an advisory ``fcntl.flock`` on ``<key>.lock``,
 so concurrent processes needing the same entry build it once and the others
 read it.
@@ -29,11 +29,11 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import time
 import warnings
 from pathlib import Path
 
+from qencode_nb.atomic import write_atomic
 from qencode_nb.errors import CacheCorrupt, CacheWarning
 from qencode_nb.problem.cache_key import (
     FORMAT,
@@ -79,27 +79,6 @@ def path_for(key: str, cache_dir_=None) -> Path:
     return cache_root(cache_dir_) / SUBDIR / f"{key}.json"
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically (temp file in the same folder,
-    fsync, ``os.replace``); concurrent writers leave one complete file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".tmp-{path.stem[:16]}-",
-                               suffix=".json")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    STATS["writes"] += 1
-
-
 def side_file(prefix: str, material: dict, compute, *, enabled: bool = True,
               cache_dir_=None) -> tuple[dict, str]:
     """A small JSON result kept beside the rebuild cache: ``(fields, status)``.
@@ -134,6 +113,7 @@ def side_file(prefix: str, material: dict, compute, *, enabled: bool = True,
     if not enabled:
         return fields, "not cached"
     write_atomic(path, json.dumps({"material": material, **fields}).encode())
+    STATS["writes"] += 1
     return fields, "built"
 
 
@@ -148,6 +128,7 @@ def store(key: str, material: dict, payload: dict, cache_dir_=None) -> Path:
     """Write one entry's payload under ``key`` (atomic)."""
     path = path_for(key, cache_dir_)
     write_atomic(path, _document(key, material, payload))
+    STATS["writes"] += 1
     return path
 
 
@@ -382,4 +363,4 @@ def clear(cache_dir=None, key: str | None = None) -> int:
 __all__ = ["ChemSummary", "FORMAT_VERSION", "STATS",
            "cache_key", "cache_root", "cached_rebuild", "cached_rebuild_entry", "clear",
            "entry_fields", "environment_material", "key_material", "load", "path_for",
-           "store", "write_atomic"]
+           "store"]

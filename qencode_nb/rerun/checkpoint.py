@@ -135,7 +135,7 @@ class Checkpoint:
 
     def save(self, index: int, part: dict) -> None:
         """Record part ``index`` as finished (JSON-serialisable; floats exact)."""
-        from qencode_nb.problem.cache import write_atomic
+        from qencode_nb.atomic import write_atomic
 
         if index < len(self.parts):
             return

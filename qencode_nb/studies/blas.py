@@ -5,7 +5,7 @@ measured is recorded, not what was asked for); :func:`kernels_study` varies
 the OpenBLAS CPU kernel (``OPENBLAS_CORETYPE``, read by OpenBLAS when it
 loads, so only a fresh process can change it) at one thread.  Each run is
 ``notebooks/audit.ipynb`` in its own process and Jupyter kernel, pinned at
-launch (:func:`qencode_nb.studies.runner.run_jobs`), so a study compares
+launch (:func:`qencode_nb.batch.runner.run_jobs`), so a study compares
 whole re-runs, never runs sharing one process.  Each returns a table with one
 row per run (energies in Ha, also as ``float.hex()`` so bit differences are
 visible; errors in mHa; wall time in s) and writes it as ``threads.csv`` /
@@ -17,7 +17,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from qencode_nb.errors import ParameterError
-from qencode_nb.studies.runner import check_repeats, entry_stem, run_jobs, write_table
+from qencode_nb.batch.options import RunOptions, with_changes
+from qencode_nb.batch.runner import check_repeats, entry_stem, run_jobs, write_table
 
 #: Columns of :func:`threads_study`'s table (energy in Ha, error in mHa, seconds wall).
 #: ``threshold_mha`` is the entry's certification threshold (for the figure).
@@ -34,10 +35,8 @@ KERNELS_COLUMNS = ("coretype", "kernel", "repeat", "measured_threads", "engine",
                    "notebook", "threshold_mha")
 
 
-def threads_study(entry, threads=(1, 2), repeats: int = 3, out_dir="runs/threads", *,
-                  mode: str = "rerun", db=None, workers: int = 1, progress: bool = True,
-                  coretype: str | None = None, timeout: float | None = None,
-                  plot: bool = True, engine: str | None = None):
+def threads_study(entry, threads=(1, 2), repeats: int = 3, out_dir="runs/threads",
+                  options: RunOptions | None = None, **changes):
     """Re-run one entry ``repeats`` times at each BLAS thread count.
 
     Every run is audit.ipynb in its own process and kernel with the parameters
@@ -51,16 +50,15 @@ def threads_study(entry, threads=(1, 2), repeats: int = 3, out_dir="runs/threads
         repeats: runs per thread count (int >= 1).
         out_dir: folder for the executed notebooks, ``threads.csv`` and the
             figure ``threads.png`` / ``threads.svg``.
-        mode: audit mode; "rerun" (default) or "full" re-run the optimiser.
-        db: folder of QEncode JSON files completing a bundled entry.
-        workers: runs executed at the same time (each its own process).
-        progress: show a tqdm progress bar (outside the kernels).
-        coretype: optional ``OPENBLAS_CORETYPE`` for every run.
-        timeout: per-run wall-clock limit in seconds (None: none).
-        plot: write the figure (:func:`qencode_nb.studies.plots.distribution_plot`).
-        engine: audit.ipynb ``engine``: None (the recorded backend) or
-            "sector" (the fast sector engine where the entry maps; the
-            ``engine`` column says what ran).
+        options: :class:`~qencode_nb.batch.options.RunOptions` (default: mode
+            "rerun"): ``mode`` ("rerun" or "full" re-run the optimiser), ``db``,
+            ``workers`` (runs at the same time, each its own process),
+            ``progress`` (a bar on stderr), ``blas_coretype`` (optional, for every
+            run), ``timeout`` (per run, s), ``plot`` (the figure,
+            :func:`qencode_nb.readout.plots.distribution_plot`), ``engine`` (None:
+            the recorded backend; "sector", "fast": the ``engine`` column says what
+            ran); ``blas_threads`` is not used (``threads`` is varied).
+        **changes: fields of ``options`` replaced (``mode="full"``).
 
     Returns:
         DataFrame with :data:`THREADS_COLUMNS`, one row per run ordered by
@@ -82,27 +80,27 @@ def threads_study(entry, threads=(1, 2), repeats: int = 3, out_dir="runs/threads
 
     from qencode_nb.notebook.pins import check_blas_coretype, check_thread_count
 
+    opts = with_changes(options, changes, mode="rerun")
     threads = [check_thread_count(t) for t in ([threads] if isinstance(threads, int)
                                                else list(threads))]
     if not threads:
         raise ParameterError("threads is empty; accepted: one or more integers >= 1")
     repeats = check_repeats(repeats)
+    coretype = opts.blas_coretype
     extra = {"blas_coretype": check_blas_coretype(coretype)} if coretype else {}
     stem = entry_stem(entry)
     jobs = [(t, r, f"{stem}__t{t}__r{r}", {"blas_threads": t, **extra})
             for t in dict.fromkeys(threads) for r in range(repeats)]
-    rows = run_jobs(entry, jobs, out_dir, mode=mode, db=db, workers=workers,
-                      progress=progress, timeout=timeout, desc="threads study", engine=engine)
+    rows = run_jobs(entry, jobs, out_dir, opts, desc="threads study")
     table = pd.DataFrame([{"threads": t, "repeat": r, **row}
                           for (t, r, _, _), row in zip(jobs, rows)],
                          columns=list(THREADS_COLUMNS))
-    write_table(table, "threads", Path(out_dir), plot)
+    write_table(table, "threads", Path(out_dir), opts.plot)
     return table
 
 
-def kernels_study(entry, coretypes=None, repeats: int = 1, out_dir="runs/kernels", *,
-                  mode: str = "rerun", db=None, workers: int = 1, progress: bool = True,
-                  timeout: float | None = None, plot: bool = True, engine: str | None = None):
+def kernels_study(entry, coretypes=None, repeats: int = 1, out_dir="runs/kernels",
+                  options: RunOptions | None = None, **changes):
     """Re-run one entry at 1 BLAS thread under each OpenBLAS kernel.
 
     Each run is audit.ipynb in its own process and kernel with
@@ -118,7 +116,8 @@ def kernels_study(entry, coretypes=None, repeats: int = 1, out_dir="runs/kernels
         repeats: runs per coretype (int >= 1).
         out_dir: folder for the notebooks, ``kernels.csv`` and
             ``kernels.png`` / ``kernels.svg``.
-        mode, db, workers, progress, timeout, plot, engine: as :func:`threads_study`.
+        options, changes: as :func:`threads_study` (``blas_threads`` and
+            ``blas_coretype`` are not used: 1 thread, ``coretypes`` varied).
 
     Returns:
         DataFrame with :data:`KERNELS_COLUMNS`, one row per run ordered by
@@ -136,6 +135,7 @@ def kernels_study(entry, coretypes=None, repeats: int = 1, out_dir="runs/kernels
     from qencode_nb.errors import PinError
     from qencode_nb.notebook.pins import check_blas_coretype, runnable_coretypes
 
+    opts = with_changes(options, changes, mode="rerun")
     if coretypes is None:
         coretypes = runnable_coretypes()
         if not coretypes:
@@ -149,11 +149,10 @@ def kernels_study(entry, coretypes=None, repeats: int = 1, out_dir="runs/kernels
     stem = entry_stem(entry)
     jobs = [(c, r, f"{stem}__{c}__r{r}", {"blas_threads": 1, "blas_coretype": c})
             for c in coretypes for r in range(repeats)]
-    rows = run_jobs(entry, jobs, out_dir, mode=mode, db=db, workers=workers,
-                      progress=progress, timeout=timeout, desc="kernels study", engine=engine)
+    rows = run_jobs(entry, jobs, out_dir, opts, desc="kernels study")
     table = pd.DataFrame([{"coretype": c, "repeat": r, **row}
                           for (c, r, _, _), row in zip(jobs, rows)],
                          columns=list(KERNELS_COLUMNS))
-    write_table(table, "kernels", Path(out_dir), plot)
+    write_table(table, "kernels", Path(out_dir), opts.plot)
     return table
 

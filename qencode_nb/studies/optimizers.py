@@ -4,7 +4,7 @@
 ``optimizer`` override: COBYLA, L-BFGS-B, Adam) at a fixed BLAS thread count;
 the recorded iteration cap, restarts, seed, early stop and backend stay, and
 tier 1 of each run reports the deviation.  Each run is ``notebooks/audit.ipynb``
-in its own process and kernel (:func:`qencode_nb.studies.runner.run_jobs`).
+in its own process and kernel (:func:`qencode_nb.batch.runner.run_jobs`).
 The table puts error (mHa), nfev (QEncode's count) and wall time (s) side by
 side and is written as ``optimizers.csv`` with its figure.
 """
@@ -14,7 +14,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from qencode_nb.errors import EntryError, ParameterError
-from qencode_nb.studies.runner import check_repeats, entry_stem, run_jobs, write_table
+from qencode_nb.batch.options import RunOptions, with_changes
+from qencode_nb.batch.runner import check_repeats, entry_stem, run_jobs, write_table
 
 #: Columns of :func:`optimizers_study`'s table: ``optimizer`` as requested
 #: (e.g. "Adam(lr=0.05)"); ``nfev`` is QEncode's count for that optimiser.
@@ -57,10 +58,8 @@ def check_optimizers(optimizers) -> list[tuple[str, object]]:
 
 
 def optimizers_study(entry, optimizers=DEFAULT_OPTIMIZERS, repeats: int = 1,
-                     out_dir="runs/optimizers", *, mode: str = "rerun", db=None,
-                     blas_threads: int = 1, workers: int = 1, progress: bool = True,
-                     coretype: str | None = None, timeout: float | None = None,
-                     plot: bool = True):
+                     out_dir="runs/optimizers", options: RunOptions | None = None,
+                     **changes):
     """Re-run one hea or uccsd entry with each optimiser, at a fixed BLAS thread count.
 
     Each run is audit.ipynb in its own process and kernel with
@@ -80,10 +79,10 @@ def optimizers_study(entry, optimizers=DEFAULT_OPTIMIZERS, repeats: int = 1,
         repeats: runs per optimiser (int >= 1).
         out_dir: folder for the notebooks, ``optimizers.csv`` and the figure
             ``optimizers.png`` / ``optimizers.svg``
-            (:func:`qencode_nb.studies.plots.optimizer_plot`).
-        blas_threads: BLAS threads of every run (int >= 1; default 1).
-        mode, db, workers, progress, coretype, timeout, plot: as
-            :func:`qencode_nb.studies.blas.threads_study`.
+            (:func:`qencode_nb.readout.plots.optimizer_plot`).
+        options, changes: as :func:`qencode_nb.studies.blas.threads_study`;
+            ``blas_threads`` (int >= 1; default 1) and ``blas_coretype`` are every
+            run's, ``engine`` must be None (the recorded backend).
 
     Returns:
         DataFrame with :data:`OPTIMIZERS_COLUMNS`, one row per run ordered by
@@ -96,7 +95,7 @@ def optimizers_study(entry, optimizers=DEFAULT_OPTIMIZERS, repeats: int = 1,
         failed.
 
     Raises:
-        ParameterError: no optimiser or an ADAPT one, ``repeats`` < 1,
+        ParameterError: an engine (first), no optimiser or an ADAPT one, ``repeats`` < 1,
             ``mode`` "replay", ``timeout`` <= 0.
         EntryError: an unknown optimiser name (lists the accepted ones), an
             ADAPT entry (it refuses an override), an entry that does not
@@ -109,19 +108,23 @@ def optimizers_study(entry, optimizers=DEFAULT_OPTIMIZERS, repeats: int = 1,
     from qencode_nb.entry import load
     from qencode_nb.notebook.pins import check_blas_coretype, check_thread_count
 
+    opts = with_changes(options, changes, mode="rerun")
+    if opts.engine is not None:
+        raise ParameterError(f"engine {opts.engine!r} is not accepted by an optimizers study "
+                             "(it runs hea/uccsd entries on their recorded backend); "
+                             "accepted: None")
     chosen = check_optimizers(optimizers)
     repeats = check_repeats(repeats)
-    extra = {"blas_threads": check_thread_count(blas_threads)}
-    if coretype:
-        extra["blas_coretype"] = check_blas_coretype(coretype)
-    if not Path(str(entry)).is_dir() and load(entry, db).ansatz == "adapt":
+    extra = {"blas_threads": check_thread_count(opts.blas_threads)}
+    if opts.blas_coretype:
+        extra["blas_coretype"] = check_blas_coretype(opts.blas_coretype)
+    if not Path(str(entry)).is_dir() and load(entry, opts.db).ansatz == "adapt":
         raise EntryError(f"{entry!r} is an ADAPT entry, which refuses an optimiser "
                          "override; accepted: a hea or uccsd entry", field="entry")
     stem = entry_stem(entry)
     jobs = [(name, r, f"{stem}__{optimizer_slug(name)}__r{r}", {**extra, "optimizer": name})
             for name, _ in chosen for r in range(repeats)]
-    rows = run_jobs(entry, jobs, out_dir, mode=mode, db=db, workers=workers,
-                      progress=progress, timeout=timeout, desc="optimizers study")
+    rows = run_jobs(entry, jobs, out_dir, opts, desc="optimizers study")
     wanted = {name: parsed.name for name, parsed in chosen}
     for (name, _, _, _), row in zip(jobs, rows):
         used = row["optimizer_used"]
@@ -131,6 +134,6 @@ def optimizers_study(entry, optimizers=DEFAULT_OPTIMIZERS, repeats: int = 1,
     table = pd.DataFrame([{"optimizer": name, "repeat": r, **row}
                           for (name, r, _, _), row in zip(jobs, rows)],
                          columns=list(OPTIMIZERS_COLUMNS))
-    write_table(table, "optimizers", Path(out_dir), plot)
+    write_table(table, "optimizers", Path(out_dir), opts.plot)
     return table
 

@@ -8,14 +8,14 @@ perturbations of a study are the Cartesian product of the axes given, each
 axis by default just its baseline value (1 thread, no coretype, ``python3``).
 :func:`robustness` runs ``notebooks/audit.ipynb`` once per (entry,
 perturbation), each run its own process and pinned kernel, through the sweep's
-local pool or a Dask cluster (:func:`qencode_nb.studies.sweep.run_local`,
-:func:`~qencode_nb.studies.sweep.run_dask`), resumable like a sweep: a run whose
+local pool or a Dask cluster (:func:`qencode_nb.batch.sweep.run_local`,
+:func:`~qencode_nb.batch.sweep.run_dask`), resumable like a sweep: a run whose
 notebook recorded ``done`` with the same inputs is not run again.  It writes
 ``robustness.csv`` (:data:`ROBUSTNESS_COLUMNS`, one row per run),
 ``robustness_summary.csv`` (:func:`summarise_robustness`, one row per entry),
-``robustness_drift.csv`` (:func:`~qencode_nb.studies.robustness_tables.drift_table`:
+``robustness_drift.csv`` (:func:`~qencode_nb.readout.robustness_tables.drift_table`:
 QEncode's four drift counts per perturbation) and the figure ``robustness.png`` / ``.svg``
-(:func:`qencode_nb.studies.robustness_plot.robustness_plot`).  Fragility is then
+(:func:`qencode_nb.readout.robustness_plot.robustness_plot`).  Fragility is then
 *measured* (``fragile_measured``: the certification changed under a
 perturbation) beside the margin-based ``fragile`` inferred from the published
 margin (DESIGN.md: fragility is established by re-running, never by arithmetic).
@@ -30,9 +30,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from qencode_nb.batch.options import RunOptions, with_changes
 from qencode_nb.errors import ParameterError
 from qencode_nb.rules import FRAGILE_MARGIN
-from qencode_nb.studies.robustness_tables import (ROBUSTNESS_COLUMNS, SUMMARY_COLUMNS,
+from qencode_nb.readout.robustness_tables import (ROBUSTNESS_COLUMNS, SUMMARY_COLUMNS,
                                                   as_flag, drift_table, robustness_row,
                                                   summarise_robustness)
 
@@ -133,7 +134,7 @@ class RobustnessResult:
             (errors in mHa, energy differences in Ha, wall time in s).
         summary: :func:`summarise_robustness` of ``table``, one row per entry.
         resumed: how many runs were read from an earlier study instead of run.
-        drift: :func:`~qencode_nb.studies.robustness_tables.drift_table` of
+        drift: :func:`~qencode_nb.readout.robustness_tables.drift_table` of
             ``table``: QEncode's four drift counts per perturbation and overall.
     """
 
@@ -176,7 +177,7 @@ class RobustnessResult:
     def report(self) -> str:
         """The closing lines: entries, runs, failed runs, and the entries that lost
         certification in at least one perturbation, named with where."""
-        from qencode_nb.studies.plots import short_name
+        from qencode_nb.entry.labels import short_name
 
         n_runs, failed = len(self.table), self.failures()
         lost = self.lost_certification()
@@ -214,15 +215,13 @@ class RobustnessResult:
                 "failed": self.failures()}
 
 
-def robustness(targets, out_dir="runs/robustness", *, threads=None, coretypes=None,
-               kernelspecs=None, engine: str | None = None, mode: str = "full", db=None,
-               subset: str | None = None, workers: int = 1, scheduler: str | None = None,
-               timeout: float | None = None, progress: bool = True,
-               plot: bool = True) -> RobustnessResult:
+def robustness(targets, out_dir="runs/robustness", options: RunOptions | None = None, *,
+               threads=None, coretypes=None, kernelspecs=None, subset: str | None = None,
+               **changes) -> RobustnessResult:
     """Re-run every target under every perturbation; tabulate, summarise, plot.
 
     Each (entry, perturbation) is audit.ipynb in its own process and Jupyter
-    kernel (:func:`qencode_nb.studies.sweep.run_one`) with ``{"entry",
+    kernel (:func:`qencode_nb.batch.sweep.run_one`) with ``{"entry",
     "blas_threads", "mode"}`` (plus ``blas_coretype``, ``engine``, ``db``),
     kernelspec the perturbation's, named ``<entry stem>__<perturbation slug>``.
     A run that recorded ``done`` with the same inputs is read back, not re-run;
@@ -231,22 +230,22 @@ def robustness(targets, out_dir="runs/robustness", *, threads=None, coretypes=No
 
     Args:
         targets: folders of QEncode JSON files, entry files or bundled names
-            (:func:`qencode_nb.studies.sweep.resolve_targets`; one str is one target).
+            (:func:`qencode_nb.batch.sweep.resolve_targets`; one str is one target).
         out_dir: folder for the notebooks, ``robustness.csv``,
             ``robustness_summary.csv`` and ``robustness.png`` / ``.svg``.
+        options: how every run runs (:class:`~qencode_nb.batch.options.RunOptions`;
+            default ``RunOptions()``): ``engine``
+            (:func:`qencode_nb.engines.selection.check_engine`: None, the recorded
+            backend; "sector"; "fast"), passed through; ``mode`` "full" (default) or
+            "rerun" (modes that re-run the optimiser); ``db``; ``workers`` (local
+            processes, ignored with ``scheduler``); ``scheduler`` (a Dask address,
+            ``tcp://host:port``); ``timeout`` (per run, s); ``progress`` (a bar on
+            stderr, :func:`qencode_nb.batch.progress_bar.progress_bar`; in a kernel
+            too); ``plot`` (the figure).  ``blas_threads`` and ``blas_coretype`` are
+            not used: the axes are.
         threads, coretypes, kernelspecs: the axes (:func:`check_axes`).
-        engine: audit.ipynb ``engine`` (:func:`qencode_nb.engines.selection.check_engine`:
-            None, the recorded backend; "sector"; "fast"), passed through.
-        mode: "full" (default) or "rerun" (modes that re-run the optimiser).
-        db: folder of QEncode JSON files completing bundled entries.
-        subset: a named subset of the targets (:data:`qencode_nb.studies.sweep.SUBSETS`).
-        workers: local processes, each one run (own kernel) at a time; ignored
-            with ``scheduler``.
-        scheduler: a Dask distributed scheduler address (``tcp://host:port``).
-        timeout: per-run wall-clock limit in seconds (None: none).
-        progress: show a progress bar on stderr
-            (:func:`qencode_nb.studies.progress_bar.progress_bar`; in a kernel too).
-        plot: write the figure.
+        subset: a named subset of the targets (:data:`qencode_nb.batch.sweep.SUBSETS`).
+        **changes: fields of ``options`` replaced (``mode="rerun"``).
 
     Returns:
         a :class:`RobustnessResult`.
@@ -257,16 +256,20 @@ def robustness(targets, out_dir="runs/robustness", *, threads=None, coretypes=No
         PinError: a thread count < 1, an unknown or unrunnable coretype.
         ParameterError: a kernelspec Jupyter does not find, mode "replay",
             ``timeout`` <= 0, ``workers`` < 1, an empty axis.
+        TypeError: a keyword that is not a :class:`~qencode_nb.batch.options.RunOptions`
+            field.
     """
     from qencode_nb.engines.selection import check_engine
     from qencode_nb.notebook.parameters import check_mode
-    from qencode_nb.studies.progress_bar import advance, progress_bar
-    from qencode_nb.studies.runner import STUDY_MODES
-    from qencode_nb.studies.sweep import (inputs_of, is_complete, longest_first,
-                                          resolve_targets, run_dask, run_local, run_name,
-                                          select_subset)
+    from qencode_nb.batch.progress_bar import advance, progress_bar
+    from qencode_nb.batch.runner import STUDY_MODES
+    from qencode_nb.batch.pool import longest_first
+    from qencode_nb.batch.sweep import (inputs_of, is_complete, resolve_targets, run_dask,
+                                        run_local, run_name, select_subset)
 
-    engine = check_engine(engine)
+    opts = with_changes(options, changes)
+    mode, timeout, workers = opts.mode, opts.timeout, opts.workers
+    engine = check_engine(opts.engine)
     check_mode(mode)
     if mode not in STUDY_MODES:
         raise ParameterError(f"mode {mode!r} does not re-run the optimiser (no certification "
@@ -281,7 +284,7 @@ def robustness(targets, out_dir="runs/robustness", *, threads=None, coretypes=No
         targets = [targets]
     resolved = list(dict.fromkeys(select_subset(resolve_targets([str(t) for t in targets]),
                                                 subset)))   # one run per entry and perturbation
-    from qencode_nb.studies.run_folder import writable_folder
+    from qencode_nb.batch.run_folder import writable_folder
 
     out = writable_folder(Path(out_dir).resolve())   # before any run, naming the folder
     runs, todo = [], []
@@ -292,8 +295,8 @@ def robustness(targets, out_dir="runs/robustness", *, threads=None, coretypes=No
                 params["blas_coretype"] = p.coretype
             if engine is not None:
                 params["engine"] = engine
-            if db is not None:
-                params["db"] = str(Path(db).resolve())
+            if opts.db is not None:
+                params["db"] = str(Path(opts.db).resolve())
             name = f"{run_name(target)}__{p.slug}"
             runs.append((run_name(target), p, name, params))
             if not is_complete(out, name, inputs_of(target, params)):
@@ -302,8 +305,8 @@ def robustness(targets, out_dir="runs/robustness", *, threads=None, coretypes=No
     outcomes = {}
     todo = longest_first(todo)
     with progress_bar(len(runs), "robustness", "run", initial=len(runs) - len(todo),
-                      enabled=progress) as bar:
-        dispatched = run_dask(todo, scheduler, lambda job: job) if scheduler else \
+                      enabled=opts.progress) as bar:
+        dispatched = run_dask(todo, opts.scheduler, lambda job: job) if opts.scheduler else \
             run_local(todo, workers, lambda job: job)
         for outcome in dispatched:
             outcomes[outcome["name"]] = outcome
@@ -314,8 +317,8 @@ def robustness(targets, out_dir="runs/robustness", *, threads=None, coretypes=No
     summary.to_csv(out / "robustness_summary.csv", index=False)
     drift = drift_table(table)
     drift.to_csv(out / "robustness_drift.csv", index=False)
-    if plot and len(table):
-        from qencode_nb.studies.robustness_plot import robustness_plot
+    if opts.plot and len(table):
+        from qencode_nb.readout.robustness_plot import robustness_plot
 
         robustness_plot(table, summary, out / "robustness")
     return RobustnessResult(out_dir=out, perturbations=perturbations, table=table,
@@ -323,7 +326,7 @@ def robustness(targets, out_dir="runs/robustness", *, threads=None, coretypes=No
 
 
 def _table(out: Path, runs, outcomes: dict, engine):
-    """One :func:`~qencode_nb.studies.robustness_tables.robustness_row` per run, in run
+    """One :func:`~qencode_nb.readout.robustness_tables.robustness_row` per run, in run
     order; a resumed run's outcome is its ``<name>.outcome.json``."""
     import pandas as pd
 

@@ -46,7 +46,7 @@ import sys
 import sysconfig
 from pathlib import Path
 
-from qencode_nb.errors import ParameterError, QencodeNbError
+from qencode_nb.errors import ParameterError, StackError
 
 from qencode_nb.paths import ROOT  # noqa: E402
 
@@ -67,10 +67,6 @@ RECIPES = {
 
 #: The file name of a stack's record inside its folder.
 STACK_RECORD = "stack.json"
-
-
-class StackError(QencodeNbError, RuntimeError):
-    """A stack could not be created, found or removed (the message says why)."""
 
 
 def stacks_root(root=None) -> Path:

@@ -3,10 +3,10 @@
 :func:`run` runs a study of one kind (:data:`STUDY_KINDS`: threads, kernels,
 optimizers, environments) through its module (:mod:`qencode_nb.studies.blas`,
 :mod:`~qencode_nb.studies.optimizers`, :mod:`~qencode_nb.studies.environments`),
-summarises it (:mod:`qencode_nb.studies.summaries`) and returns a
+summarises it (:mod:`qencode_nb.readout.summaries`) and returns a
 :class:`StudyResult`: the table, the per-group summary, the finding, and for
 an environment study the versions and differences tables.
-``qencode-nb study KIND`` (:mod:`qencode_nb.cli`) and ``notebooks/threading.ipynb``
+``qencode-nb study KIND`` (:mod:`qencode_nb.commands.study`) and ``notebooks/threading.ipynb``
 both call it, so a study is orchestrated in one place.
 """
 
@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from qencode_nb.batch.options import RunOptions, with_changes
 from qencode_nb.errors import ParameterError
-from qencode_nb.studies.summaries import STUDY_GROUPS
+from qencode_nb.readout.summaries import STUDY_GROUPS
 
 #: The study kinds, as ``qencode-nb study KIND`` and threading.ipynb's ``study`` name them.
 STUDY_KINDS = tuple(STUDY_GROUPS)
@@ -29,15 +30,15 @@ class StudyResult:
 
     Attributes:
         kind: the study kind (:data:`STUDY_KINDS`).
-        by: the column grouping the runs (:data:`~qencode_nb.studies.summaries.STUDY_GROUPS`).
+        by: the column grouping the runs (:data:`~qencode_nb.readout.summaries.STUDY_GROUPS`).
         out_dir: the study folder as given (notebooks, ``<kind>.csv``, figure).
         table: one row per run (energies in Ha, errors in mHa, seconds wall).
-        summary: :func:`~qencode_nb.studies.summaries.summarise` of ``table`` by ``by``.
-        finding: :func:`~qencode_nb.studies.summaries.finding` of ``summary``.
+        summary: :func:`~qencode_nb.readout.summaries.summarise` of ``table`` by ``by``.
+        finding: :func:`~qencode_nb.readout.summaries.finding` of ``summary``.
         versions: environment study only: package versions per kernelspec
-            (:func:`~qencode_nb.studies.environments.version_table`), else None.
+            (:func:`~qencode_nb.readout.environment_tables.version_table`), else None.
         differences: environment study only: each kernelspec against the first
-            (:func:`~qencode_nb.studies.environments.environment_differences`), else None.
+            (:func:`~qencode_nb.readout.environment_tables.environment_differences`), else None.
         environment_finding: environment study only: the sentence of
             ``differences``, else None.
     """
@@ -71,7 +72,7 @@ class StudyResult:
 
     def failures(self) -> dict:
         """``{run name: failure}`` of the runs that did not complete."""
-        from qencode_nb.studies.sweep import failures
+        from qencode_nb.readout.counts import failures
 
         return failures(self.table)
 
@@ -92,14 +93,12 @@ class StudyResult:
 
 
 def run(kind: str, entry, *, threads=(1, 2), coretypes=None, optimizers=None,
-        kernelspecs=None, repeats: int | None = None, out_dir=None, mode: str = "rerun",
-        db=None, blas_threads: int = 1, coretype: str | None = None,
-        engine: str | None = None, workers: int = 1, timeout: float | None = None,
-        progress: bool = True, plot: bool = True) -> StudyResult:
+        kernelspecs=None, repeats: int | None = None, out_dir=None,
+        options: RunOptions | None = None, **changes) -> StudyResult:
     """Run one study of ``entry`` and summarise it.
 
     Each run is ``notebooks/audit.ipynb`` in its own process and Jupyter
-    kernel (:func:`qencode_nb.studies.runner.run_jobs`).
+    kernel (:func:`qencode_nb.batch.runner.run_jobs`).
 
     Args:
         kind: "threads" (vary the BLAS thread count), "kernels" (vary the
@@ -119,17 +118,16 @@ def run(kind: str, entry, *, threads=(1, 2), coretypes=None, optimizers=None,
             1 for the others).
         out_dir: folder for notebooks, ``<kind>.csv`` and the figure
             (None: ``runs/<kind>``).
-        mode: "rerun" (default) or "full".
-        db: folder of QEncode JSON files completing a bundled entry.
-        blas_threads: BLAS threads of every run of an optimizers or
-            environments study (a threads study takes ``threads``; a kernels
-            study runs at 1 thread).
-        coretype: ``OPENBLAS_CORETYPE`` of every run of a threads, optimizers
-            or environments study (a kernels study varies it; not used there).
-        engine: audit.ipynb ``engine`` (None: the recorded backend;
-            "sector"); not accepted by an optimizers study.
-        workers, timeout, progress, plot: as
-            :func:`qencode_nb.studies.blas.threads_study`.
+        options: how every run runs (:class:`~qencode_nb.batch.options.RunOptions`;
+            default: mode "rerun"): ``mode`` ("rerun" or "full"), ``db`` (completing
+            a bundled entry), ``blas_threads`` (every run of an optimizers or
+            environments study; a threads study takes ``threads``, a kernels study
+            runs at 1 thread), ``blas_coretype`` (every run of a threads, optimizers
+            or environments study; a kernels study varies it), ``engine`` (None: the
+            recorded backend; "sector", "fast"; not accepted by an optimizers
+            study), ``workers``, ``timeout`` (per run, s), ``progress``, ``plot``.
+        **changes: fields of ``options`` replaced, the keyword form of the
+            notebooks (``mode="full", blas_threads=2``).
 
     Raises:
         ParameterError: an unknown kind (lists the accepted ones), an engine
@@ -139,34 +137,32 @@ def run(kind: str, entry, *, threads=(1, 2), coretypes=None, optimizers=None,
             :func:`~qencode_nb.studies.optimizers.optimizers_study`,
             :func:`~qencode_nb.studies.environments.environments_study`), all
             raised before any run.
+        TypeError: a keyword that is not a :class:`~qencode_nb.batch.options.RunOptions`
+            field.
     """
+    from qencode_nb.readout.environment_tables import environment_finding
+    from qencode_nb.readout.summaries import finding, summarise
     from qencode_nb.studies.blas import kernels_study, threads_study
-    from qencode_nb.studies.environments import environment_finding, environments_study
+    from qencode_nb.studies.environments import environments_study
     from qencode_nb.studies.optimizers import DEFAULT_OPTIMIZERS, optimizers_study
-    from qencode_nb.studies.summaries import finding, summarise
 
+    opts = with_changes(options, changes, mode="rerun")
     if kind not in STUDY_KINDS:
         raise ParameterError(f"study {kind!r} is not accepted; accepted: "
                              + ", ".join(STUDY_KINDS))
     out = Path(out_dir if out_dir is not None else f"runs/{kind}")
-    common = dict(out_dir=out, mode=mode, db=db, workers=workers, progress=progress,
-                  timeout=timeout, plot=plot)
+    common = {"out_dir": out, "options": opts}
     if repeats is not None:
         common["repeats"] = repeats
     if kind == "threads":
-        table = threads_study(entry, threads, coretype=coretype, engine=engine, **common)
+        table = threads_study(entry, threads, **common)
     elif kind == "kernels":
-        table = kernels_study(entry, coretypes, engine=engine, **common)
+        table = kernels_study(entry, coretypes, **common)
     elif kind == "optimizers":
-        if engine is not None:
-            raise ParameterError(f"engine {engine!r} is not accepted by an optimizers study "
-                                 "(it runs hea/uccsd entries on their recorded backend); "
-                                 "accepted: None")
         table = optimizers_study(entry, DEFAULT_OPTIMIZERS if optimizers is None else optimizers,
-                                 blas_threads=blas_threads, coretype=coretype, **common)
+                                 **common)
     else:
-        table = environments_study(entry, kernelspecs, blas_threads=blas_threads,
-                                   coretype=coretype, engine=engine, **common)
+        table = environments_study(entry, kernelspecs, **common)
     by = STUDY_GROUPS[kind]
     summary = summarise(table, by)
     extra = {}

@@ -373,7 +373,7 @@ class _Builder:
 
         result = [self.file(summary, summary.name, name=summary.name, encodingFormat="text/csv",
                             sha256=_sha256(summary),
-                            description="one row per audit (qencode_nb.studies.collect.audit_table)")]
+                            description="one row per audit (qencode_nb.readout.collect.audit_table)")]
         for suffix, fmt in ((".png", "image/png"), (".svg", "image/svg+xml")):
             plot = summary.with_name("margins" + suffix)
             if plot.is_file():

@@ -9,27 +9,26 @@ study (:mod:`qencode_nb.studies.blas`), one strip per group, with the threshold.
 wall time (s) per optimiser, three panels.
 :func:`study_plot`: the figure of a study table by its kind.
 :func:`adapt_operator_plot`: ADAPT operators selected against system size
-(:func:`qencode_nb.studies.collect.adapt_operator_table`).
-The audit notebook's own figure is :mod:`qencode_nb.studies.audit_figure`.
+(:func:`qencode_nb.readout.collect.adapt_operator_table`).
+The audit notebook's own figure is :mod:`qencode_nb.verdict.figure`.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from qencode_nb.entry.labels import short_name
+from qencode_nb.readout.summaries import STUDY_GROUPS
 from qencode_nb.rules import CERTIFICATION_THRESHOLD_HA, FRAGILE_MARGIN
-from qencode_nb.studies.summaries import STUDY_GROUPS
-
-#: Errors below this (mHa) are drawn at this floor on the log axis.
-ERROR_FLOOR_MHA = 1e-6
+from qencode_nb.verdict.figure import ERROR_FLOOR_MHA
 
 #: The threshold drawn when a table has none (mHa): QEncode's certification
 #: threshold, :data:`qencode_nb.rules.CERTIFICATION_THRESHOLD_HA` (0.01 Ha).
 DEFAULT_THRESHOLD_MHA = CERTIFICATION_THRESHOLD_HA * 1e3
 
-__all__ = ["DEFAULT_THRESHOLD_MHA", "ERROR_FLOOR_MHA", "GROUP_LABELS", "OPTIMIZER_AXES",
-           "STUDY_GROUPS", "adapt_operator_plot", "distribution_plot", "margin_plot",
-           "optimizer_plot", "run_labels", "short_name", "study_plot"]
+__all__ = ["DEFAULT_THRESHOLD_MHA", "GROUP_LABELS", "OPTIMIZER_AXES", "STUDY_GROUPS",
+           "adapt_operator_plot", "distribution_plot", "margin_plot", "optimizer_plot",
+           "run_labels", "study_plot"]
 
 
 def _pyplot():
@@ -67,19 +66,11 @@ def run_labels(entry_ids, notebooks) -> list[str]:
     return labels
 
 
-def short_name(entry_id: str) -> str:
-    """``H4_ccpvdz_JW_UCCSD_v4_tapered__sha256_7606...`` -> ``H4 JW UCCSD 7606``."""
-    text = str(entry_id)
-    head, _, digest = text.partition("__sha256_")
-    parts = [p for p in head.split("_") if p not in ("ccpvdz", "v4", "tapered")]
-    return " ".join(parts + ([digest[:4]] if digest else []))
-
-
 def margin_plot(table, stem, *, title: str | None = None):
     """Write ``<stem>.png`` and ``<stem>.svg``; return the matplotlib Figure.
 
     Args:
-        table: :func:`qencode_nb.studies.collect.audit_table` DataFrame; uses
+        table: :func:`qencode_nb.readout.collect.audit_table` DataFrame; uses
             ``entry_id``/``notebook``, ``published_error_mha``, ``error_mha``,
             ``threshold_mha``, ``fragile``, ``certification_change``.
         stem: output path without suffix.
@@ -357,7 +348,7 @@ def adapt_operator_plot(table, stem, title: str | None = None):
     grey squares at their number of active spatial orbitals, each named.
 
     Args:
-        table: :func:`qencode_nb.studies.collect.adapt_operator_table`.
+        table: :func:`qencode_nb.readout.collect.adapt_operator_table`.
         stem: output path without suffix.
         title: figure title (default: counts of chains and other entries).
 

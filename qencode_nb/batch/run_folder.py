@@ -28,11 +28,8 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from qencode_nb.errors import QencodeNbError
-
-
-class OutputFolderError(QencodeNbError, OSError):
-    """A sweep's output folder cannot be created or written (names the folder and why)."""
+from qencode_nb.atomic import write_atomic
+from qencode_nb.errors import OutputFolderError
 
 
 def _why(folder: Path, exc: OSError) -> str:
@@ -69,8 +66,6 @@ def writable_folder(path) -> Path:
 def write_text_atomic(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file in the same folder and
     ``os.replace``: a reader sees the old file or the new one, never a part."""
-    from qencode_nb.problem.cache import write_atomic
-
     write_atomic(Path(path), text.encode())
 
 

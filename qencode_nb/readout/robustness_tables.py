@@ -42,7 +42,7 @@ SUMMARY_COLUMNS = ("entry", "runs", "runs_ok", "runs_failed", "certified_fractio
                    "lost_certification_in", "gained_certification_in")
 
 #: The audit records :func:`robustness_row` reads beyond
-#: :func:`qencode_nb.studies.runner.run_row` (names of
+#: :func:`qencode_nb.readout.run_rows.run_row` (names of
 #: :data:`qencode_nb.verdict.records.AUDIT_RECORDS`; tests/test_robustness.py checks them).
 READ_RECORDS = ("certified", "published_certified", "margin_published", "difference",
                 "rerun", "engine")
@@ -55,17 +55,17 @@ def robustness_row(out: Path, outcome: dict, *, entry: str, threads: int,
 
     Args:
         out: the study folder holding ``<outcome["name"]>.ipynb``.
-        outcome: :func:`qencode_nb.studies.sweep.run_one`'s result (or its
+        outcome: :func:`qencode_nb.batch.sweep.run_one`'s result (or its
             ``.outcome.json`` for a resumed run).
         entry, threads, coretype, kernelspec, label, engine: the run's entry stem
             and perturbation, and the requested engine.
 
     ``status`` is "ok" only when the run recorded ``done`` and the runner saw
-    no failure (:func:`qencode_nb.studies.runner.run_row`); else "failed" with
+    no failure (:func:`qencode_nb.readout.run_rows.run_row`); else "failed" with
     the reason (a stage's error record, the per-run timeout, a dead kernel).
     """
     from qencode_nb.notebook.record import read_records
-    from qencode_nb.studies.runner import run_row
+    from qencode_nb.readout.run_rows import run_row
 
     base = run_row(out, outcome)
     try:
@@ -204,7 +204,7 @@ ALL_PERTURBATIONS = "all perturbations"
 def _drift_counts(scope: str, groups) -> dict:
     """One :data:`DRIFT_COLUMNS` row from ``[(entry, ok rows of the entry in scope)]``."""
     from qencode_nb.rules import STRICT_REPRODUCTION_HA
-    from qencode_nb.studies.plots import short_name
+    from qencode_nb.entry.labels import short_name
 
     strict, lost, candidates, passed, gained = [], [], [], [], []
     n = 0

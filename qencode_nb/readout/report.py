@@ -1,7 +1,7 @@
 """One self-contained HTML page of a folder of executed audits (``qencode-nb report``).
 
 :func:`write_report` reads the folder's audit notebooks
-(:func:`qencode_nb.studies.report_tables.report_table`: one row per run, failed runs
+(:func:`qencode_nb.readout.report_tables.report_table`: one row per run, failed runs
 included, never an executed figures or suite notebook), renders every executed
 notebook to HTML with nbconvert beside the page (:func:`render_notebook_pages`,
 ``<stem>_notebooks/``, linked relatively) and writes the page
@@ -25,7 +25,7 @@ import re
 from pathlib import Path
 from typing import NamedTuple
 
-from qencode_nb.studies.report_tables import QPU_QUESTIONS
+from qencode_nb.readout.report_tables import QPU_QUESTIONS
 
 #: The page template (package data: pyproject ``[tool.setuptools.package-data]``).
 TEMPLATE = Path(__file__).resolve().parent / "templates" / "report.html.j2"
@@ -76,14 +76,14 @@ def inline_svg(svg_text: str, prefix: str) -> str:
 
 def report_figures(table, folder) -> list[dict]:
     """The page's figures as inline SVG (:func:`inline_svg`): the margin plot of the
-    table (:func:`~qencode_nb.studies.plots.margin_plot`), and the robustness figure
+    table (:func:`~qencode_nb.readout.plots.margin_plot`), and the robustness figure
     when the folder holds a robustness study (its ``robustness.svg``, else drawn from
     ``robustness.csv`` and ``robustness_summary.csv``).  Each ``{"id", "title", "svg"}``."""
     import tempfile
 
     import pandas as pd
 
-    from qencode_nb.studies.plots import margin_plot
+    from qencode_nb.readout.plots import margin_plot
 
     folder = Path(folder)
     out = []
@@ -97,7 +97,7 @@ def report_figures(table, folder) -> list[dict]:
         title = "Robustness: error range per entry over the perturbations (mHa)"
         if all(p.is_file() for p in csvs):
             # drawn here from the study's tables, never the folder's SVG inlined
-            from qencode_nb.studies.robustness_plot import robustness_plot
+            from qencode_nb.readout.robustness_plot import robustness_plot
 
             robustness_plot(pd.read_csv(csvs[0]), pd.read_csv(csvs[1]), Path(tmp) / "rb")
             out.append({"id": "qnb-robustness-plot", "title": title,
@@ -217,11 +217,11 @@ def _cell(row, key: str, kind: str) -> dict:
 
 def summary_counts(table) -> dict:
     """The page's summary line as numbers: ``runs``, ``done``, ``failed``, ``tiers``
-    (:func:`~qencode_nb.studies.sweep.tier_counts`), ``replay``
-    (:func:`~qencode_nb.studies.sweep.replay_counts`), ``certified`` and ``rerun``
+    (:func:`~qencode_nb.readout.counts.tier_counts`), ``replay``
+    (:func:`~qencode_nb.readout.counts.replay_counts`), ``certified`` and ``rerun``
     (completed audits certified by their re-run, and those that re-ran), and
     ``published_certified`` (completed audits whose entry is published certified)."""
-    from qencode_nb.studies.sweep import replay_counts, tier_counts
+    from qencode_nb.readout.counts import replay_counts, tier_counts
 
     done = table[table["status"] == "done"]
     return {"runs": len(table), "done": len(done), "failed": len(table) - len(done),
@@ -247,7 +247,7 @@ def page_script(env) -> tuple[str, str]:
 
 
 def render_report(table, *, title: str, figures=(), pages=None, generated=None) -> str:
-    """The page (HTML text) of a :func:`~qencode_nb.studies.report_tables.report_table`.
+    """The page (HTML text) of a :func:`~qencode_nb.readout.report_tables.report_table`.
 
     Args:
         table: the report table (one row per run).
@@ -334,7 +334,7 @@ def render_notebook_pages(paths, folder) -> dict:
 
 class Report(NamedTuple):
     """What :func:`write_report` wrote: the page, its table
-    (:func:`~qencode_nb.studies.report_tables.report_table`) and the folder of notebook
+    (:func:`~qencode_nb.readout.report_tables.report_table`) and the folder of notebook
     pages (None when none were rendered)."""
 
     path: Path
@@ -360,7 +360,7 @@ def write_report(folder, out=None, *, notebooks: bool = True) -> Report:
     """
     from urllib.parse import quote
 
-    from qencode_nb.studies.report_tables import report_table
+    from qencode_nb.readout.report_tables import report_table
 
     folder = Path(folder)
     table = report_table(folder)

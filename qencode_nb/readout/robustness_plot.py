@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from qencode_nb.studies.plots import DEFAULT_THRESHOLD_MHA, ERROR_FLOOR_MHA, short_name
+from qencode_nb.entry.labels import short_name
+from qencode_nb.readout.plots import DEFAULT_THRESHOLD_MHA
+from qencode_nb.verdict.figure import ERROR_FLOOR_MHA
 
 
 def _order(summary) -> list:
@@ -28,16 +30,16 @@ def robustness_plot(table, summary, stem, *, title: str | None = None):
 
     Args:
         table: the robustness table
-            (:data:`qencode_nb.studies.robustness_tables.ROBUSTNESS_COLUMNS`):
+            (:data:`qencode_nb.readout.robustness_tables.ROBUSTNESS_COLUMNS`):
             uses ``entry``, ``status``, ``error_mha``, ``certified``, ``threshold_mha``.
-        summary: its :func:`~qencode_nb.studies.robustness_tables.summarise_robustness`:
+        summary: its :func:`~qencode_nb.readout.robustness_tables.summarise_robustness`:
             uses ``entry``, ``published_margin``, ``published_error_mha``,
             ``fragile_measured``, ``fragile``.
         stem: output path without suffix.
         title: figure title (default: entries, ok runs, entries losing certification).
 
     The y axis is logarithmic (errors in mHa, floored at
-    :data:`qencode_nb.studies.plots.ERROR_FLOOR_MHA`).  Certified runs are
+    :data:`qencode_nb.verdict.figure.ERROR_FLOOR_MHA`).  Certified runs are
     dots, uncertified ones red crosses; entry labels whose certification changed
     under some perturbation (``fragile_measured``) are red, and bold when the
     published margin also calls them fragile.
@@ -48,7 +50,7 @@ def robustness_plot(table, summary, stem, *, title: str | None = None):
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from qencode_nb.studies.robustness_tables import as_flag
+    from qencode_nb.readout.robustness_tables import as_flag
 
     entries = _order(summary)
     by_entry = summary.set_index("entry")

@@ -2,7 +2,7 @@
 fails only its own run.
 
 :func:`run_pool` replaces :class:`concurrent.futures.ProcessPoolExecutor` for
-:func:`qencode_nb.studies.sweep.run_local`.  That executor marks the whole pool
+:func:`qencode_nb.batch.sweep.run_local`.  That executor marks the whole pool
 broken when one worker dies (killed, out of memory): every pending run raises
 ``BrokenProcessPool``, the other workers are terminated mid-run, and the sweep
 ends in a traceback with nothing recorded.  Here each worker is a process of its

@@ -8,7 +8,11 @@ selected operator, on a log scale with the threshold and the published error;
 
 from __future__ import annotations
 
-from qencode_nb.studies.plots import ERROR_FLOOR_MHA, short_name
+from qencode_nb.entry.labels import short_name
+
+#: Errors below this (mHa) are drawn at this floor on a log axis (this figure, the
+#: margin plot, the study strips and the robustness figure).
+ERROR_FLOOR_MHA = 1e-6
 
 
 def error_trace_plot(records: dict):

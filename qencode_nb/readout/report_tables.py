@@ -1,15 +1,15 @@
-"""The report's table (:mod:`qencode_nb.studies.report`): one row per executed audit.
+"""The report's table (:mod:`qencode_nb.readout.report`): one row per executed audit.
 
 :func:`report_table` reads the audit notebooks of a runs folder (those whose
-``metadata.qencode_nb.kind`` is "audit", :func:`qencode_nb.studies.collect.audit_notebooks`;
+``metadata.qencode_nb.kind`` is "audit", :func:`qencode_nb.readout.collect.audit_notebooks`;
 never guessed from a file name) into one row per run: the
-:func:`~qencode_nb.studies.collect.audit_table` columns, the entry's molecule,
+:func:`~qencode_nb.readout.collect.audit_table` columns, the entry's molecule,
 mapping, ansatz and tapered qubits, the reasons behind the three tiers, the replay
 and integrity, the measured fragility of a robustness study in the same folder
 (``robustness_summary.csv``) and the five "Works on my QPU" answers
 (:data:`QPU_QUESTIONS`).  :func:`report_notebooks` refuses a folder without audit
 notebooks (:class:`ReportError`); runs of one entry are told apart by
-:func:`qencode_nb.studies.plots.run_labels`, as on the margin plot.
+:func:`qencode_nb.readout.plots.run_labels`, as on the margin plot.
 
 Failed runs are rows too, with their failure reason.  Units: errors in mHa, margins
 as fractions of the threshold, times in s, replay |ΔE| in Ha.
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from qencode_nb.errors import QencodeNbError
+from qencode_nb.errors import QencodeNbError, ReportError
 from qencode_nb.verdict.qpu_questions import QUESTIONS
 
 #: The "Works on my QPU" questions, in column order (code, environment, documentation,
@@ -35,7 +35,7 @@ TIERS = (("procedure", "tier_procedure", "procedure"),
          ("certification", "tier_certification", "certification"),
          ("bit_identical", "tier_bit_identical", "bit-identical"))
 
-#: Columns of :func:`report_table` beyond :data:`~qencode_nb.studies.collect.AUDIT_COLUMNS`.
+#: Columns of :func:`report_table` beyond :data:`~qencode_nb.readout.collect.AUDIT_COLUMNS`.
 #: ``label`` tells runs apart (two runs of one entry get their notebook's tail in
 #: brackets, as the margin plot's ticks); ``run`` the notebook's file stem;
 #: ``qubits`` the tapered qubit count; ``fragile_measured`` from a robustness study's
@@ -54,35 +54,20 @@ EXTRA_COLUMNS = ("label", "run", "molecule", "mapping", "ansatz", "qubits",
                      c for q in QPU_QUESTIONS for c in (f"qpu_{q}", f"qpu_{q}_reason"))
 
 
-class ReportError(QencodeNbError, FileNotFoundError):
-    """No report can be made of a folder: it is not a folder, or it holds no audit
-    notebook.
-
-    Attributes:
-        folder: the folder given.
-        looked_for: what was looked for in it.
-    """
-
-    def __init__(self, message: str, *, folder, looked_for: str):
-        self.folder = folder
-        self.looked_for = looked_for
-        super().__init__(message)
-
-
 #: What a report looks for in its folder (the error says so).
 LOOKED_FOR = ("executed audit notebooks: *.ipynb whose metadata.qencode_nb.kind is "
               "\"audit\" (a sweep's or a robustness study's --out folder)")
 
 
 def report_notebooks(folder) -> list[Path]:
-    """The audit notebooks of ``folder`` (:func:`~qencode_nb.studies.collect.audit_notebooks`).
+    """The audit notebooks of ``folder`` (:func:`~qencode_nb.readout.collect.audit_notebooks`).
 
     Raises:
         ReportError: ``folder`` is not a folder, or holds no audit notebook (the
             message names the folder and :data:`LOOKED_FOR`; it counts the other
             ``*.ipynb`` found there).
     """
-    from qencode_nb.studies.collect import audit_notebooks
+    from qencode_nb.readout.collect import audit_notebooks
 
     folder = Path(folder)
     if not folder.is_dir():
@@ -195,7 +180,7 @@ def measured_fragility(folder) -> dict | None:
     there is no such file."""
     import pandas as pd
 
-    from qencode_nb.studies.robustness_tables import as_flag
+    from qencode_nb.readout.robustness_tables import as_flag
 
     path = Path(folder) / "robustness_summary.csv"
     if not path.is_file():
@@ -213,7 +198,7 @@ def _fragility_of(entry_id, run: str, measured: dict):
 
 def report_table(folder):
     """One row per audit notebook of ``folder``, in file-name order: the
-    :func:`~qencode_nb.studies.collect.audit_table` columns (errors in mHa, margins as
+    :func:`~qencode_nb.readout.collect.audit_table` columns (errors in mHa, margins as
     fractions, ``seconds`` the wall time in s, values as audit_table gives them) then
     :data:`EXTRA_COLUMNS`.  Failed runs are rows, ``status`` "failed" with ``failure``.
 
@@ -222,7 +207,7 @@ def report_table(folder):
     """
     import pandas as pd
 
-    from qencode_nb.studies.collect import AUDIT_COLUMNS, audit_table
+    from qencode_nb.readout.collect import AUDIT_COLUMNS, audit_table
 
     paths = report_notebooks(folder)
     table = audit_table(paths)
@@ -235,7 +220,7 @@ def report_table(folder):
             if column in table.columns:
                 table[column] = table[column].astype(object)
                 table.at[i, column] = None
-    from qencode_nb.studies.plots import run_labels
+    from qencode_nb.readout.plots import run_labels
 
     table["label"] = run_labels(table["entry_id"], table["notebook"])
     measured = measured_fragility(folder)

@@ -12,17 +12,16 @@ file's SHA-256, kept in ``<name>.inputs.json`` beside the notebook) is not run
 again, and an entry whose run was killed starts with ``resume=True``: its re-run
 continues from the last finished restart or ADAPT step
 (:mod:`qencode_nb.rerun.checkpoint`).  Each run also leaves ``<name>.outcome.json`` (status, failure, wall
-seconds).  Outputs: ``summary.csv`` (:func:`qencode_nb.studies.collect.audit_table`)
+seconds).  Outputs: ``summary.csv`` (:func:`qencode_nb.readout.collect.audit_table`)
 and the margin plot ``margins.png`` / ``margins.svg``
-(:func:`qencode_nb.studies.plots.margin_plot`).  :func:`tier_counts` and
-:func:`failures` read a summary table the same way for the CLI and
-``suite.ipynb``; :func:`run_local` and :func:`run_dask` are the two ways runs
+(:func:`qencode_nb.readout.plots.margin_plot`), read back as counts by
+:mod:`qencode_nb.readout.counts`; :func:`run_local` and :func:`run_dask` are the two ways runs
 are dispatched (studies use the local pool too).
 
 Faults (tests/test_faults.py): the output folder is checked writable before any
 run, each run holds ``<name>.lock`` (a second sweep on the folder waits, then
-skips what is done; :mod:`qencode_nb.studies.run_folder`), and a run whose worker
-dies -- a local pool worker (:mod:`qencode_nb.studies.pool`; the others go on) or
+skips what is done; :mod:`qencode_nb.batch.run_folder`), and a run whose worker
+dies -- a local pool worker (:mod:`qencode_nb.batch.pool`; the others go on) or
 a Dask worker lost for good (``KilledWorker``) -- is a failed row, ``run:
 WorkerLost: ...``, its partial notebook kept.  Dask retries a task whose worker
 died (``distributed.scheduler.allowed-failures``): a retry that completes is a done
@@ -40,7 +39,8 @@ import time
 from pathlib import Path
 
 from qencode_nb.errors import EntryError
-from qencode_nb.studies.pool import expected_cost, longest_first  # noqa: F401 - re-exported
+from qencode_nb.batch.options import RunOptions, with_changes
+from qencode_nb.batch.pool import longest_first
 
 
 def resolve_targets(items) -> list[str]:
@@ -164,7 +164,7 @@ def run_one(target: str, out_dir: str, parameters: dict, timeout: float | None =
         "kernelspec", "timeout_s", "worker_pid", "host"}`` (the process that dispatched the
         run; also written to ``<name>.outcome.json``).
     """
-    from qencode_nb.studies.run_folder import run_lock
+    from qencode_nb.batch.run_folder import run_lock
 
     name = name or run_name(target)
     out = Path(out_dir)
@@ -186,7 +186,8 @@ def _stored_outcome(out: Path, name: str) -> dict:
 
 
 def _run_one(target, out: Path, parameters, timeout, cell_timeout, name, kernelspec) -> dict:
-    from qencode_nb.notebook.run_process import RunTimedOut, run_isolated
+    from qencode_nb.errors import RunTimedOut
+    from qencode_nb.notebook.run_process import run_isolated
     from qencode_nb.paths import NOTEBOOKS, ROOT
 
     nb_path = out / f"{name}.ipynb"
@@ -229,7 +230,7 @@ def lost_run(args, reason: str) -> dict:
     record ``run: WorkerLost: <reason>`` and the outcome is failed."""
     from qencode_nb.notebook.record import read_records
     from qencode_nb.notebook.runner import mark_failed
-    from qencode_nb.studies.run_folder import run_lock
+    from qencode_nb.batch.run_folder import run_lock
 
     target, out_dir, parameters = args[:3]
     name = (args[5] if len(args) > 5 else None) or run_name(target)
@@ -256,14 +257,14 @@ def lost_run(args, reason: str) -> dict:
 
 def run_local(jobs, workers: int, submit_args):
     """Run ``jobs`` on a local pool of ``workers`` warm processes
-    (:func:`qencode_nb.studies.pool.run_pool`); yield each :func:`run_one` outcome
+    (:func:`qencode_nb.batch.pool.run_pool`); yield each :func:`run_one` outcome
     as it completes (not in job order).  A worker that dies fails its own run
     (:func:`lost_run`); the others go on.
 
     ``submit_args(job)`` gives :func:`run_one`'s positional arguments for a job.
     """
     from qencode_nb.notebook.run_process import warm_up
-    from qencode_nb.studies.pool import run_pool
+    from qencode_nb.batch.pool import run_pool
 
     yield from run_pool(run_one, [tuple(submit_args(job)) for job in jobs], workers,
                         lost=lost_run, initializer=warm_up)
@@ -291,48 +292,45 @@ def run_dask(jobs, scheduler: str, submit_args):
                                              f"failed ({type(exc).__name__}: {text})")
 
 
-def sweep(targets, out_dir, *, mode: str = "full", workers: int = 1, blas_threads: int = 1,
-          blas_coretype: str | None = None, db=None, timeout: float | None = None,
-          cell_timeout: int | None = None, scheduler: str | None = None,
-          subset: str | None = None, progress: bool = True, plot: bool = True,
-          engine: str | None = None):
+def sweep(targets, out_dir, options: RunOptions | None = None, *, subset: str | None = None,
+          **changes):
     """Audit every target; return the summary DataFrame (also ``summary.csv``).
 
     Args:
         targets: folders, entry files or bundled names (:func:`resolve_targets`).
         out_dir: folder for the executed notebooks, their inputs and outcomes,
             ``summary.csv`` and the margin plot.
-        mode: audit mode (full, replay, rerun).
-        workers: local processes, each running one notebook (own kernel) at a
-            time; ignored with ``scheduler``.
-        blas_threads, blas_coretype, db: audit.ipynb parameters.
-        timeout: per-run wall-clock limit in seconds (None: none).
-        cell_timeout: per-cell limit in seconds (None: none).
-        scheduler: a Dask distributed scheduler address (``tcp://host:port``);
-            None runs locally.
+        options: how every run runs (:class:`~qencode_nb.batch.options.RunOptions`;
+            default ``RunOptions()``): ``mode`` (full, replay, rerun), ``workers``
+            (local processes, ignored with ``scheduler``), ``blas_threads``,
+            ``blas_coretype``, ``db``, ``engine`` (audit.ipynb parameters),
+            ``timeout`` (per run, s), ``cell_timeout`` (per cell, s), ``scheduler``
+            (a Dask address; None runs locally), ``progress`` (a bar on stderr,
+            :func:`qencode_nb.batch.progress_bar.progress_bar`; in a kernel too),
+            ``plot`` (write ``margins.png`` and ``margins.svg``).
         subset: a named subset of the targets (:data:`SUBSETS`), e.g. "ci".
-        progress: show a progress bar on stderr
-            (:func:`qencode_nb.studies.progress_bar.progress_bar`; in a kernel too).
-        plot: write ``margins.png`` and ``margins.svg``.
-        engine: audit.ipynb ``engine``: None (each entry's recorded backend)
-            or "sector" (the sector engine for the entries that map, the
-            recorded backend with the reason for the others).
+        **changes: fields of ``options`` replaced (``mode="replay"``,
+            :func:`~qencode_nb.batch.options.with_changes`).
 
     Raises:
-        EntryError: a target that does not exist, an unknown subset.
+        EntryError: a target that does not exist, an unknown subset, ``timeout`` <= 0.
         ParameterError: a bad parameter value (checked before any run).
         OutputFolderError: ``out_dir`` cannot be written (before any run).
+        TypeError: a keyword that is not a :class:`~qencode_nb.batch.options.RunOptions`
+            field.
     """
+    from qencode_nb.batch.progress_bar import advance, progress_bar
+    from qencode_nb.batch.run_folder import folder_lock, write_text_atomic, writable_folder
     from qencode_nb.engines.selection import check_engine
     from qencode_nb.notebook.parameters import check_mode
-    from qencode_nb.studies.collect import audit_table
-    from qencode_nb.studies.progress_bar import advance, progress_bar
     from qencode_nb.notebook.pins import pin_environment
-    from qencode_nb.studies.run_folder import folder_lock, write_text_atomic, writable_folder
+    from qencode_nb.readout.collect import audit_table
 
-    check_mode(mode)
-    engine = check_engine(engine)
-    pin_environment(blas_threads, blas_coretype)   # validates both early
+    opts = with_changes(options, changes)
+    check_mode(opts.mode)
+    engine = check_engine(opts.engine)
+    pin_environment(opts.blas_threads, opts.blas_coretype)   # validates both early
+    timeout = opts.timeout
     if timeout is not None and not timeout > 0:
         raise EntryError(f"{timeout!r} is not accepted; accepted: seconds > 0 or None",
                          field="timeout")
@@ -342,33 +340,34 @@ def sweep(targets, out_dir, *, mode: str = "full", workers: int = 1, blas_thread
     for target in selected:
         # resume: a run killed in an earlier sweep continues from its checkpoint
         # (qencode_nb.rerun.checkpoint); a fresh run has none and starts at zero.
-        params = {"entry": target, "blas_threads": blas_threads, "mode": mode, "resume": True}
+        params = {"entry": target, "blas_threads": opts.blas_threads, "mode": opts.mode,
+                  "resume": True}
         if engine is not None:
             params["engine"] = engine
-        if blas_coretype:
-            params["blas_coretype"] = blas_coretype
-        if db is not None:
-            params["db"] = str(Path(db).resolve())
+        if opts.blas_coretype:
+            params["blas_coretype"] = opts.blas_coretype
+        if opts.db is not None:
+            params["db"] = str(Path(opts.db).resolve())
         names.append(run_name(target))
         if not is_complete(out, run_name(target), inputs_of(target, params)):
             todo.append((target, params))
 
     def submit_args(job):
-        return job[0], str(out.resolve()), job[1], timeout, cell_timeout
+        return job[0], str(out.resolve()), job[1], timeout, opts.cell_timeout
 
     todo = longest_first(todo)
     bar = progress_bar(len(names), "audits", "entry", initial=len(names) - len(todo),
-                       enabled=progress)
-    runs = run_dask(todo, scheduler, submit_args) if scheduler else \
-        run_local(todo, workers, submit_args)
+                       enabled=opts.progress)
+    runs = run_dask(todo, opts.scheduler, submit_args) if opts.scheduler else \
+        run_local(todo, opts.workers, submit_args)
     for outcome in runs:
         advance(bar, f"{outcome['name'][:24]} {outcome['status']}")
     bar.close()
     with folder_lock(out):   # another sweep on this folder writes its files before or after
         table = audit_table([out / f"{n}.ipynb" for n in names])
         write_text_atomic(out / "summary.csv", table.to_csv(index=False))
-        if plot and len(table):
-            from qencode_nb.studies.plots import margin_plot
+        if opts.plot and len(table):
+            from qencode_nb.readout.plots import margin_plot
 
             margin_plot(table, out / "margins")
         _write_crate(out, [out / f"{n}.ipynb" for n in names])
@@ -388,59 +387,3 @@ def _write_crate(out: Path, notebooks: list) -> None:
     except Exception as exc:   # noqa: BLE001 - never lose a finished sweep to its crate
         warnings.warn(f"{out}: no ro-crate-metadata.json written: {type(exc).__name__}: {exc}",
                       stacklevel=3)
-
-
-#: The tier columns of ``summary.csv`` (:data:`qencode_nb.studies.collect.AUDIT_COLUMNS`).
-TIER_COLUMNS = ("tier_procedure", "tier_certification", "tier_bit_identical")
-
-#: The statuses a tier reads, in the order counts are printed: ``incomplete`` is
-#: tier 1's (a field the schema cannot record, or one this mode does not exercise;
-#: :mod:`qencode_nb.verdict.procedure`), ``n/a`` a tier that does not apply.
-TIER_STATUSES = ("pass", "incomplete", "fail", "n/a")
-
-
-def tier_counts(table) -> dict:
-    """How many completed audits reached each tier status.
-
-    Args:
-        table: a sweep's summary table (:func:`sweep`, ``summary.csv``).
-
-    Returns:
-        ``{"procedure" | "certification" | "bit_identical": {status: count}}``
-        over the rows whose ``status`` is "done" (failed runs have no tiers);
-        a status (:data:`TIER_STATUSES`: "pass", "incomplete", "fail", "n/a")
-        that no audit reached is absent, and
-        the statuses come most frequent first.  Every tier is present, with
-        ``{}`` when no audit completed.
-    """
-    done = table[table["status"] == "done"]
-    return {col[len("tier_"):]: {str(k): int(v) for k, v in done[col].value_counts().items()}
-            for col in TIER_COLUMNS}
-
-
-def replay_counts(table) -> dict:
-    """``{status: count}`` of the completed audits' replays ("pass", "fail", "n/a"),
-    most frequent first; ``{}`` when no audit completed or none recorded a replay."""
-    done = table[table["status"] == "done"]
-    if "replay_status" not in done.columns:
-        return {}
-    return {str(k): int(v) for k, v in done["replay_status"].value_counts().items()}
-
-
-def boundary_warnings(table) -> dict:
-    """``{run name: warning}`` of the completed audits whose Hamiltonian stage warned
-    that the active space splits near-degenerate orbitals (``active_space_warning``,
-    :func:`qencode_nb.problem.orbitals.boundary_check`), in table order."""
-    if "active_space_warning" not in table.columns:
-        return {}
-    return {Path(n).stem: w for n, w, s in zip(table["notebook"], table["active_space_warning"],
-                                               table["status"])
-            if s == "done" and isinstance(w, str) and w}
-
-
-def failures(table) -> dict:
-    """``{run name: failure}`` of the rows whose ``status`` is not "done", in table order
-    (a sweep's summary table or a study table: both have ``notebook``, ``status``
-    and ``failure``; the run name is the notebook's file stem)."""
-    return {Path(n).stem: f for n, f, s in zip(table["notebook"], table["failure"],
-                                               table["status"]) if s != "done"}

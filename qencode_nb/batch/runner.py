@@ -1,0 +1,111 @@
+"""One study's runs: audit.ipynb once per job, each in its own process and Jupyter kernel.
+
+A study (:mod:`qencode_nb.studies.blas`, :mod:`~qencode_nb.studies.optimizers`,
+:mod:`~qencode_nb.studies.environments`) re-runs one entry as a list of jobs
+``(group value, repeat, run name, extra audit.ipynb parameters)``.
+:func:`run_jobs` checks the inputs every study shares (mode, engine, timeout,
+entry), sends the jobs through the sweep's local process pool
+(:func:`qencode_nb.batch.sweep.run_local`, each job
+:func:`~qencode_nb.batch.sweep.run_one`: its own process, kernel and pins)
+and returns one row per job, in job order, read by
+:func:`qencode_nb.readout.run_rows.run_row` from the run's records (never from cell
+indices).  :func:`write_table` writes a
+study's ``<kind>.csv`` and its figure.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from qencode_nb.batch.options import RunOptions
+from qencode_nb.errors import EntryError, ParameterError
+from qencode_nb.readout.run_rows import run_row
+
+#: Audit modes that re-run the optimiser (a study compares re-run energies).
+STUDY_MODES = ("rerun", "full")
+
+def check_repeats(repeats) -> int:
+    """``repeats`` itself when it is an int >= 1.
+
+    Raises:
+        ParameterError: anything else (a bool included).
+    """
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
+        raise ParameterError(f"repeats {repeats!r} is not accepted; accepted: an integer >= 1")
+    return repeats
+
+
+def entry_stem(entry) -> str:
+    """The file stem that names a study's runs: ``<entry-stem>__<group>__r<repeat>``."""
+    return Path(str(entry)).stem
+
+
+def run_jobs(entry, jobs, out_dir, options: RunOptions, *, desc: str,
+             kernelspecs: dict | None = None) -> list[dict]:
+    """Run a study's jobs; one row per job (:func:`qencode_nb.readout.run_rows.run_row`),
+    in job order.
+
+    Args:
+        entry: entry file or bundled name (not a folder).
+        jobs: ``[(group value, repeat, run name, extra audit.ipynb parameters)]``.
+        out_dir: folder for the executed notebooks (created).
+        options: :class:`~qencode_nb.batch.options.RunOptions`; used here: ``mode``
+            ("rerun" or "full", :data:`STUDY_MODES`), ``engine``, ``db``, ``workers``,
+            ``timeout`` (per run, s) and ``progress`` (a bar titled ``desc`` on stderr,
+            :func:`qencode_nb.batch.progress_bar.progress_bar`; in a kernel too).  The
+            BLAS pins are each job's extra parameters.
+        desc: the progress bar's title.
+        kernelspecs: ``{run name: Jupyter kernelspec}`` (default the notebook's).
+
+    Raises:
+        ParameterError: ``mode`` "replay", ``timeout`` <= 0.
+        EntryError: an unknown mode or engine, an entry that does not exist
+            or is a folder.
+    """
+    from qencode_nb.batch.progress_bar import advance, progress_bar
+    from qencode_nb.batch.sweep import run_local
+    from qencode_nb.engines.selection import check_engine
+    from qencode_nb.notebook.parameters import check_mode
+
+    mode, timeout = options.mode, options.timeout
+    check_mode(mode)
+    engine = check_engine(options.engine)
+    if mode not in STUDY_MODES:
+        raise ParameterError(f"mode {mode!r} does not re-run the optimiser; accepted: "
+                             + ", ".join(STUDY_MODES))
+    if timeout is not None and not timeout > 0:
+        raise ParameterError(f"timeout {timeout!r} is not accepted; accepted: seconds > 0 "
+                             "or None")
+    if Path(str(entry)).is_dir():
+        raise EntryError(f"{entry!r} is a folder; accepted: one entry file or a bundled name",
+                         field="entry")
+    from qencode_nb.entry.lookup import check_reference
+
+    target = check_reference(entry)   # a typo: "did you mean ...", nothing written
+    from qencode_nb.batch.run_folder import writable_folder
+
+    out = writable_folder(Path(out_dir).resolve())   # before any run, naming the folder
+    base = {"entry": target, "mode": mode}
+    if engine is not None:
+        base["engine"] = engine
+    if options.db is not None:
+        base["db"] = str(Path(options.db).resolve())
+    todo = [(target, str(out), {**base, **extra}, timeout, None, name,
+             (kernelspecs or {}).get(name)) for _, _, name, extra in jobs]
+    outcomes = {}
+    with progress_bar(len(todo), desc, "run", enabled=options.progress) as bar:
+        for outcome in run_local(todo, options.workers, lambda job: job):
+            outcomes[outcome["name"]] = outcome
+            advance(bar, f"{outcome['name'][-16:]} {outcome['status']}")
+    return [run_row(out, outcomes[name]) for _, _, name, _ in jobs]
+
+
+def write_table(table, kind: str, out: Path, plot: bool) -> None:
+    """``<out>/<kind>.csv`` and, with ``plot``, the figure ``<out>/<kind>.{png,svg}``
+    (:func:`qencode_nb.readout.plots.study_plot`)."""
+    out.mkdir(parents=True, exist_ok=True)
+    table.to_csv(out / f"{kind}.csv", index=False)
+    if plot and len(table):
+        from qencode_nb.readout.plots import study_plot
+
+        study_plot(table, kind, out / kind)

@@ -1,0 +1,114 @@
+"""``qencode-nb audit ENTRY [--threads N] [--coretype K] [--mode M] [--db DIR]
+[--engine sector|fast] [--out OUT.ipynb] [--json] [--resume] [--public-key PUB]``: one
+audit in an executed notebook.
+
+It runs ``notebooks/audit.ipynb`` through the pinned papermill engine
+(:mod:`qencode_nb.notebook.runner`) and prints the verdict, or with ``--json`` every
+record as one JSON object.  The executed notebook is ``OUT.ipynb``, by default
+``runs/audit/<entry stem>.ipynb`` under the working directory (:data:`AUDIT_OUT_DIR`;
+never a loose file beside it).  Exit status: 0 when the run recorded ``done`` with no
+alert, 3 when it did but raised alerts (integrity or replay failed, inconsistent
+published numbers), 1 when it failed (stderr: the reason, the notebook kept,
+``--traceback``), 2 on bad arguments (an ENTRY that is neither an existing file nor a
+bundled name among them: refused before any kernel starts, nothing written, "did you
+mean ..." for a name).
+
+``--engine sector`` (audit, sweep, study threads/kernels/environments) runs the entries
+that map (:func:`qencode_nb.rerun.ci_space_map.unmappable_reason`) on the sector
+engine; the others run their recorded backend and the reason is recorded.
+``--engine fast`` runs every entry on the sector engine where it maps, else on the
+compiled statevector engine (:mod:`qencode_nb.rerun.fast_engine`: HEA, tapered UCCSD,
+the Pauli-word ADAPT pools), else on its recorded backend with the reason.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from qencode_nb.commands.run_args import CORETYPE_HELP, ENGINE_HELP
+from qencode_nb.errors import QencodeNbError
+
+#: Where ``qencode-nb audit`` writes the executed notebook without ``--out``:
+#: ``<AUDIT_OUT_DIR>/<entry stem>.ipynb``, relative to the working directory (a
+#: folder of its own, so that a sweep folder's ``summary.csv`` never picks it up).
+AUDIT_OUT_DIR = Path("runs") / "audit"
+
+
+def add_parsers(sub) -> None:
+    """Add ``audit`` to the subparsers ``sub``."""
+    audit = sub.add_parser("audit", help="audit one entry in an executed notebook")
+    audit.add_argument("entry", help="a name in params/ (lih, h2, h6, bh) or a .yaml/.json path")
+    audit.add_argument("--threads", type=int, default=1, help="BLAS threads (default 1)")
+    audit.add_argument("--coretype", default=None, help=CORETYPE_HELP)
+    audit.add_argument("--mode", default="full", help="full (default), replay or rerun")
+    audit.add_argument("--db", default=None,
+                       help="folder of QEncode JSON files to complete a params/ entry")
+    audit.add_argument("--out", default=None, help="executed notebook path "
+                       "(default runs/audit/ENTRY.ipynb)")
+    audit.add_argument("--timeout", type=int, default=None,
+                       help="per-cell timeout in seconds (default: none)")
+    audit.add_argument("--json", action="store_true", help="print all records as JSON")
+    audit.add_argument("--traceback", action="store_true", help="a failure's cell traceback")
+    audit.add_argument("--engine", default=None, help=ENGINE_HELP)
+    audit.add_argument("--resume", action="store_true", help="continue an interrupted "
+                       "re-run from its checkpoint (finished restarts / ADAPT steps)")
+    audit.add_argument("--public-key", default=None, help="Ed25519 public key (PEM) to "
+                       "verify the entry's own trust.signature_b64")
+    audit.set_defaults(func=_audit)
+
+
+def _audit(args) -> int:
+    from qencode_nb.engines.selection import check_engine
+    from qencode_nb.notebook.parameters import MODES
+    from qencode_nb.notebook.record import encode, read_records
+    from qencode_nb.notebook.runner import NOTEBOOKS, explain_failure, run_notebook
+
+    if args.mode not in MODES:
+        print(f"qencode-nb: --mode {args.mode!r} is not accepted; accepted: "
+              + ", ".join(MODES), file=sys.stderr)
+        return 2
+    try:
+        check_engine(args.engine)
+        from qencode_nb.notebook.pins import pin_environment
+
+        pin_environment(args.threads, args.coretype)   # --threads, --coretype: before any run
+        from qencode_nb.entry.lookup import check_reference
+
+        # a typo is refused here, before any kernel and with nothing written (issue 23)
+        entry = check_reference(args.entry)
+    except QencodeNbError as exc:
+        print(f"qencode-nb: {exc}", file=sys.stderr)
+        return 2
+    out = Path(args.out) if args.out else AUDIT_OUT_DIR / f"{Path(args.entry).stem}.ipynb"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    params = {"entry": entry, "blas_threads": args.threads, "mode": args.mode}
+    if args.coretype:
+        params["blas_coretype"] = args.coretype
+    if args.engine:
+        params["engine"] = args.engine
+    if args.db:
+        params["db"] = str(Path(args.db).resolve())
+    if args.resume:
+        params["resume"] = True
+    if args.public_key:
+        params["public_key"] = str(Path(args.public_key).resolve())
+    try:
+        records = run_notebook(NOTEBOOKS / "audit.ipynb", out.resolve(), params,
+                               timeout=args.timeout, progress_bar=not args.json)
+    except QencodeNbError as exc:
+        from qencode_nb.verdict.card import redraw_card
+
+        redraw_card(out)   # a dead kernel left the card "running": it now says why
+        if args.json and out.exists():
+            print(json.dumps(encode(read_records(out)), indent=1, sort_keys=True))
+        reason, *more = explain_failure(exc, out, traceback=args.traceback)
+        print(f"qencode-nb: audit failed: {reason}", *more, sep="\n", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(encode(records), indent=1, sort_keys=True))
+    else:
+        print(records["verdict"])
+        print(f"executed notebook: {out}")
+    return 3 if records.get("alerts") else 0

@@ -1,0 +1,36 @@
+"""``qencode-nb report RUNS_DIR [--out PAGE.html] [--no-notebooks]``: one self-contained
+HTML page of the audit notebooks of a folder, each linked to its notebook rendered in
+``PAGE_notebooks/`` (:func:`qencode_nb.readout.report.write_report`; default
+``RUNS_DIR/report.html``); exit status 2 when RUNS_DIR holds no audit notebook.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from qencode_nb.errors import QencodeNbError
+
+
+def add_parsers(sub) -> None:
+    """Add ``report`` to the subparsers ``sub``."""
+    rp = sub.add_parser("report", help="one self-contained HTML page of a folder of "
+                        "executed audits (a sweep's or robustness study's --out)")
+    rp.add_argument("runs_dir", metavar="RUNS_DIR", help="folder of executed audits")
+    rp.add_argument("--out", default=None, help="the page (default RUNS_DIR/report.html)")
+    rp.add_argument("--no-notebooks", dest="notebooks", action="store_false",
+                    help="do not render the executed notebooks to HTML (rows link nowhere)")
+    rp.set_defaults(func=_report)
+
+
+def _report(args) -> int:
+    from qencode_nb.readout.report import write_report
+
+    try:
+        report = write_report(args.runs_dir, args.out, notebooks=args.notebooks)
+    except QencodeNbError as exc:
+        print(f"qencode-nb: {exc}", file=sys.stderr)
+        return 2
+    failed = int((report.table["status"] != "done").sum())
+    print(f"report: {report.path} ({len(report.table)} runs, {failed} failed"
+          + (f"; notebook pages in {report.pages_dir}" if report.pages_dir else "") + ")")
+    return 0

@@ -1,0 +1,71 @@
+"""``qencode-nb robustness DIR_OR_NAMES... [--threads 1 2] [--coretypes Haswell SkylakeX]
+[--kernelspecs python3 qencode-nb-latest] [--engine E] [--mode M] [--subset ci] [--db DIR]
+[--workers N] [--scheduler ADDR] [--timeout S] [--out DIR]``: every entry re-run under
+every perturbation (the Cartesian product of the axes given; each axis defaults to its
+baseline: 1 thread, no coretype, ``python3``), one process and kernel per run, resumable
+(:func:`qencode_nb.studies.robustness.robustness`).
+
+It writes ``robustness.csv`` (one row per run), ``robustness_summary.csv`` (per entry:
+certified fraction, error range in mHa, ``fragile`` from the published margin beside
+``fragile_measured`` and ``lost_certification_in``) and ``robustness.{png,svg}`` in
+--out (default ``runs/robustness``), and prints the summary; exit status 1 when a run
+failed, 2 on bad arguments (refused before any run).
+"""
+
+from __future__ import annotations
+
+import sys
+
+from qencode_nb.commands.run_args import ENGINE_HELP, run_options
+from qencode_nb.commands.sweep import print_failures
+from qencode_nb.errors import QencodeNbError
+
+
+def add_parsers(sub) -> None:
+    """Add ``robustness`` to the subparsers ``sub``."""
+    rb = sub.add_parser("robustness", help="re-run every entry under every perturbation "
+                        "(threads x coretypes x kernelspecs); writes robustness.csv")
+    rb.add_argument("targets", nargs="+",
+                    help="folders of QEncode JSON files, entry files, or bundled names")
+    rb.add_argument("--threads", type=int, nargs="+", default=None,
+                    help="BLAS thread counts (default 1)")
+    rb.add_argument("--coretypes", nargs="+", default=None,
+                    help="OpenBLAS coretypes; 'default' for none set (default: none set)")
+    rb.add_argument("--kernelspecs", nargs="+", default=None,
+                    help="Jupyter kernelspecs (default python3; see `qencode-nb stack`)")
+    rb.add_argument("--engine", default=None, help=ENGINE_HELP)
+    rb.add_argument("--mode", default="full", help="full (default) or rerun")
+    rb.add_argument("--subset", default=None, help="run a named subset of the targets: ci")
+    rb.add_argument("--db", default=None, help="folder completing bundled entries")
+    rb.add_argument("--workers", type=int, default=1, help="parallel runs (default 1)")
+    rb.add_argument("--scheduler", default=None,
+                    help="Dask distributed scheduler address, e.g. tcp://127.0.0.1:8786 "
+                         "(default: a local process pool)")
+    rb.add_argument("--timeout", type=float, default=None,
+                    help="per-run wall-clock timeout in seconds (default: none)")
+    rb.add_argument("--out", default="runs/robustness",
+                    help="folder for notebooks, CSVs and figure (default runs/robustness)")
+    rb.set_defaults(func=_robustness)
+
+
+def _robustness(args) -> int:
+    import pandas as pd
+
+    from qencode_nb.studies.robustness import robustness
+
+    try:
+        result = robustness(args.targets, args.out, run_options(args), threads=args.threads,
+                            coretypes=args.coretypes, kernelspecs=args.kernelspecs,
+                            subset=args.subset)
+    except QencodeNbError as exc:
+        print(f"qencode-nb: {exc}", file=sys.stderr)
+        return 2
+    from qencode_nb.entry.labels import short_name
+
+    shown = result.summary.drop(columns=["gained_certification_in"])
+    shown = shown.assign(entry=[short_name(e) for e in shown["entry"]])
+    with pd.option_context("display.width", 250, "display.max_columns", 20,
+                           "display.max_colwidth", 60):
+        print(shown.to_string(index=False, float_format=lambda v: f"{v:.6g}"))
+    print(result.report())
+    return print_failures(result.failures())

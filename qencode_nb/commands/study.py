@@ -1,0 +1,112 @@
+"""``qencode-nb study threads | kernels | optimizers | environments ENTRY ...``: one
+entry re-run many times, each run its own process and kernel
+(:func:`qencode_nb.studies.run`).
+
+``qencode-nb study threads ENTRY [--threads 1 2 4] [--repeats R] [--mode M]
+[--db DIR] [--workers N] [--out DIR]`` re-runs one entry R times per BLAS
+thread count, and ``qencode-nb study kernels ENTRY [--coretypes A B ...]
+[--repeats R] [--mode M] [--db DIR] [--workers N] [--out DIR]`` once per
+OpenBLAS kernel at 1 thread (default: every kernel this CPU can run), and
+``qencode-nb study optimizers ENTRY [--optimizers COBYLA L-BFGS-B
+"Adam(lr=0.05)"] [--repeats R] [--threads N] [--mode M] [--db DIR]
+[--workers N] [--out DIR]`` once per optimiser replacing the recorded one
+(hea and uccsd entries) at N BLAS threads (default 1).  Prints the per-group
+summary (errors in mHa, median nfev and wall time in s side by side) and the
+finding; writes ``threads.csv`` / ``kernels.csv`` / ``optimizers.csv`` and
+the figure ``threads.{png,svg}`` / ``kernels.{png,svg}`` /
+``optimizers.{png,svg}`` in --out.  Exit status 0, 1 when a run failed, 2 on
+bad arguments.
+
+``qencode-nb study environments ENTRY [--kernelspecs python3 qencode-nb-latest ...]
+[--repeats R] [--threads N] [...]`` re-runs the entry in each Jupyter kernel (one
+package stack each, the first the baseline; ``qencode-nb stack``,
+:mod:`qencode_nb.commands.stack`) and also prints the versions that differ and the
+energy/error differences; it writes ``environments.csv``,
+``environments_versions.csv``, ``environments_differences.csv`` and the figure.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from qencode_nb.commands.run_args import ENGINE_HELP, run_options
+from qencode_nb.commands.sweep import print_failures
+from qencode_nb.errors import QencodeNbError
+
+
+def add_parsers(sub) -> None:
+    """Add ``study`` and its kinds to the subparsers ``sub``."""
+    from qencode_nb.studies.optimizers import DEFAULT_OPTIMIZERS
+
+    st = sub.add_parser("study", help="re-run one entry many times: threads, BLAS kernels "
+                        "or optimisers")
+    kinds = st.add_subparsers(dest="kind", required=True)
+    th = kinds.add_parser("threads", help="vary the BLAS thread count; writes threads.csv")
+    th.add_argument("--threads", type=int, nargs="+", default=[1, 2],
+                    help="BLAS thread counts (default 1 2)")
+    th.add_argument("--repeats", type=int, default=3, help="runs per thread count (default 3)")
+    ke = kinds.add_parser("kernels", help="vary OPENBLAS_CORETYPE at 1 thread; "
+                          "writes kernels.csv")
+    ke.add_argument("--coretypes", nargs="+", default=None,
+                    help="OpenBLAS coretypes (default: every one this CPU can run)")
+    ke.add_argument("--repeats", type=int, default=1, help="runs per coretype (default 1)")
+    op = kinds.add_parser("optimizers", help="replace the recorded optimiser of a hea/uccsd "
+                          "entry; writes optimizers.csv")
+    op.add_argument("--optimizers", nargs="+", default=list(DEFAULT_OPTIMIZERS),
+                    help="optimisers (default: " + " ".join(DEFAULT_OPTIMIZERS) + ")")
+    op.add_argument("--repeats", type=int, default=1, help="runs per optimiser (default 1)")
+    op.add_argument("--threads", type=int, default=1, dest="blas_threads", metavar="THREADS",
+                    help="BLAS threads of every run (default 1)")
+    en = kinds.add_parser("environments", help="re-run in Jupyter kernels with different "
+                          "package stacks (see `qencode-nb stack`); writes environments.csv")
+    en.add_argument("--kernelspecs", nargs="+", default=None,
+                    help="kernelspecs, the first the baseline (default: python3 and every "
+                         "qencode-nb-* stack)")
+    en.add_argument("--repeats", type=int, default=1, help="runs per kernel (default 1)")
+    en.add_argument("--threads", type=int, default=1, dest="blas_threads", metavar="THREADS",
+                    help="BLAS threads of every run (default 1)")
+    for p in (th, ke, en):
+        p.add_argument("--engine", default=None, help=ENGINE_HELP)
+    for p in (th, ke, op, en):
+        p.add_argument("entry", help="a name in params/ (lih, h2, h6, bh) or a .yaml/.json path")
+        p.add_argument("--mode", default="rerun", help="rerun (default) or full")
+        p.add_argument("--db", default=None, help="folder completing bundled entries")
+        p.add_argument("--workers", type=int, default=1, help="parallel runs (default 1)")
+        p.add_argument("--timeout", type=float, default=None,
+                       help="per-run wall-clock timeout in seconds (default: none)")
+        p.add_argument("--out", default=None,
+                       help="folder for notebooks, CSV and figure (default runs/KIND)")
+        p.set_defaults(func=_study)
+
+
+def _study(args) -> int:
+    import pandas as pd
+
+    from qencode_nb.studies import run
+
+    design = {k: getattr(args, k) for k in ("threads", "coretypes", "optimizers", "kernelspecs")
+              if hasattr(args, k)}
+    try:
+        result = run(args.kind, args.entry, repeats=args.repeats, out_dir=args.out or None,
+                     options=run_options(args), **design)
+    except QencodeNbError as exc:
+        print(f"qencode-nb: {exc}", file=sys.stderr)
+        return 2
+    out = result.out_dir
+    with pd.option_context("display.width", 200, "display.max_columns", 20):
+        print(result.summary.drop(columns=["energies_hex"])
+              .to_string(index=False, float_format=lambda v: f"{v:.12g}"))
+    print(result.finding)
+    if result.versions is not None:
+        versions = result.versions
+        cols = versions.drop(columns=["package", "differs"])
+        known = cols.loc[:, cols.notna().any()]   # a failed kernelspec recorded no versions
+        shown = versions[known.notna().all(axis=1)]
+        print(shown.to_string(index=False))
+        if len(shown) < len(versions):
+            print(f"({len(versions) - len(shown)} packages installed in some kernels only: "
+                  f"{out / 'environments_versions.csv'})")
+        print(result.environment_finding)
+    print(f"table: {out / (args.kind + '.csv')}; figure: {out / (args.kind + '.png')}, "
+          f"{out / (args.kind + '.svg')}")
+    return print_failures(result.failures())
