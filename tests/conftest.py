@@ -257,3 +257,18 @@ def by_profile(values: dict):
         pytest.skip(f"no value measured under the {TEST_PROFILE!r} kernel profile "
                     f"(measured: {', '.join(values)}); " + _REFERENCE_ONLY_REASON)
     return values[TEST_PROFILE]
+
+
+def check_summary_against_table(table, summary, by):
+    """A study's per-group summary (readout/summaries.py) recomputed from its table
+    (pandas DataFrames; ``by`` the group column): every value must match."""
+    assert list(summary[by]) == list(dict.fromkeys(table[by]))
+    for _, s in summary.iterrows():
+        g = table[(table[by] == s[by]) & (table["status"] == "done")]
+        assert s["n"] == len(g) and s["n_failed"] == (table[by] == s[by]).sum() - len(g)
+        assert s["n_distinct_energies"] == g["energy_hex"].nunique()
+        assert set(s["energies_hex"].split(";")) == set(g["energy_hex"])
+        assert s["min_error_mha"] == g["error_mha"].min()
+        assert s["median_error_mha"] == g["error_mha"].median()
+        assert s["max_error_mha"] == g["error_mha"].max()
+        assert s["spread_mha"] == (g["energy"].max() - g["energy"].min()) * 1e3

@@ -18,7 +18,7 @@ and the margin plot ``margins.png`` / ``margins.svg``
 :mod:`qencode_nb.readout.counts`; :func:`run_local` and :func:`run_dask` are the two ways runs
 are dispatched (studies use the local pool too).
 
-Faults (tests/test_faults.py): the output folder is checked writable before any
+Faults: the output folder is checked writable before any
 run, each run holds ``<name>.lock`` (a second sweep on the folder waits, then
 skips what is done; :mod:`qencode_nb.batch.run_folder`), and a run whose worker
 dies -- a local pool worker (:mod:`qencode_nb.batch.pool`; the others go on) or

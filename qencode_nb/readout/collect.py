@@ -48,8 +48,8 @@ AUDIT_COLUMNS = (
 
 #: The audit records :func:`audit_row` reads (names from
 #: :data:`qencode_nb.verdict.records.AUDIT_RECORDS`, the one list; plus the
-#: ``error`` record of a failed stage); tests/test_figures.py checks every name
-#: against that list, so a renamed record cannot silently empty a column.
+#: ``error`` record of a failed stage), so a renamed record cannot silently empty a
+#: column.
 READ_RECORDS = ("entry_id", "mode", "blas_threads", "blas_coretype", "blas_profile",
                 "provenance",
                 "tiers", "fields", "integrity", "replay", "hamiltonian", "rerun",

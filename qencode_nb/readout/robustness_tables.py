@@ -43,7 +43,7 @@ SUMMARY_COLUMNS = ("entry", "runs", "runs_ok", "runs_failed", "certified_fractio
 
 #: The audit records :func:`robustness_row` reads beyond
 #: :func:`qencode_nb.readout.run_rows.run_row` (names of
-#: :data:`qencode_nb.verdict.records.AUDIT_RECORDS`; tests/test_robustness.py checks them).
+#: :data:`qencode_nb.verdict.records.AUDIT_RECORDS`).
 READ_RECORDS = ("certified", "published_certified", "margin_published", "difference",
                 "rerun", "engine")
 

@@ -14,8 +14,7 @@ from pathlib import Path
 from qencode_nb.notebook.stages import failure_line
 
 #: The audit records :func:`run_row` reads (names of
-#: :data:`qencode_nb.verdict.records.AUDIT_RECORDS`, plus ``error``; checked
-#: against that list by tests/test_studies.py).
+#: :data:`qencode_nb.verdict.records.AUDIT_RECORDS`, plus ``error``).
 READ_RECORDS = ("done", "error", "rerun_energy", "provenance", "tiers", "published_error_mha",
                 "blas_threads", "rerun", "error_mha", "threshold_mha")
 

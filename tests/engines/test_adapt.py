@@ -24,13 +24,9 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
-
 import pytest
 
-from conftest import TEST_PROFILE, by_profile, reference_only
-
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import ROOT, TEST_PROFILE, by_profile, reference_only
 DB = ROOT.parent / "shared" / "qencode-v4" / "db"
 
 ADAPT = {

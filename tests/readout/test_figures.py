@@ -21,7 +21,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import H2_JW_UCCSD, ROOT, SHARED_DB
+from conftest import H2_JW_UCCSD, ROOT, SHARED_DB, check_summary_against_table
 from qencode_nb.readout.collect import (COLLECT_COLUMNS, adapt_operator_table, audit_table, collect,
                                 resolve_path)
 from qencode_nb.errors import EntryError, ParameterError
@@ -29,7 +29,6 @@ from qencode_nb.readout.plots import adapt_operator_plot
 from qencode_nb.notebook.record import read_records
 from qencode_nb.studies.optimizers import optimizers_study
 from qencode_nb.readout.summaries import finding, summarise
-from test_studies import _check_summary_against_table
 
 QENCODE_NB = Path(sys.executable).parent / "qencode-nb"
 H4_ADAPT = SHARED_DB / "H4_ccpvdz_JW_ADAPT_v4_tapered__sha256_39f9134a722ad612.json"
@@ -96,7 +95,7 @@ def test_optimizers_study_measures_each_optimiser(opt_run):
 def test_optimizers_summary_finding_and_figure(opt_run):
     out, table = opt_run
     summary = summarise(table, "optimizer")
-    _check_summary_against_table(table, summary, "optimizer")
+    check_summary_against_table(table, summary, "optimizer")
     for _, s in summary.iterrows():
         g = table[table["optimizer"] == s["optimizer"]]
         assert s["median_nfev"] == g["nfev"].median()

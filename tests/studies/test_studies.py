@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import H2_JW_UCCSD, ROOT
+from conftest import H2_JW_UCCSD, ROOT, check_summary_against_table
 from qencode_nb.errors import EntryError, ParameterError, PinError
 from qencode_nb.studies import STUDY_KINDS, run
 from qencode_nb.studies.blas import kernels_study, threads_study
@@ -23,20 +23,6 @@ from qencode_nb.readout.summaries import finding, summarise
 from qencode_nb.notebook.pins import CORETYPE_CPU_FLAGS, runnable_coretypes
 
 QENCODE_NB = Path(sys.executable).parent / "qencode-nb"
-
-
-def _check_summary_against_table(table, summary, by):
-    """Recompute every summary value from the table."""
-    assert list(summary[by]) == list(dict.fromkeys(table[by]))
-    for _, s in summary.iterrows():
-        g = table[(table[by] == s[by]) & (table["status"] == "done")]
-        assert s["n"] == len(g) and s["n_failed"] == (table[by] == s[by]).sum() - len(g)
-        assert s["n_distinct_energies"] == g["energy_hex"].nunique()
-        assert set(s["energies_hex"].split(";")) == set(g["energy_hex"])
-        assert s["min_error_mha"] == g["error_mha"].min()
-        assert s["median_error_mha"] == g["error_mha"].median()
-        assert s["max_error_mha"] == g["error_mha"].max()
-        assert s["spread_mha"] == (g["energy"].max() - g["energy"].min()) * 1e3
 
 
 def _check_finding(text, table, summary, by, labels):
@@ -94,7 +80,7 @@ def test_threads_summary_finding_and_figure(threads_run):
     out, table = threads_run
     summary = summarise(table, "threads")
     assert list(summary["n"]) == [2, 2]
-    _check_summary_against_table(table, summary, "threads")
+    check_summary_against_table(table, summary, "threads")
     assert summary.loc[summary["threads"] == 1, "spread_mha"].item() == 0.0
     text = finding(summary, "threads")
     _check_finding(text, table, summary, "threads", ["1 thread", "2 threads"])
@@ -114,7 +100,7 @@ def test_finding_reports_distinct_values_and_spread():
                           "error_mha": [(x + 7.983772976961489) * 1e3 for x in e],
                           "status": ["done"] * 6})
     summary = summarise(table, "threads")
-    _check_summary_against_table(table, summary, "threads")
+    check_summary_against_table(table, summary, "threads")
     text = finding(summary, "threads")
     spread = (e[4] - e[0]) * 1e3
     assert text.startswith("at 1 thread 3/3 runs identical; at 4 threads 2 distinct values "
@@ -138,7 +124,7 @@ def test_kernels_study_over_two_runnable_coretypes(tmp_path):
     assert (table["status"] == "done").all(), table["failure"].tolist()
     assert (table["measured_threads"] == 1).all() and table["kernel"].notna().all()
     summary = summarise(table, "coretype")
-    _check_summary_against_table(table, summary, "coretype")
+    check_summary_against_table(table, summary, "coretype")
     _check_finding(finding(summary, "coretype"), table, summary, "coretype", chosen)
     assert (tmp_path / "kernels.csv").is_file()
     assert "OpenBLAS coretype" in (tmp_path / "kernels.svg").read_text()
@@ -193,7 +179,7 @@ def test_threading_notebook_with_stock_papermill(tmp_path):
     assert list(table["threads"]) == [1, 1, 2, 2]
     assert (table["measured_threads"] == table["threads"]).all()
     summary = pd.DataFrame(r["summary"])
-    _check_summary_against_table(table, summary, "threads")
+    check_summary_against_table(table, summary, "threads")
     assert r["finding"] == finding(summarise(table, "threads"), "threads")
     assert all(Path(p).is_file() for p in r["figure"])
     assert pd.read_csv(r["table_csv"])["energy_hex"].tolist() == table["energy_hex"].tolist()
