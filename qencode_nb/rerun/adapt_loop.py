@@ -108,12 +108,14 @@ class AdaptResult:
 
     @property
     def optimizer_label(self) -> str:
-        """The generator's ``results.vqe.optimizer`` string for this run (the
-        sector engine is labelled as such: it is not one of the generator's)."""
-        if self.adapt_engine in ("statevector", "sector"):
-            name = "L-BFGS-B" if self.inner == "l-bfgs-b" else "COBYLA"
-            return f"ADAPT-VQE ({name} inner, {self.adapt_engine} engine)"
-        return "ADAPT-VQE (COBYLA inner)"
+        """The generator's ``results.vqe.optimizer`` string for this run: its QNode
+        procedure's string names no engine; every other procedure names its inner
+        optimiser and its engine (the sector engine is labelled as such: it is not one
+        of the generator's)."""
+        if self.adapt_engine == "qnode":
+            return "ADAPT-VQE (COBYLA inner)"
+        name = "L-BFGS-B" if self.inner == "l-bfgs-b" else "COBYLA"
+        return f"ADAPT-VQE ({name} inner, {self.adapt_engine} engine)"
 
     def adapt_metadata(self) -> dict:
         """``encoding.adapt_metadata`` as the generator writes it for this run."""
@@ -125,7 +127,7 @@ class AdaptResult:
             "converged": self.converged,
             "n_iterations": self.n_iterations,
         }
-        if self.adapt_engine in ("statevector", "sector"):
+        if self.adapt_engine != "qnode":    # the QNode procedure records neither
             meta["engine"] = self.adapt_engine
             meta["inner_optimizer"] = "L-BFGS-B" if self.inner == "l-bfgs-b" else "COBYLA"
         return meta

@@ -206,7 +206,7 @@ def _rerun_adapt(entry, problem, callback=None, checkpoint=None) -> Rerun:
         findings.append("operator selection tied at outer iteration(s) "
                         f"{res.tied_iterations}; the lowest pool index won, a choice "
                         "last-digit differences can flip")
-    if res.adapt_engine in ("statevector", "sector") and res.inner == "l-bfgs-b":
+    if res.inner == "l-bfgs-b":     # only procedures with a gradient run it
         findings.append(f"the {res.adapt_engine} engine's nfev counts optimiser steps x (1 + "
                         "n_params), not energy evaluations; not comparable with COBYLA nfev")
     findings += engine.findings(res.inner)
