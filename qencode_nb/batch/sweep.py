@@ -200,7 +200,7 @@ def _run_one(target, out: Path, parameters, timeout, cell_timeout, name, kernels
         from qencode_nb.notebook.runner import mark_failed, stopped_stage
 
         message = f"the run exceeded the per-run timeout of {timeout:g} s and was killed"
-        failure = f"RunTimeout: {message}"       # the type once (issue 23)
+        failure = f"RunTimeout: {message}"       # the type once
         mark_failed(nb_path, stopped_stage(nb_path), "RunTimeout", message)
     if failure:
         from qencode_nb.verdict.card import redraw_card

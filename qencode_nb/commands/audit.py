@@ -76,7 +76,7 @@ def _audit(args) -> int:
         pin_environment(args.threads, args.coretype)   # --threads, --coretype: before any run
         from qencode_nb.entry.lookup import check_reference
 
-        # a typo is refused here, before any kernel and with nothing written (issue 23)
+        # a typo is refused here, before any kernel and with nothing written
         entry = check_reference(args.entry)
     except QencodeNbError as exc:
         print(f"qencode-nb: {exc}", file=sys.stderr)

@@ -24,11 +24,11 @@ from qencode_nb.verdict.records import AUDIT_RECORDS, ERROR_RECORD
 
 #: Columns of :func:`audit_table`, in order (new ones are appended: tools outside
 #: read them; ``engine_used`` / ``replay_engine`` name the engines of the re-run and
-#: the replay, issue 14; ``active_space_warning`` the Hamiltonian stage's warning that the
-#: active space splits near-degenerate orbitals, issue 16; ``blas_profile`` the kernel
+#: the replay; ``active_space_warning`` the Hamiltonian stage's warning that the
+#: active space splits near-degenerate orbitals; ``blas_profile`` the kernel
 #: profile used and ``numeric_fingerprint`` the short hash of the numeric fingerprint,
-#: issue 22; ``hamiltonian_status`` pass / fail / unverified and ``hamiltonian_source`` the
-#: generator path the stored terms were proven equal to, issue 23).  Energies in Ha, errors in mHa,
+#: ``hamiltonian_status`` pass / fail / unverified and ``hamiltonian_source`` the
+#: generator path the stored terms were proven equal to).  Energies in Ha, errors in mHa,
 #: times in s.  ``seconds`` is the wall time of the run (the sweep's
 #: ``<name>.outcome.json``, else papermill's duration).
 AUDIT_COLUMNS = (

@@ -44,7 +44,7 @@ TIERS = (("procedure", "tier_procedure", "procedure"),
 #: Hamiltonian stage's boundary check ("ok" / "warning", the warning on hover);
 #: ``consistency`` its record's status; ``alerts`` "fail" with the alerts on hover, or
 #: "pass"; ``not_quoted`` ``{column: reason}`` of the numbers a failed check contradicts
-#: (:func:`qencode_nb.verdict.consistency.unquotable`), shown as "not quoted" (issue 23).
+#: (:func:`qencode_nb.verdict.consistency.unquotable`), shown as "not quoted".
 EXTRA_COLUMNS = ("label", "run", "molecule", "mapping", "ansatz", "qubits",
                  "tier_procedure_reason", "tier_certification_reason",
                  "tier_bit_identical_reason", "replay_status_reason", "integrity_reason",

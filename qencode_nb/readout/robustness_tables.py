@@ -253,7 +253,7 @@ def drift_table(table):
     QEncode re-ran 40 entries on a drifted environment and reported that 17
     exceeded the strict 1e-6 Ha tolerance while still valid, two lost
     certification, and that arithmetic (published error + unsigned movement)
-    named four candidates of which two passed (issue 14; DESIGN.md: fragility is
+    named four candidates of which two passed (fragility is
     established by re-running, never by arithmetic).  For each perturbation, and
     for all of them together (an entry's worst case over its runs), over the
     entries with an ok run:
