@@ -11,6 +11,13 @@ exactly (``float.hex``), and every ``summary.csv`` cell as text.  Skipped: the
 ``provenance`` record (git state, paths of the checkout), timings and cache
 identities (the rebuild cache key hashes the code).  Exit status 1 on any
 difference.
+
+The procedure of a behaviour-preserving change: ``git worktree add --detach BEFORE
+<old commit>`` and ``AFTER <new commit>``, then from each (``PYTHONPATH=<tree>
+.venv/bin/python -m qencode_nb.cli sweep ../shared/qencode-v4/db ...``) four sweeps
+with ``--workers 2``: ``--mode replay`` (the 40 shared entries on their recorded
+engines), ``--mode replay --engine fast``, ``--mode full --subset ci`` and ``--mode
+full --subset ci --engine fast``; compare each pair with this script.
 """
 
 from __future__ import annotations
