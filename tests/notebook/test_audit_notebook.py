@@ -315,7 +315,7 @@ def test_bad_mode_is_recorded_as_the_failure(tmp_path):
     card = _outputs(out)[0]["data"]
     assert 'data-state="failed"' in card["text/html"]
     assert card["text/plain"].splitlines()[0] == (
-        f"FAILED load: {r['error']['type']}: {r['error']['message']}")
+        f"FAILED parameters: {r['error']['type']}: {r['error']['message']}")
 
 
 @pytest.mark.notebook
