@@ -215,7 +215,7 @@ def test_a_stored_native_hamiltonian_is_proven_native(tmp_path, monkeypatch):
     monkeypatch.setenv("QENCODE_NB_CACHE", str(tmp_path / "cache"))
     source = SHARED_DB / "H2_ccpvdz_JW_UCCSD_v4_tapered__sha256_93a0f8a8604d9aed.json"
     entry = load(source)
-    chem, _ = rebuild(entry)
+    chem = rebuild(entry).chemistry
     doc, status = cached_native(entry.geometry, entry.basis, *entry.active_space,
                                 entry.mapping, chem.e_casci)
     assert status == "built"
