@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from qencode_nb.engines import registry
 from qencode_nb.errors import EntryError, NotRunnable
+from qencode_nb.rules import ADAPT_ENGINES
 
 
 @dataclass
@@ -47,12 +48,21 @@ class Choice:
 
 
 def recorded(entry) -> str:
-    """The registered name of the engine the entry records: ``"statevector"`` for an
-    ADAPT entry whose ``run_config.optimizer`` names the statevector engine, else
-    ``"qnode"`` (the recorded PennyLane device)."""
-    if entry.ansatz == "adapt" and entry.optimizer.engine == "statevector":
-        return "statevector"
-    return "qnode"
+    """The registered name of the engine the entry records: for an ADAPT entry the
+    generator's ADAPT engine its ``run_config.optimizer`` names (one of
+    :data:`qencode_nb.rules.ADAPT_ENGINES`, "qnode" when it names none), else
+    ``"qnode"`` (the recorded PennyLane device).
+
+    Raises:
+        EntryError: an ADAPT engine the generator does not have.
+    """
+    if entry.ansatz != "adapt":
+        return "qnode"
+    engine = entry.optimizer.engine or "qnode"
+    if engine not in ADAPT_ENGINES:
+        raise EntryError(f"ADAPT engine {engine!r} is not accepted; accepted: "
+                         f"{', '.join(ADAPT_ENGINES)}", field="run_config.optimizer")
+    return engine
 
 
 def check_engine(engine) -> str | None:
