@@ -3,6 +3,7 @@ its commands' handlers and an ``add_parsers(sub)`` that adds them to the command
 subparsers.
 
 - :mod:`~qencode_nb.commands.audit`: ``audit`` (one executed audit notebook);
+- :mod:`~qencode_nb.commands.show`: ``show`` (an executed audit's card as text);
 - :mod:`~qencode_nb.commands.sweep`: ``sweep`` (:mod:`qencode_nb.batch.sweep`);
 - :mod:`~qencode_nb.commands.study`: ``study threads | kernels | optimizers |
   environments`` (:func:`qencode_nb.studies.run`);

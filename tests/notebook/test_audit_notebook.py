@@ -119,6 +119,19 @@ def test_lih_bundled_entry_end_to_end(tmp_path):
     assert boundary_warnings(table) == {"lih": boundary["warning"]}
     pngs = [o for o in _outputs(out) if "image/png" in o.get("data", {})]
     assert len(pngs) == 1 and len(pngs[0]["data"]["image/png"]) > 10_000   # the figure
+    # The README's second command: the result printed from the executed notebook.
+    shown = _show(out)
+    assert shown.returncode == 0, shown.stderr
+    from qencode_nb.verdict.card import Card
+
+    assert shown.stdout == f"lih.ipynb: done\n{Card(r).text()}\n"
+    assert f"margin {100 * r['margin_regenerated']:.1f}%" in shown.stdout.splitlines()[1]
+
+
+def _show(path):
+    """``qencode-nb show PATH`` as a user types it (the console script of .venv)."""
+    return subprocess.run([str(ROOT / ".venv" / "bin" / "qencode-nb"), "show", str(path)],
+                          capture_output=True, text=True)
 
 
 def _outputs(out):
@@ -316,6 +329,19 @@ def test_bad_mode_is_recorded_as_the_failure(tmp_path):
     assert 'data-state="failed"' in card["text/html"]
     assert card["text/plain"].splitlines()[0] == (
         f"FAILED parameters: {r['error']['type']}: {r['error']['message']}")
+    # qencode-nb show: the same failure first, exit status 1; a folder: one line per run.
+    shown = _show(out)
+    assert shown.returncode == 1
+    assert shown.stdout.splitlines()[:2] == ["mode.ipynb: failed", card["text/plain"].splitlines()[0]]
+    (tmp_path / "figures.ipynb").write_text((ROOT / "notebooks" / "figures.ipynb").read_text())
+    folder = _show(tmp_path)
+    assert folder.returncode == 1
+    assert folder.stdout.splitlines() == [f"mode  failed    {card['text/plain'].splitlines()[0]}",
+                                          "1 runs: 1 failed"]
+    # not an audit: refused naming the file and what is accepted
+    other = _show(tmp_path / "figures.ipynb")
+    assert other.returncode == 2 and "not an executed audit notebook" in other.stderr
+    assert "kind is 'figures'" in other.stderr
 
 
 @pytest.mark.notebook
