@@ -219,8 +219,11 @@ def pytest_sessionstart(session):
     if not SHARED_DB.is_dir():
         raise pytest.UsageError(
             f"the tests read the forty real QEncode v4.4 entries from {SHARED_DB}, which "
-            "does not exist: the test suite needs ../shared/qencode-v4 beside the "
-            "checkout (the notebooks and the CLI do not)")
+            "does not exist (the notebooks and the CLI do not need it). Get the data: "
+            "copy the workplace's shared folder there (../shared/qencode-v4/db beside the "
+            f"checkout), or fetch the public release into it with `.venv/bin/qencode-nb data "
+            f"fetch --dir {SHARED_DB.parent}` (QEncode v4.4, every file checked by its "
+            "SHA-256; it holds 54 entries, the shared copy the tests count holds 40)")
 
 
 def needs_profile(name: str):

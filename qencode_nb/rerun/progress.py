@@ -3,15 +3,18 @@
 A :class:`Progress` wraps the re-run's energy function (VQE) or receives the
 ADAPT loop's callback.  It keeps every evaluated energy (Ha, tapering constant
 included) and the evaluation at which each restart began, and shows a tqdm bar
-on stderr: restart i/n (ADAPT: operators selected / cap), evaluations, the
-current best error against the exact ground energy (mHa) and tqdm's ETA.
+on stdout: restart i/n (ADAPT: operators selected / cap), evaluations, the
+current best error against the exact ground energy (mHa) and tqdm's ETA.  Stdout,
+not stderr: JupyterLab draws stderr on a pink background, which reads as a failure.
 
 The bar is tqdm's plain text bar, which JupyterLab redraws in place (carriage
 returns in a stream output) and papermill ``--log-output`` passes through; it
 refreshes at most every :data:`MIN_INTERVAL_S` seconds, so a long re-run
 leaves a few hundred short updates, not one line per evaluation.  The total
 is the budget (restarts x ``max_iterations``, an upper bound: early stop and
-COBYLA's own stopping end sooner), so the ETA is an upper bound too.
+COBYLA's own stopping end sooner), so the ETA is an upper bound too; when the run
+ends, the bar is redrawn at its real end, full, saying how it ended ("early stop at
+evaluation 1000", :meth:`Progress.close`).
 ``QENCODE_NB_PROGRESS=0`` turns the bar off (the trace is kept).
 """
 
@@ -23,6 +26,10 @@ import sys
 
 #: Seconds between two redraws of the bar (tqdm ``mininterval``).
 MIN_INTERVAL_S = 2.0
+
+#: The bar's layout (tqdm ``bar_format``): a 20-character bar and no width limit, so
+#: the closing words ("early stop at evaluation 1000") and the error are never cut.
+BAR_FORMAT = "{desc}: {percentage:3.0f}%|{bar:20}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}{postfix}]"
 
 #: Environment variable that turns the bar off when "0".
 PROGRESS_ENV = "QENCODE_NB_PROGRESS"
@@ -59,9 +66,8 @@ class Progress:
 
             total = self.restarts * max_iterations if max_iterations else self.restarts
             unit = "eval" if max_iterations else "operator"
-            self._bar = tqdm(total=total, desc=label, unit=unit, file=sys.stderr,
-                             mininterval=MIN_INTERVAL_S, dynamic_ncols=False, ncols=100,
-                             leave=True)
+            self._bar = tqdm(total=total, desc=label, unit=unit, file=sys.stdout,
+                             mininterval=MIN_INTERVAL_S, bar_format=BAR_FORMAT, leave=True)
 
     def error_mha(self, energy: float) -> float:
         """|energy + constant - e_ref| in mHa (``energy`` before the constant, Ha)."""
@@ -109,14 +115,39 @@ class Progress:
             self._bar.set_postfix_str(f"evals {info['nfev']}, error {self._best_text()}",
                                       refresh=False)
 
-    def close(self, stopped: str | None = None) -> None:
-        """End the bar (one last redraw with the final numbers)."""
+    def close(self, ended: str | None = None) -> None:
+        """End the bar with one last redraw.
+
+        Args:
+            ended: how the run ended ("early stop at evaluation 1000",
+                :meth:`ending`): the bar is redrawn full at its real end (the
+                evaluations, or operators, actually made) with these words; None (the
+                run failed): the bar stays where it stopped.
+        """
         if self._bar is not None:
-            self._postfix(force=True)
-            if stopped:
-                self._bar.set_description_str(f"{self._bar.desc} ({stopped})", refresh=False)
+            if ended:
+                self._bar.total = self._bar.n = len(self.energies)
+                where = (f", restart {self._restart + 1}/{self.restarts}"
+                         if self.max_iterations else "")
+                self._bar.set_postfix_str(f"{ended}{where}, error {self._best_text()}",
+                                          refresh=True)
+            else:
+                self._postfix(force=True)
             self._bar.close()
             self._bar = None
+
+    def ending(self, stopped_early: bool) -> str:
+        """How a finished run ended, in the bar's words: "early stop at evaluation N"
+        (ADAPT: "at operator N"), else "N evaluations of a budget of M" (COBYLA's own
+        stopping ends a restart before ``max_iterations``) or "N operators of a cap of M"."""
+        n = len(self.energies)
+        if self.max_iterations:
+            if stopped_early:
+                return f"early stop at evaluation {n}"
+            return f"{n} evaluations of a budget of {self.restarts * self.max_iterations}"
+        if stopped_early:
+            return f"early stop at operator {n}"
+        return f"{n} operators of a cap of {self.restarts}"
 
     def trace(self) -> dict:
         """The ``rerun_trace`` record: energies per evaluation (Ha), restart starts,

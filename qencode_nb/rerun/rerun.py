@@ -108,10 +108,11 @@ def rerun(entry, problem, optimizer: str | None = None, resume: bool = False,
     progress = Progress(entry.reference_energy, problem.constant_ha,
                         entry.adapt["max_operators"] if is_adapt else entry.restarts_requested,
                         None if is_adapt else entry.max_iterations, label=entry.name)
+    out = None
     try:
         out = _dispatch(entry, problem, optimizer, progress, checkpoint)
-    finally:
-        progress.close()
+    finally:      # the bar's real end; where it stopped when the run failed
+        progress.close(None if out is None else progress.ending(out.stopped_early))
     checkpoint.done()
     out.details["resumed_parts"] = checkpoint.resumed
     if checkpoint.discarded:

@@ -12,10 +12,18 @@ from conftest import ROOT
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
 
+def _code(nb) -> list:
+    """The code cells: the contract counts code cells (a title in markdown may come
+    first, as in audit.ipynb, so the notebook opens on what it is)."""
+    return [c for c in nb.cells if c.cell_type == "code"]
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
 def test_parameters_cell_first_literals_only(path):
     nb = nbformat.read(str(path), as_version=4)
-    first = nb.cells[0]
+    first = _code(nb)[0]
+    before = nb.cells[:nb.cells.index(first)]
+    assert all(c.cell_type == "markdown" for c in before)
     assert first.cell_type == "code" and "parameters" in first.metadata.get("tags", [])
     tree = ast.parse(first.source)
     assert tree.body, "empty parameters cell"
@@ -28,7 +36,8 @@ def test_parameters_cell_first_literals_only(path):
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
 def test_second_cell_pins_before_any_numpy_import(path):
     nb = nbformat.read(str(path), as_version=4)
-    pin_cell = nb.cells[1]
+    pin_cell = _code(nb)[1]
+    assert nb.cells.index(pin_cell) == nb.cells.index(_code(nb)[0]) + 1   # right after it
     assert pin_cell.cell_type == "code" and "pin(blas_threads" in pin_cell.source
     imported = set()
     for node in ast.walk(ast.parse(pin_cell.source)):
@@ -41,12 +50,15 @@ def test_second_cell_pins_before_any_numpy_import(path):
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
 def test_last_cell_records_done(path):
-    """The last code cell records ``done``; after it only the audit's card is redrawn,
-    before it only the check that no parameter was reassigned."""
+    """The last code cell records ``done``; after it only the audit's card is redrawn (and its
+    headline printed, for a reader whom Run All left at the bottom), before it only the
+    check that no parameter was reassigned."""
     nb = nbformat.read(str(path), as_version=4)
-    last = [c for c in nb.cells if c.cell_type == "code"][-1].source.strip().splitlines()
+    last = _code(nb)[-1].source.strip().splitlines()
     done = last.index('record("done", True)')
-    assert last[done + 1:] in ([], ["CARD.update();"])
+    code = [ln for ln in last[done + 1:] if not ln.startswith("#")]
+    assert code in ([], ['print("Verdict:", CARD.update().facts()["headline"], '
+                         '"(the card at the top has the details)")'])
     assert last[:done] in ([], ['with stage("done"):', "    check_unchanged(PARAMETERS)"])
 
 
@@ -57,7 +69,7 @@ def test_papermill_sees_every_parameter(path):
     import papermill
 
     nb = nbformat.read(str(path), as_version=4)
-    assigned = [t.id for n in ast.parse(nb.cells[0].source).body for t in n.targets]
+    assigned = [t.id for n in ast.parse(_code(nb)[0].source).body for t in n.targets]
     assert list(papermill.inspect_notebook(str(path))) == assigned
 
 
@@ -68,6 +80,12 @@ import json  # noqa: E402
 from papermill.exceptions import PapermillExecutionError  # noqa: E402
 
 AUDIT = ROOT / "notebooks" / "audit.ipynb"
+
+
+def _params_at(nb: dict) -> int:
+    """The index of the ``parameters`` cell (after audit.ipynb's title markdown)."""
+    return next(i for i, c in enumerate(nb["cells"])
+                if "parameters" in c["metadata"].get("tags", []))
 
 
 def _variant(tmp_path, edit) -> str:
@@ -96,7 +114,8 @@ def _error(out):
 @pytest.mark.notebook
 def test_a_parameter_reassigned_after_the_pin_cell_is_refused_and_never_done(tmp_path):
     def add_cell(nb):
-        nb["cells"].insert(2, {"cell_type": "code", "execution_count": None, "id": "c0ffee00",
+        nb["cells"].insert(_params_at(nb) + 2, {"cell_type": "code", "execution_count": None,
+                                                "id": "c0ffee00",
                                "metadata": {}, "outputs": [], "source": 'entry = "h2"'})
     out = tmp_path / "out.ipynb"
     with pytest.raises(PapermillExecutionError):
@@ -129,7 +148,7 @@ def test_a_parameter_reassigned_after_the_pin_cell_is_refused_and_never_done(tmp
 
 
 def _untag(nb):
-    nb["cells"][0]["metadata"]["tags"] = []
+    nb["cells"][_params_at(nb)]["metadata"]["tags"] = []
 
 
 @pytest.mark.notebook
@@ -166,7 +185,8 @@ def test_the_engine_refuses_a_parameters_cell_that_is_not_literal_assignments(tm
     from qencode_nb.errors import ParameterError
 
     def add_import(nb):
-        nb["cells"][0]["source"] = "import os\n" + "".join(nb["cells"][0]["source"])
+        at = _params_at(nb)
+        nb["cells"][at]["source"] = "import os\n" + "".join(nb["cells"][at]["source"])
     src = _variant(tmp_path, add_import)
     with pytest.raises(ParameterError, match=r"line 1: 'import os' is not a literal "
                                              r"assignment; accepted: NAME = literal"):
@@ -174,7 +194,8 @@ def test_the_engine_refuses_a_parameters_cell_that_is_not_literal_assignments(tm
                                    parameters={"entry": "h2"}, progress_bar=False)
 
     def computed(nb):
-        nb["cells"][0]["source"] = "".join(nb["cells"][0]["source"]) + "\nn = len('ab')"
+        at = _params_at(nb)
+        nb["cells"][at]["source"] = "".join(nb["cells"][at]["source"]) + "\nn = len('ab')"
     with pytest.raises(ParameterError, match=r"\"n = len\('ab'\)\" does not assign a literal"):
         papermill.execute_notebook(_variant(tmp_path, computed), str(tmp_path / "y.ipynb"),
                                    engine_name="qencode-nb", progress_bar=False)

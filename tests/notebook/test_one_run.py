@@ -53,7 +53,7 @@ def test_a_second_run_in_the_same_kernel_shows_nothing_of_the_first(tmp_path):
     from nbclient import NotebookClient
 
     nb = nbformat.read(str(AUDIT_NB), as_version=4)
-    params = nb.cells[0]
+    params = next(c for c in nb.cells if "parameters" in c.metadata.get("tags", []))
     params.source = params.source.replace('entry = "lih"', 'entry = "h2"')
     client = NotebookClient(nb, timeout=600, kernel_name="python3",
                             resources={"metadata": {"path": str(ROOT)}})
@@ -240,8 +240,9 @@ def test_an_entry_that_never_loaded_answers_unknown_not_no(tmp_path):
 def _variant(tmp_path, cell_source: str) -> str:
     """audit.ipynb with a cell inserted between the parameters cell and the pin cell."""
     nb = json.loads(AUDIT_NB.read_text())
-    nb["cells"].insert(1, {"cell_type": "code", "execution_count": None, "id": "c0ffee01",
-                           "metadata": {}, "outputs": [], "source": cell_source})
+    at = next(i for i, c in enumerate(nb["cells"]) if "parameters" in c["metadata"].get("tags", []))
+    nb["cells"].insert(at + 1, {"cell_type": "code", "execution_count": None, "id": "c0ffee01",
+                                "metadata": {}, "outputs": [], "source": cell_source})
     path = tmp_path / "variant.ipynb"
     path.write_text(json.dumps(nb))
     return str(path)

@@ -95,13 +95,42 @@ def test_progress_keeps_every_evaluation_and_draws_a_bar(capsys):
         energy(p)
     progress.start_restart(1)
     energy(0.001)
-    progress.close()
+    progress.close(progress.ending(stopped_early=False))
     trace = progress.trace()
     assert trace["energies_ha"] == pytest.approx([-0.5, -0.9, -0.999])
     assert trace["restart_starts"] == [0, 2] and energy.calls == 3
-    err = capsys.readouterr().err
-    assert "restart 2/2, evals 3, error 1 mHa" in err and err.endswith("\n")
+    out = capsys.readouterr()
+    # on stdout (JupyterLab draws stderr pink), ending full at its real end
+    assert out.err == "" and out.out.endswith("\n")
+    last = out.out.rstrip("\n").split("\r")[-1]
+    assert last.startswith("H2: 100%") and " 3/3 " in last
+    assert "3 evaluations of a budget of 6, restart 2/2, error 1 mHa]" in last
     assert json.dumps(trace)   # a record: plain JSON
+
+
+def test_progress_ends_at_the_early_stop_not_at_a_fraction_of_the_budget(capsys):
+    progress = Progress(e_ref=-1.0, constant_ha=0.0, restarts=10, max_iterations=500,
+                        label="LiH", enabled=True)
+    energy = progress.wrap(lambda p: -1.0 + p)
+    progress.start_restart(0)
+    for _ in range(1000 - 500):
+        energy(0.1)
+    progress.start_restart(1)
+    for _ in range(500):
+        energy(0.000001)
+    progress.close(progress.ending(stopped_early=True))
+    last = capsys.readouterr().out.rstrip("\n").split("\r")[-1]
+    assert last.startswith("LiH: 100%") and " 1000/1000 " in last, last
+    assert "early stop at evaluation 1000, restart 2/10, error 0.001 mHa]" in last
+
+
+def test_progress_of_a_failed_run_stays_where_it_stopped(capsys):
+    progress = Progress(e_ref=0.0, constant_ha=0.0, restarts=4, max_iterations=None,
+                        label="H6", enabled=True)
+    progress.adapt_step({"energy": 0.5, "nfev": 3})
+    progress.close(None)
+    last = capsys.readouterr().out.rstrip("\n").split("\r")[-1]
+    assert last.startswith("H6:  25%") and "1/4" in last, last
 
 
 def test_progress_off_by_environment(monkeypatch, capsys):
@@ -109,5 +138,5 @@ def test_progress_off_by_environment(monkeypatch, capsys):
     progress = Progress(e_ref=0.0, constant_ha=0.0, restarts=1, max_iterations=10)
     progress.adapt_step({"energy": 0.001, "nfev": 5})
     progress.close()
-    assert capsys.readouterr().err == ""
+    assert capsys.readouterr() == ("", "")
     assert progress.trace()["energies_ha"] == [0.001]
