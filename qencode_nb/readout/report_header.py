@@ -78,8 +78,12 @@ def environments(table) -> list[dict]:
     groups = table[cols].astype(object).fillna("unknown").value_counts(sort=True)
     lines = [{"text": f"numeric fingerprint {key[0]} ({key[1]} kernels"
               + (f", {key[2]}" if len(key) > 2 else "") + f"; {_runs(n)})", "warn": False}
-             for key, n in groups.items()]
-    distinct = table["numeric_fingerprint"].astype(object).fillna("unknown").nunique()
+             for key, n in groups.items() if key[0] != "unknown"]
+    unknown = int(table["numeric_fingerprint"].isna().sum())
+    if unknown:
+        lines.append({"text": f"no numeric fingerprint recorded by {_runs(unknown)}",
+                      "warn": False})
+    distinct = table["numeric_fingerprint"].dropna().nunique()
     if distinct > 1:
         lines.append({"text": f"the runs differ: {distinct} numeric fingerprints (kernels, "
                       "CPU or libraries); compare energies bit for bit only within one",
@@ -89,14 +93,19 @@ def environments(table) -> list[dict]:
 
 def toolkit(table, *, written_by: tuple[str, str | None]) -> list[dict]:
     """The toolkit lines: the qencode-nb version and commit each run recorded, with
-    their run counts (a warning when they differ), and ``written_by``, the version and
+    their run counts (a warning when they differ; runs that recorded none counted
+    apart), and ``written_by``, the version and
     commit (None: unknown) of the qencode-nb that wrote the page."""
-    pairs = Counter(zip(table["toolkit_version"].astype(object).fillna("unknown"),
-                        table["toolkit_commit"].astype(object).fillna("unknown commit")))
+    recorded = table[table["toolkit_version"].notna() | table["toolkit_commit"].notna()]
+    pairs = Counter(zip(recorded["toolkit_version"].astype(object).fillna("unknown"),
+                        recorded["toolkit_commit"].astype(object).fillna("unknown commit")))
     runs = "; ".join(f"qencode-nb {v} at commit {short_commit(c)} ({_runs(n)})"
-                     for (v, c), n in pairs.most_common())
+                     for (v, c), n in pairs.most_common()) or "(no run recorded it)"
+    unknown = len(table) - len(recorded)
     version, commit = written_by
-    return [{"text": f"audits run by {runs}", "warn": len(pairs) > 1},
+    return [{"text": f"audits run by {runs}" + (f"; not recorded by {_runs(unknown)}"
+                                                 if unknown and pairs else ""),
+             "warn": len(pairs) > 1},
             {"text": f"report written by qencode-nb {version} at commit {short_commit(commit)}",
              "warn": False}]
 
