@@ -228,8 +228,7 @@ def render_report(table, *, title: str, figures=(), pages=None, generated=None,
     import jinja2
     import markupsafe
 
-    from qencode_nb import __version__
-    from qencode_nb.notebook.provenance import git_state
+    from qencode_nb.notebook.provenance import git_state, installed_version
     from qencode_nb.readout import report_header
 
     records = table.astype(object).where(table.notna(), None).to_dict("records")
@@ -255,7 +254,8 @@ def render_report(table, *, title: str, figures=(), pages=None, generated=None,
         script=markupsafe.Markup(script), csp=csp, title=title, generated=stamp,
         dataset=report_header.dataset(table),
         environments=report_header.environments(table),
-        toolkit=report_header.toolkit(table, written_by=(__version__, commit)),
+        toolkit=report_header.toolkit(   # the version as the runs record it
+            table, written_by=(installed_version("qencode-nb"), commit)),
         columns=[{"column": c, "compact": k, "constant": c.key in constant}
                  for c, k in zip(shown, compact)],
         constants=groups([c for c in shown if c.key in constant], cells={
