@@ -259,11 +259,19 @@ def render_report(table, *, title: str, figures=(), pages=None, generated=None,
         columns=[{"column": c, "compact": k, "constant": c.key in constant}
                  for c, k in zip(shown, compact)],
         constants=groups([c for c in shown if c.key in constant], cells={
-            c.key: rows[0]["cells"][i] for i, c in enumerate(shown) if c.key in constant}),
+            c.key: _shared(rows, i) for i, c in enumerate(shown) if c.key in constant}),
         groups=spans, summary=summary_counts(table), legend=BADGE_MEANING, rows=rows,
         csv_name=csv_name, csv_href=("data:text/csv;charset=utf-8," + quote(table_csv(table))
                                      if csv_name else None),
         figures=list(figures))
+
+
+def _shared(rows: list[dict], i: int) -> dict:
+    """The cell that column ``i`` shows on every row, its hover text the one all rows
+    share, else a pointer to the rows (the reasons differ)."""
+    titles = {r["cells"][i]["title"] for r in rows}
+    return {**rows[0]["cells"][i], "title": titles.pop() if len(titles) == 1 else
+            "the same on every row, for reasons that differ: hover the cells under all columns"}
 
 
 def table_csv(table) -> str:

@@ -53,10 +53,10 @@ def dataset(table) -> list[dict]:
     repo, branch, commit = SOURCE
     known = sum(isinstance(v, str) and bool(v) for v in table["entry_file_sha256"])
     lines.append({"text": (
-        f"QEncode {RELEASE} release (schema 4.0.0): {repo.removeprefix('https://')}, "
-        f"branch {branch}, commit {commit[:7]}; {released} of {len(table)} runs read an "
-        f"entry file byte-identical to that release's (its SHA-256 in "
-        f"qencode-nb's data/qencode-v4/registry.txt)"
+        f"QEncode {RELEASE} (schema 4.0.0), {repo.removeprefix('https://')} at commit "
+        f"{commit[:7]} (branch {branch}): {released} of {len(table)} runs read an entry "
+        "file byte-identical to the release's (SHA-256 against qencode-nb's "
+        "data/qencode-v4/registry.txt)"
         + (f"; {len(table) - known} recorded no file SHA-256" if known < len(table) else "")),
         "warn": released < len(table)})
     gen = _values(table, "entry_generator_commit")

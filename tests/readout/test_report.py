@@ -1,5 +1,6 @@
 """``qencode-nb report``: one self-contained HTML page of a folder of executed audits
-(qencode_nb/readout/report.py, report_tables.py; issue 15, items 4 and 6).
+(qencode_nb/readout/report.py, report_tables.py, report_columns.py, report_header.py,
+report_paths.py; issue 15, items 4 and 6; issue 25, item 4: a publishable report).
 
 One real sweep per module (the CI subset of the shared entries, replay mode, fast
 engine: about 25 s) plus one entry whose mapping was tampered with (a failed run), a
@@ -187,8 +188,9 @@ def test_the_header_names_the_dataset_environment_and_toolkit(runs, report):
     dataset = soup.select_one("dd.qnb-dataset").get_text(" ", strip=True)
     # 7 shared entries and the tampered copy (its own folder, never loaded: no id)
     assert "entries from the folder db/, entries/: 7 entries in 8 runs" in dataset
-    assert f"QEncode {RELEASE} release" in dataset and f"commit {SOURCE[2][:7]}" in dataset
-    assert "7 of 8 runs read an entry file byte-identical to that release's" in dataset
+    assert f"QEncode {RELEASE} (schema 4.0.0)" in dataset
+    assert f"{SOURCE[0].removeprefix('https://')} at commit {SOURCE[2][:7]}" in dataset
+    assert "7 of 8 runs read an entry file byte-identical to the release's" in dataset
     done = [read_records(p) for p in sorted(runs.glob("*.ipynb"))
             if read_records(p).get("done")]
     assert len(done) == 7
@@ -269,6 +271,15 @@ def test_columns_that_read_the_same_on_every_row_are_named_once(report):
         for r in rows:
             assert ("qnb-extra" in (_cell(r, key).get("class") or [])) == \
                 ("qnb-extra" in (th.get("class") or [])), key
+    # a constant's hover text: the one its cells share, else a pointer to them
+    for span in soup.select("#qnb-constants .const"):
+        key = span["data-key"]
+        cells = [_cell(r, key) for r in rows]
+        titles = {(c if c.get("title") else c.select_one("[title]") or c).get("title")
+                  for c in cells}
+        shown = span.select_one("span.badge, b").get("title")
+        assert shown == (titles.pop() if len(titles) == 1 else "the same on every row, "
+                         "for reasons that differ: hover the cells under all columns"), key
     # the group header's spans add up to the columns of each view
     groups = soup.select("table#qnb-report tr.groups th")
     assert sum(int(g["data-span-all"]) for g in groups) == len(heads)
