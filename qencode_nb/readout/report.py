@@ -31,7 +31,6 @@ times in s.
 
 from __future__ import annotations
 
-import math
 import re
 from pathlib import Path
 from typing import NamedTuple
