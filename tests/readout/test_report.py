@@ -617,3 +617,16 @@ def test_paths_are_shortened_to_a_folder_the_reader_can_place(tmp_path):
         'entry = "…/db/H2.json"; notebook …/runs/H2.ipynb; stack ~/.cache/x; '
         "other …/python3/os.py; kept: 1/2 pass/fail https://example.org/a/b </div> "
         "data:image/png;base64,AAA+/bcd/ef== ./relative/path")
+
+
+def test_an_entry_file_is_the_release_s_only_byte_for_byte():
+    """release_of: the registry's SHA-256 of ``db/<name>`` (data/qencode-v4/registry.txt)."""
+    import hashlib
+
+    from qencode_nb.entry.database import RELEASE, release_of
+
+    digest = hashlib.sha256(H2_JW_HEA.read_bytes()).hexdigest()
+    assert release_of(H2_JW_HEA.name, digest) == RELEASE
+    assert release_of(H2_JW_HEA.name, "0" * 64) is None          # changed bytes
+    assert release_of(f"{BROKEN}.json", digest) is None           # not a release file
+    assert release_of(H2_JW_HEA.name, None) is None               # no hash recorded
