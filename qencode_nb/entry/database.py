@@ -25,6 +25,8 @@ REGISTRY = BUNDLED_DB / "registry.txt"
 #: Where the files come from: repository, branch and commit of the registry.
 SOURCE = ("https://github.com/qencode-benchmark/qencode-benchmark", "master",
           "a46b4ece504335c6e3026a35b7309772ebe96a48")
+#: The QEncode release the registry holds (data/qencode-v4/NOTICE: suite v4.4).
+RELEASE = "v4.4"
 #: Environment variable naming the cache folder (default: pooch's OS cache,
 #: ``~/.cache/qencode-nb/qencode-v4`` on Linux).
 ENV_DATA_DIR = "QENCODE_NB_DATA"
@@ -65,6 +67,19 @@ def registry() -> dict:
                                  "'name sha256hex url'")
         out[parts[0]] = (parts[1], parts[2])
     return out
+
+
+def release_of(file_name: str, file_sha256: str | None) -> str | None:
+    """:data:`RELEASE` when the registry holds an entry file of that name
+    (``db/<file_name>``) with that SHA-256 of its bytes (the file is the release's,
+    byte for byte), else None (not a release file, or changed)."""
+    if not file_sha256:
+        return None
+    try:
+        known = registry().get(f"db/{file_name}")
+    except DataFetchError:
+        return None
+    return RELEASE if known and known[0] == file_sha256 else None
 
 
 def select(only=None, reg: dict | None = None) -> list[str]:

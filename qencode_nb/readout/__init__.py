@@ -14,7 +14,10 @@
   figures) and :mod:`~qencode_nb.readout.robustness_plot` (the robustness figure);
 - :mod:`~qencode_nb.readout.cross_host`: two folders of audits compared entry by entry;
 - :mod:`~qencode_nb.readout.report` (``qencode-nb report``: one self-contained HTML
-  page, ``templates/``) and :mod:`~qencode_nb.readout.report_tables` (its table).
+  page, ``templates/``), :mod:`~qencode_nb.readout.report_tables` (its table),
+  :mod:`~qencode_nb.readout.report_columns` (its columns and cells),
+  :mod:`~qencode_nb.readout.report_header` (its header: dataset, environments, toolkit)
+  and :mod:`~qencode_nb.readout.report_paths` (no absolute path in what it writes).
 
 Nothing here starts a run (:mod:`qencode_nb.batch` does).  Importing this package
 imports no numpy, pandas or matplotlib (they load when a table or figure is made).

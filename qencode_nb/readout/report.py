@@ -4,28 +4,39 @@
 (:func:`qencode_nb.readout.report_tables.report_table`: one row per run, failed runs
 included, never an executed figures or suite notebook), renders every executed
 notebook to HTML with nbconvert beside the page (:func:`render_notebook_pages`,
-``<stem>_notebooks/``, linked relatively) and writes the page
-(:func:`render_report`: Jinja2, the template ``templates/report.html.j2``).  The page
-loads nothing at view time: its CSS and JS are inline, the margin plot and the
-robustness figure are inline SVG (:func:`report_figures`, :func:`inline_svg`), and the
-notebook pages drop nbconvert's CDN scripts (require.js, MathJax, mermaid).
+``<stem>_notebooks/``, linked relatively, each linking back to its row), writes the
+table as CSV (``<stem>.csv``, also a download link on the page: :func:`table_csv`) and
+writes the page (:func:`render_report`: Jinja2, the template
+``templates/report.html.j2``).  The page loads nothing at view time: its CSS and JS
+are inline, the margin plot and the robustness figure are inline SVG
+(:func:`report_figures`, :func:`inline_svg`), the CSV a data: URL, and the notebook
+pages drop nbconvert's CDN scripts (require.js, MathJax, mermaid).  Nothing it writes
+holds an absolute path of the machine (:mod:`qencode_nb.readout.report_paths`); its
+header names the dataset, environments and toolkit
+(:mod:`qencode_nb.readout.report_header`).
 
-The page's hooks (tests, scripts): ``<table id="qnb-report">``, one
-``<tr class="qnb-row" data-entry-id="...">`` per run, sortable headers
+The page's hooks (tests, scripts): ``<table id="qnb-report">`` in the scroll box
+``#qnb-table-box`` (header row and first column fixed), one ``<tr class="qnb-row"
+id="run-RUN" data-entry-id="..." data-run="RUN">`` per run, sortable headers
 ``<th data-sort="KEY">`` over cells ``<td data-key="KEY" data-value="...">`` (the
-unrounded value; empty when there is none), the filter box ``#qnb-filter`` and the
-summary line ``#qnb-summary``.  Units: errors in mHa, margins as fractions of the
-threshold, times in s.
+unrounded value; empty when there is none); columns outside the compact set carry the
+class ``qnb-extra`` (shown by the button ``#qnb-columns``), those that read the same on
+every row also ``qnb-constant`` (named in ``#qnb-constants``); the filter box
+``#qnb-filter``, the summary line ``#qnb-summary``, the CSV link ``#qnb-csv``, the
+colour legend ``#qnb-legend``; in the margin plot, each point and label is a link
+``<a href="#run-RUN">`` that the filter hides with its row.  Units: errors and
+movement in mHa, margins in % of the threshold on the page (fractions in the CSV),
+times in s.
 """
 
 from __future__ import annotations
 
-import math
 import re
 from pathlib import Path
 from typing import NamedTuple
 
-from qencode_nb.readout.report_tables import QPU_QUESTIONS
+from qencode_nb.readout.report_columns import (BADGE_MEANING, COLUMNS, cell,
+                                               constant_columns, groups, missing)
 
 #: The page template (package data: pyproject ``[tool.setuptools.package-data]``).
 TEMPLATE = Path(__file__).resolve().parent / "templates" / "report.html.j2"
@@ -54,6 +65,12 @@ OFFLINE_NOTEBOOK_TEMPLATE = """{%- extends 'index.html.j2' -%}
 {% block data_mermaid scoped -%}
 <div class="jp-RenderedText jp-OutputArea-output"><pre>{{ output.data['text/vnd.mermaid'] | escape_html }}</pre></div>
 {%- endblock data_mermaid %}
+{%- block body_header -%}
+{{ super() }}
+{%- if resources.qnb_back %}
+<nav class="qnb-back" style="font: 14px/1.4 system-ui, sans-serif; padding: .5em 1em; border-bottom: 1px solid #d0d7de; background: #f6f8fa;"><a href="{{ resources.qnb_back | escape_html }}">&larr; back to the report</a> <span style="color: #6e7781;">(this run's row in {{ resources.qnb_report | escape_html }})</span></nav>
+{%- endif %}
+{%- endblock body_header -%}
 """.replace("CSP", NOTEBOOK_PAGE_CSP)
 
 
@@ -74,24 +91,64 @@ def inline_svg(svg_text: str, prefix: str) -> str:
     return head + ' style="max-width:100%;height:auto">' + rest
 
 
+def margin_svg(table, folder) -> str:
+    """The margin plot of ``table`` (:func:`~qencode_nb.readout.plots.margin_plot`) as
+    SVG text whose points, annotations and entry labels are each a link to their row
+    of the page (``<a href="#run-RUN">``, matplotlib's per-artist ``url``), so the
+    page's filter can hide the points of the rows it hides.  The entry of a point is
+    read from the plot itself: the axis whose tick labels are the table's ``label``
+    gives each point's row by its position on that axis."""
+    import io
+    from urllib.parse import quote
+
+    from matplotlib.collections import PathCollection
+
+    from qencode_nb.readout.plots import margin_plot
+
+    fig = margin_plot(table, Path(folder) / "margins")
+    ax = fig.axes[0]
+    runs = dict(zip(table["label"], table["run"]))
+    for axis, coord in ((ax.xaxis, 0), (ax.yaxis, 1)):
+        ticks = {round(float(loc)): t for loc, t in
+                 zip(axis.get_majorticklocs(), axis.get_majorticklabels())}
+        if ticks and all(t.get_text() in runs for t in ticks.values()):
+            break
+    else:   # no axis of entries: the plot is shown as drawn
+        ticks, coord = {}, 0
+
+    def href(position):
+        tick = ticks.get(round(float(position)))
+        return f"#run-{quote(runs[tick.get_text()])}" if tick is not None else None
+
+    for t in ticks.values():
+        t.set_url(href(t.get_position()[coord]))
+    for coll in ax.collections:
+        if isinstance(coll, PathCollection) and len(coll.get_offsets()):
+            coll.set_urls([href(p[coord]) for p in coll.get_offsets()])
+    for text in ax.texts:
+        if hasattr(text, "xy"):
+            text.set_url(href(text.xy[coord]))
+    out = io.StringIO()
+    fig.savefig(out, format="svg")
+    return out.getvalue()
+
+
 def report_figures(table, folder) -> list[dict]:
     """The page's figures as inline SVG (:func:`inline_svg`): the margin plot of the
-    table (:func:`~qencode_nb.readout.plots.margin_plot`), and the robustness figure
-    when the folder holds a robustness study (its ``robustness.svg``, else drawn from
-    ``robustness.csv`` and ``robustness_summary.csv``).  Each ``{"id", "title", "svg"}``."""
+    table (:func:`margin_svg`), and the robustness figure when the folder holds a
+    robustness study (its ``robustness.svg``, else drawn from ``robustness.csv`` and
+    ``robustness_summary.csv``).  Each ``{"id", "title", "svg"}``."""
     import tempfile
 
     import pandas as pd
 
-    from qencode_nb.readout.plots import margin_plot
-
     folder = Path(folder)
     out = []
     with tempfile.TemporaryDirectory(prefix="qencode-nb-report-") as tmp:
-        margin_plot(table, Path(tmp) / "margins")
         out.append({"id": "qnb-margin-plot", "title": "Margin plot: published and "
-                    "regenerated error per entry against the threshold (mHa)",
-                    "svg": inline_svg((Path(tmp) / "margins.svg").read_text(), "mp-")})
+                    "regenerated error per entry against the threshold (mHa); the points "
+                    "of the rows the filter hides are hidden",
+                    "svg": inline_svg(margin_svg(table, tmp), "mp-")})
         svg = folder / "robustness.svg"
         csvs = [folder / "robustness.csv", folder / "robustness_summary.csv"]
         title = "Robustness: error range per entry over the perturbations (mHa)"
@@ -110,109 +167,6 @@ def report_figures(table, folder) -> list[dict]:
                         "img": "data:image/svg+xml;base64,"
                                + base64.b64encode(svg.read_bytes()).decode()})
     return out
-
-
-#: The table's columns: ``(key, header, group, kind, description)``; ``kind`` says how
-#: a cell is drawn: "text", a number format ("4g", "3f", "1f", "d"), "badge" (a status
-#: with its ``<key>_reason`` on hover), "flag" (True/False as a yes/no badge);
-#: ``description`` is the header's hover text (units).
-COLUMNS = (
-    ("label", "run", "run", "run", "the entry's short name; links to the executed notebook"),
-    ("status", "status", "run", "status", "done, or failed with the reason"),
-    ("molecule", "molecule", "entry", "text", "problem.name"),
-    ("mapping", "mapping", "entry", "text", "fermion-to-qubit mapping"),
-    ("ansatz", "ansatz", "entry", "text", "hea, uccsd or adapt"),
-    ("qubits", "qubits", "entry", "d", "qubits after Z2 tapering"),
-    ("published_error_mha", "pub.", "error (mHa)", "4g", "published error |E - E_exact| (mHa)"),
-    ("error_mha", "regen.", "error (mHa)", "4g", "regenerated error of the re-run (mHa)"),
-    ("margin_published", "pub.", "margin", "3f", "published margin (threshold - error) / "
-     "threshold"),
-    ("margin_regenerated", "regen.", "margin", "3f", "regenerated margin (threshold - "
-     "error) / threshold"),
-    ("tier_procedure", "procedure", "tiers", "badge", "tier 1: every procedure field "
-     "declared and used as declared"),
-    ("tier_certification", "certification", "tiers", "badge", "tier 2: regenerated error "
-     "below the threshold"),
-    ("tier_bit_identical", "bit-identical", "tiers", "badge", "tier 3: re-run energy equal "
-     "to the published one to the last bit"),
-    ("certified", "certified", "certification", "flag", "regenerated error < threshold"),
-    ("fragile", "fragile", "certification", "flag", "certified with regenerated margin < "
-     "0.20 (inferred)"),
-    ("fragile_measured", "measured", "certification", "flag", "fragile_measured: "
-     "certification changed under some perturbation of a robustness study"),
-    ("replay_status", "replay", "checks", "badge", "stored parameters on the stored "
-     "Hamiltonian vs the published energy (1e-9 Ha)"),
-    ("integrity", "integrity", "checks", "badge", "SHA-256 recomputed by QEncode's rule"),
-    ("hamiltonian_status", "Hamiltonian", "checks", "badge", "the stored terms equal a "
-     "rebuilt generator path (pass), none (fail), or CASSCF off the reference kernels "
-     "(unverified)"),
-    ("consistency", "consistency", "checks", "badge", "the published numbers finite and "
-     "consistent with each other and with the rebuild"),
-    ("alerts", "alerts", "checks", "badge", "integrity, Hamiltonian, replay or consistency "
-     "failures (exit 3 from qencode-nb audit)"),
-    ("active_space", "active space", "checks", "badge", "the active space's boundary: "
-     "'warning' when it splits near-degenerate RHF orbitals (< 1e-4 Ha)"),
-    ("seconds", "time (s)", "time", "1f", "wall time of the run (s)"),
-) + tuple((f"qpu_{q}", q, "Works on my QPU", "badge", f"Works on my QPU: {q}")
-          for q in QPU_QUESTIONS)
-
-#: Badge colour of a value (CSS class ``b-<name>``); anything else is "na".
-BADGE_CLASS = {"pass": "ok", "yes": "ok", "done": "ok", "fail": "bad", "no": "bad",
-               "failed": "bad", "partly": "warn", "warning": "warn", "incomplete": "warn",
-               "unverified": "warn", "ok": "ok"}
-
-
-def _missing(value) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value)) or value == ""
-
-
-def _hover(row, key: str, kind: str):
-    """The hover text of a cell (the ``title`` attribute)."""
-    if kind == "badge":
-        reason = row.get(f"{key}_reason")
-        return None if _missing(reason) else str(reason)
-    if kind == "run":
-        return f"{row.get('entry_id') or '(no entry id recorded)'}; notebook {row['notebook']}"
-    if kind == "status":
-        return row.get("failure") if row.get("status") != "done" else "the run recorded done"
-    not_quoted = row.get("not_quoted") or {}
-    if isinstance(not_quoted, dict) and key in not_quoted:
-        return f"not quoted: {not_quoted[key]}"
-    if key == "certified" and not _missing(row.get("error_mha")):
-        return (f"regenerated error {row['error_mha']:.6g} mHa against the threshold "
-                f"{row.get('threshold_mha')} mHa")
-    if key == "fragile_measured":
-        return "a robustness study's certification differs from the published one under " \
-               "some perturbation (robustness_summary.csv)"
-    if kind == "flag" and _missing(row.get(key)):
-        return "no re-run" if row.get("status") == "done" else row.get("failure")
-    return None
-
-
-def _cell(row, key: str, kind: str) -> dict:
-    """``{"key", "text", "value", "title", "badge"}`` of one table cell; ``value`` is
-    what the column sorts by (the unrounded number, or the text; "" when missing)."""
-    value = row.get(key)
-    cell = {"key": key, "title": _hover(row, key, kind), "badge": None}
-    if _missing(value) and cell["title"] and cell["title"].startswith("not quoted: "):
-        return {**cell, "text": "not quoted", "value": "", "badge": None}
-    if _missing(value):
-        return {**cell, "text": "—", "value": "", "badge": "na" if kind in (
-            "badge", "flag", "status") else None}
-    if kind == "flag":
-        flag = value if isinstance(value, bool) else str(value).lower() == "true"
-        text = "yes" if flag else "no"
-        return {**cell, "text": text, "value": str(flag).lower(),
-                "badge": ("warn" if flag else "ok") if key.startswith("fragile")
-                else BADGE_CLASS[text]}
-    if kind in ("badge", "status"):
-        return {**cell, "text": str(value), "value": str(value),
-                "badge": BADGE_CLASS.get(str(value), "na")}
-    if kind in ("text", "run"):
-        return {**cell, "text": str(value), "value": str(value)}
-    number = float(value)
-    text = str(int(number)) if kind == "d" else format(number, "." + kind)
-    return {**cell, "text": text, "value": repr(number)}
 
 
 def summary_counts(table) -> dict:
@@ -246,65 +200,94 @@ def page_script(env) -> tuple[str, str]:
     return script, csp
 
 
-def render_report(table, *, title: str, figures=(), pages=None, generated=None) -> str:
-    """The page (HTML text) of a :func:`~qencode_nb.readout.report_tables.report_table`.
+def render_report(table, *, title: str, figures=(), pages=None, generated=None,
+                  csv_name: str | None = None) -> str:
+    """The page (HTML text) of a :func:`~qencode_nb.readout.report_tables.report_table`
+    (whose paths :func:`write_report` has scrubbed: the page shows them as they are).
 
     Args:
         table: the report table (one row per run).
-        title: the page's heading (e.g. the runs folder).
+        title: the page's heading (the runs folder's name).
         figures: :func:`report_figures` (inline SVG), drawn below the table.
         pages: ``{run: relative href}`` of the rendered notebooks (a run's label links
             there); None: no links.
         generated: the time stamp shown (default: now, UTC).
+        csv_name: the file name the CSV link downloads (:func:`table_csv` of ``table``
+            as a data: URL); None: no link.
 
-    The fragile (measured) column is shown only when some row has a value (a
-    robustness study's summary was in the folder).
+    The header names the dataset, the environments and the toolkit
+    (:mod:`qencode_nb.readout.report_header`) and the columns that read the same on
+    every row (:func:`~qencode_nb.readout.report_columns.constant_columns`); the
+    fragile (measured) column is shown only when some row has a value (a robustness
+    study's summary was in the folder).
     """
     import datetime
-    from importlib.metadata import version
+    from urllib.parse import quote
 
     import jinja2
     import markupsafe
 
-    rows = table.astype(object).where(table.notna(), None).to_dict("records")
-    shown = [c for c in COLUMNS if c[0] != "fragile_measured"
-             or any(not _missing(r.get("fragile_measured")) for r in rows)]
-    groups = []
-    for _, _, group, _, _ in shown:
-        if groups and groups[-1][0] == group:
-            groups[-1][1] += 1
-        else:
-            groups.append([group, 1])
+    from qencode_nb.notebook.provenance import git_state, installed_version
+    from qencode_nb.readout import report_header
+
+    records = table.astype(object).where(table.notna(), None).to_dict("records")
+    shown = [c for c in COLUMNS if c.key != "fragile_measured"
+             or any(not missing(r.get("fragile_measured")) for r in records)]
+    rows = [{"entry_id": r.get("entry_id") or r["run"], "run": r["run"],
+             "status": r["status"], "href": (pages or {}).get(r["run"]),
+             "cells": [cell(r, c) for c in shown]} for r in records]
+    constant = set(constant_columns(rows, shown))
+    compact = [c.compact and c.key not in constant for c in shown]
+    spans, i = [], 0
+    for group, span in groups(shown):
+        spans.append({"name": group, "all": span, "compact": sum(compact[i:i + span])})
+        i += span
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATE.parent)),
                              autoescape=True, undefined=jinja2.StrictUndefined)
     stamp = generated or datetime.datetime.now(datetime.timezone.utc).strftime(
         "%Y-%m-%d %H:%M UTC")
     script, csp = page_script(env)
+    git = git_state()
+    commit = (git["commit"] + ("+dirty" if git.get("dirty") else "")) if git["commit"] else None
     return env.get_template(TEMPLATE.name).render(
-        script=markupsafe.Markup(script), csp=csp,
-        title=title, generated=stamp, version=version("qencode-nb"),
-        environments=environments(table),
-        columns=shown, groups=groups, summary=summary_counts(table),
-        rows=[{"entry_id": r.get("entry_id") or r["run"], "run": r["run"],
-               "status": r["status"], "failure": r.get("failure"),
-               "href": (pages or {}).get(r["run"]),
-               "cells": [_cell(r, key, kind) for key, _, _, kind, _ in shown]} for r in rows],
+        script=markupsafe.Markup(script), csp=csp, title=title, generated=stamp,
+        dataset=report_header.dataset(table),
+        environments=report_header.environments(table),
+        toolkit=report_header.toolkit(   # the version as the runs record it
+            table, written_by=(installed_version("qencode-nb"), commit)),
+        columns=[{"column": c, "compact": k, "constant": c.key in constant}
+                 for c, k in zip(shown, compact)],
+        constants=groups([c for c in shown if c.key in constant], cells={
+            c.key: _shared(rows, i) for i, c in enumerate(shown) if c.key in constant}),
+        groups=spans, summary=summary_counts(table), legend=BADGE_MEANING, rows=rows,
+        csv_name=csv_name, csv_href=("data:text/csv;charset=utf-8," + quote(table_csv(table))
+                                     if csv_name else None),
         figures=list(figures))
 
 
-def environments(table) -> list[str]:
-    """The header's environment line: each numeric fingerprint of the folder's runs
-    with its kernel profile and the number of runs (``647bb3867ac3 (portable, 7 runs)``),
-    most frequent first (:mod:`qencode_nb.notebook.fingerprint`)."""
-    if "numeric_fingerprint" not in table:
-        return []
-    pairs = table[["numeric_fingerprint", "blas_profile"]].astype(object).fillna("unknown")
-    counts = pairs.value_counts()
-    return [f"{fp} ({profile}, {n} run{'s' if n != 1 else ''})"
-            for (fp, profile), n in counts.items()]
+def _shared(rows: list[dict], i: int) -> dict:
+    """The cell that column ``i`` shows on every row, its hover text the one all rows
+    share, else a pointer to the rows (the reasons differ)."""
+    titles = {r["cells"][i]["title"] for r in rows}
+    return {**rows[0]["cells"][i], "title": titles.pop() if len(titles) == 1 else
+            "the same on every row, for reasons that differ: hover the cells under all columns"}
 
 
-def render_notebook_pages(paths, folder) -> dict:
+def table_csv(table) -> str:
+    """The report table as CSV text: every column, one row per run in the page's first
+    order; numbers unrounded (errors in mHa, margins as fractions of the threshold,
+    times in s), a dict or list cell as JSON."""
+    import json
+
+    def plain(value):
+        return json.dumps(value, sort_keys=True, default=str) \
+            if isinstance(value, (dict, list, tuple)) else value
+
+    return table.astype(object).map(plain).to_csv(index=False)
+
+
+def render_notebook_pages(paths, folder, *, back: dict | None = None,
+                          folders: dict | None = None) -> dict:
     """Each executed notebook as an HTML page ``<folder>/<stem>.html`` (nbconvert's
     HTMLExporter, lab template, images embedded, no CDN script:
     :data:`OFFLINE_NOTEBOOK_TEMPLATE`); returns ``{stem: path}``.  Math in markdown
@@ -314,9 +297,18 @@ def render_notebook_pages(paths, folder) -> dict:
     the way JupyterLab shows an untrusted notebook: ``sanitize_html=True`` (nbconvert's
     bleach-based ``clean_html`` over every ``text/html`` and markdown output and the
     markdown cells; ``application/javascript`` outputs are not rendered), and the page's
-    :data:`NOTEBOOK_PAGE_CSP` lets no script run whatever got through."""
+    :data:`NOTEBOOK_PAGE_CSP` lets no script run whatever got through.
+
+    Args:
+        back: ``{stem: (href, report name)}``: a link back to the report at the top of
+            that notebook's page.
+        folders: :func:`~qencode_nb.readout.report_paths.known_folders`: each page's
+            absolute paths shortened (:func:`~qencode_nb.readout.report_paths.scrub`).
+    """
     from jinja2 import DictLoader
     from nbconvert import HTMLExporter
+
+    from qencode_nb.readout.report_paths import scrub
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -326,24 +318,31 @@ def render_notebook_pages(paths, folder) -> dict:
                             embed_images=True, sanitize_html=True)
     out = {}
     for path in map(Path, paths):
-        body, _ = exporter.from_filename(str(path))
+        href, name = (back or {}).get(path.stem, (None, None))
+        body, _ = exporter.from_filename(str(path), resources={"qnb_back": href,
+                                                               "qnb_report": name})
         out[path.stem] = folder / f"{path.stem}.html"
-        out[path.stem].write_text(body, encoding="utf-8")
+        out[path.stem].write_text(scrub(body, folders) if folders else body,
+                                  encoding="utf-8")
     return out
 
 
 class Report(NamedTuple):
     """What :func:`write_report` wrote: the page, its table
-    (:func:`~qencode_nb.readout.report_tables.report_table`) and the folder of notebook
-    pages (None when none were rendered)."""
+    (:func:`~qencode_nb.readout.report_tables.report_table`, paths as the runs recorded
+    them), the folder of notebook pages (None when none were rendered) and the CSV."""
 
     path: Path
     table: object
     pages_dir: Path | None
+    csv: Path | None = None
 
 
 def write_report(folder, out=None, *, notebooks: bool = True) -> Report:
-    """Write the report of a runs folder.
+    """Write the report of a runs folder: the page, its table as CSV beside it
+    (``<out's stem>.csv``, :func:`table_csv`) and the notebook pages.  No absolute path
+    of the machine is written: every path in the table and the pages is shortened
+    (:mod:`qencode_nb.readout.report_paths`), the page's title is the folder's name.
 
     Args:
         folder: a sweep's or a robustness study's output folder (its audit notebooks;
@@ -353,25 +352,33 @@ def write_report(folder, out=None, *, notebooks: bool = True) -> Report:
         notebooks: render the notebook pages (False: the labels link nowhere).
 
     Returns:
-        :class:`Report` (the page's path, the table, the notebook pages' folder).
+        :class:`Report` (the page's path, the table, the notebook pages' folder, the CSV).
 
     Raises:
         ReportError: ``folder`` is not a folder, or holds no audit notebook.
     """
     from urllib.parse import quote
 
+    from qencode_nb.readout.report_paths import known_folders, scrub_value
     from qencode_nb.readout.report_tables import report_table
 
     folder = Path(folder)
     table = report_table(folder)
+    folders = known_folders(folder, table["entry_source"])
+    shown = table.astype(object).map(lambda v: scrub_value(v, folders))
     out = Path(out) if out is not None else folder / "report.html"
     out.parent.mkdir(parents=True, exist_ok=True)
     pages, pages_dir = {}, None
     if notebooks:
         pages_dir = out.parent / f"{out.stem}_notebooks"
-        written = render_notebook_pages(table["notebook"], pages_dir)
+        back = {run: (f"../{quote(out.name)}#run-{quote(run)}", out.name)
+                for run in table["run"]}
+        written = render_notebook_pages(table["notebook"], pages_dir, back=back,
+                                        folders=folders)
         pages = {run: f"{quote(pages_dir.name)}/{quote(p.name)}" for run, p in written.items()}
-    html = render_report(table, title=str(folder.resolve()), pages=pages,
-                         figures=report_figures(table, folder))
+    csv = out.with_suffix(".csv")
+    csv.write_text(table_csv(shown), encoding="utf-8")
+    html = render_report(shown, title=folder.resolve().name, pages=pages,
+                         figures=report_figures(table, folder), csv_name=csv.name)
     out.write_text(html, encoding="utf-8")
-    return Report(out, table, pages_dir)
+    return Report(out, table, pages_dir, csv)

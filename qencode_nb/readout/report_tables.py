@@ -7,7 +7,10 @@ never guessed from a file name) into one row per run: the
 mapping, ansatz and tapered qubits, the reasons behind the three tiers, the replay
 and integrity, the measured fragility of a robustness study in the same folder
 (``robustness_summary.csv``) and the five "Works on my QPU" answers
-(:data:`QPU_QUESTIONS`).  :func:`report_notebooks` refuses a folder without audit
+(:data:`QPU_QUESTIONS`), and where the run's data and code came from (the entry's
+folder, file SHA-256 and QEncode release, the toolkit's version and commit, the CPU:
+the report's header, :mod:`qencode_nb.readout.report_header`).
+:func:`report_notebooks` refuses a folder without audit
 notebooks (:class:`ReportError`); runs of one entry are told apart by
 :func:`qencode_nb.readout.plots.run_labels`, as on the margin plot.
 
@@ -45,13 +48,26 @@ TIERS = (("procedure", "tier_procedure", "procedure"),
 #: ``consistency`` its record's status; ``alerts`` "fail" with the alerts on hover, or
 #: "pass"; ``not_quoted`` ``{column: reason}`` of the numbers a failed check contradicts
 #: (:func:`qencode_nb.verdict.consistency.unquotable`), shown as "not quoted".
-EXTRA_COLUMNS = ("label", "run", "molecule", "mapping", "ansatz", "qubits",
+#: ``basis``, ``optimizer`` (as declared: "cobyla", "adapt (cobyla inner)") and
+#: ``mapping_ansatz`` ("jordan_wigner / hea") describe the entry; ``entry_source`` is
+#: the file the run read (an absolute path: never shown, the report scrubs it),
+#: ``entry_folder`` that file's folder's name, ``entry_file_sha256`` its bytes' SHA-256
+#: (the integrity record), ``release`` the QEncode release whose registry holds that
+#: file byte for byte (:func:`qencode_nb.entry.database.release_of`; None: not a
+#: release file), ``entry_generator_commit`` the entry's own
+#: ``provenance.tool_versions.git_commit``; ``toolkit_version`` and ``toolkit_commit``
+#: (``<sha>`` or ``<sha>+dirty``) the qencode-nb that ran the audit and ``cpu`` its
+#: CPU model (the ``provenance`` record).
+EXTRA_COLUMNS = ("label", "run", "molecule", "basis", "mapping", "ansatz",
+                 "mapping_ansatz", "optimizer", "qubits",
                  "tier_procedure_reason", "tier_certification_reason",
                  "tier_bit_identical_reason", "replay_status_reason", "integrity_reason",
                  "fragile_measured", "active_space", "active_space_reason",
                  "hamiltonian_status_reason", "consistency", "consistency_reason",
                  "alerts", "alerts_reason", "not_quoted") + tuple(
-                     c for q in QPU_QUESTIONS for c in (f"qpu_{q}", f"qpu_{q}_reason"))
+                     c for q in QPU_QUESTIONS for c in (f"qpu_{q}", f"qpu_{q}_reason")) + (
+                 "entry_source", "entry_folder", "entry_file_sha256", "release",
+                 "entry_generator_commit", "toolkit_version", "toolkit_commit", "cpu")
 
 
 #: What a report looks for in its folder (the error says so).
@@ -82,10 +98,19 @@ def report_notebooks(folder) -> list[Path]:
     return found
 
 
+def optimizer_text(optimizer) -> str:
+    """An entry's optimiser (:class:`qencode_nb.entry.vocabulary.Optimizer`) as one short
+    text: ``cobyla``, ``adapt (cobyla inner)``, ``adam (lr 0.01)``."""
+    extra = (f"{optimizer.inner} inner" if optimizer.inner else
+             f"lr {optimizer.learning_rate:g}" if optimizer.learning_rate else None)
+    return optimizer.name + (f" ({extra})" if extra else "")
+
+
 def _entry_facts(records: dict, parameters: dict) -> dict:
-    """Molecule, mapping, ansatz, tapered qubits: from the entry the run read (its
-    ``entry_source`` record, else the papermill ``entry`` and ``db`` parameters), else
-    from the ``fields`` and ``hamiltonian`` records; None where neither says."""
+    """Molecule, basis, mapping, ansatz, optimiser, tapered qubits: from the entry the
+    run read (its ``entry_source`` record, else the papermill ``entry`` and ``db``
+    parameters), else from the ``fields`` and ``hamiltonian`` records (as declared);
+    None where neither says."""
     from qencode_nb.entry import load
 
     source = records.get("entry_source") or parameters.get("entry")
@@ -95,14 +120,40 @@ def _entry_facts(records: dict, parameters: dict) -> dict:
         e = None
     if e is not None:
         qubits = e.tapered_num_qubits   # None in a YAML of one's own: the rebuild's count
-        return {"molecule": e.name, "mapping": e.mapping, "ansatz": e.ansatz,
+        return {"molecule": e.name, "basis": e.basis, "mapping": e.mapping,
+                "ansatz": e.ansatz, "optimizer": optimizer_text(e.optimizer),
                 "qubits": qubits if qubits is not None
                 else (records.get("hamiltonian") or {}).get("num_qubits")}
     declared = {f.get("field"): f.get("declared") for f in records.get("fields") or []
                 if isinstance(f, dict)}
-    return {"molecule": None, "mapping": declared.get("mapping"),
-            "ansatz": declared.get("ansatz"),
+    return {"molecule": None, "basis": declared.get("basis"),
+            "mapping": declared.get("mapping"), "ansatz": declared.get("ansatz"),
+            "optimizer": declared.get("optimizer"),
             "qubits": (records.get("hamiltonian") or {}).get("num_qubits")}
+
+
+def _origin(records: dict, parameters: dict) -> dict:
+    """Where the run's entry and code came from (the ``entry_source``, ``integrity``,
+    ``entry_provenance`` and ``provenance`` records): the columns ``entry_source`` to
+    ``cpu`` of :data:`EXTRA_COLUMNS`; None where the run recorded nothing."""
+    from qencode_nb.entry.database import release_of
+
+    source = records.get("entry_source") or parameters.get("entry")
+    source = str(source) if source else None
+    digest = (records.get("integrity") or {}).get("file_sha256")
+    prov = records.get("provenance") if isinstance(records.get("provenance"), dict) else {}
+    git = prov.get("git") or {}
+    commit = git.get("commit")
+    tools = (records.get("entry_provenance") or {}).get("tool_versions") or {}
+    return {"entry_source": source,
+            "entry_folder": (Path(source).parent.name or None) if source else None,
+            "entry_file_sha256": digest,
+            "release": release_of(Path(source).name, digest) if source and digest else None,
+            "entry_generator_commit": tools.get("git_commit"),
+            "toolkit_version": (prov.get("packages") or {}).get("qencode-nb"),
+            "toolkit_commit": (commit + ("+dirty" if git.get("dirty") else ""))
+            if commit else None,
+            "cpu": prov.get("cpu")}
 
 
 def _replay_reason(rep: dict | None) -> str | None:
@@ -138,8 +189,10 @@ def _extras(path: Path, failure: str | None) -> dict:
 
     nb = nbformat.read(str(path), as_version=4)
     r = dict(iter_records(nb))
-    row = {"run": path.stem,
-           **_entry_facts(r, (nb.metadata.get("papermill") or {}).get("parameters") or {})}
+    parameters = (nb.metadata.get("papermill") or {}).get("parameters") or {}
+    row = {"run": path.stem, **_entry_facts(r, parameters), **_origin(r, parameters)}
+    row["mapping_ansatz"] = " / ".join(str(row.get(k) or "?") for k in ("mapping", "ansatz")) \
+        if row.get("mapping") or row.get("ansatz") else None
     tiers = r.get("tiers") or {}
     for key, column, _ in TIERS:
         reasons = (tiers.get(key) or {}).get("reasons")
