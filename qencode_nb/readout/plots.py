@@ -213,13 +213,15 @@ def _completed(table):
 
 
 def _strips(ax, table, by, column, *, log: bool, floor: float | None = None,
-            label=None) -> int:
+            label=None, narrow: bool = False, median: bool = False) -> int:
     """One strip of points per group of ``by``: every completed run's ``column``.
 
     Points are spread sideways by repeat so that equal values stay visible;
     ``label(group_rows, n_failed)`` gives the text above a strip (None: no
-    text).  Values below ``floor`` are drawn at it.  Returns the number of
-    completed runs drawn.
+    text); ``median`` draws each strip's median as a black bar.  Values below
+    ``floor`` are drawn at it.  The group names are tilted (45 degrees) when there
+    are more than 5 groups, or (30 degrees) on a ``narrow`` panel.  Returns the
+    number of completed runs drawn.
     """
     import numpy as np
 
@@ -232,6 +234,9 @@ def _strips(ax, table, by, column, *, log: bool, floor: float | None = None,
         dx = (np.arange(len(y)) - (len(y) - 1) / 2) * min(0.08, 0.6 / max(len(y), 1))
         ax.scatter(i + dx, y, s=36, color=f"C{i % 10}", alpha=0.8, edgecolors="k",
                    linewidths=0.5, zorder=3)
+        if median and len(y):
+            ax.scatter([i], [np.nanmedian(y)], marker="_", s=500, color="k", lw=1.5,
+                       zorder=4, label="median" if i == 0 else None)
         failed = int((table[by] == group).sum()) - len(g)
         if label is not None and len(y) and np.isfinite(y).any():
             text = label(g, failed) + (f" ({failed} failed)" if failed else "")
@@ -240,21 +245,25 @@ def _strips(ax, table, by, column, *, log: bool, floor: float | None = None,
     if log:
         ax.set_yscale("log")
     ax.margins(y=0.12)   # room for the labels above the strips
-    ax.set_xticks(range(len(groups)), [str(g) for g in groups],
-                  rotation=45 if len(groups) > 5 else 0,
-                  ha="right" if len(groups) > 5 else "center", rotation_mode="anchor")
+    tilt = 45 if len(groups) > 5 else 30 if narrow else 0
+    ax.set_xticks(range(len(groups)), [str(g) for g in groups], rotation=tilt,
+                  ha="right" if tilt else "center", rotation_mode="anchor")
     ax.set_xlim(-0.6, len(groups) - 0.4)
     ax.grid(axis="y", which="major", alpha=0.3)
     return len(done)
 
 
+def _distinct(g) -> int:
+    """Distinct energies (bit for bit) among a group's completed runs."""
+    return g["energy_hex"].nunique() if "energy_hex" in g.columns else g["error_mha"].nunique()
+
+
 def _distinct_label(g, failed) -> str:
-    distinct = g["energy_hex"].nunique() if "energy_hex" in g.columns else \
-        g["error_mha"].nunique()
-    return f"{distinct} distinct / {len(g)}"
+    return f"{_distinct(g)} distinct / {len(g)}"
 
 
-def _error_panel(ax, table, by, threshold_mha: float) -> tuple[int, str]:
+def _error_panel(ax, table, by, threshold_mha: float,
+                 narrow: bool = False) -> tuple[int, str]:
     """|E - E_exact| (mHa) strips with the threshold line; log axis (floored at
     :data:`ERROR_FLOOR_MHA`) when errors and threshold span more than a decade.
     Returns the completed runs drawn and a sentence for the caption ("" or the floor's)."""
@@ -264,8 +273,9 @@ def _error_panel(ax, table, by, threshold_mha: float) -> tuple[int, str]:
     finite = errors[np.isfinite(errors)]
     span = np.r_[np.maximum(finite, ERROR_FLOOR_MHA), threshold_mha]
     log = bool(span.max() / span.min() > 10.0)
-    n = _strips(ax, table, by, "error_mha", log=log,
-                floor=ERROR_FLOOR_MHA if log else None, label=_distinct_label)
+    n = _strips(ax, table, by, "error_mha", log=log, floor=ERROR_FLOOR_MHA if log else None,
+                label=(lambda g, _: f"{_distinct(g)}/{len(g)}") if narrow else _distinct_label,
+                narrow=narrow)
     ax.axhline(threshold_mha, color="red", lw=1.2, label=f"threshold {threshold_mha:g} mHa")
     ax.set_ylabel(ERROR_LABEL)
     note = ""
@@ -315,14 +325,14 @@ def optimizer_plot(table, stem, threshold_mha: float | None = None,
     if threshold_mha is None:
         threshold_mha = _threshold(table)
     groups = list(dict.fromkeys(table["optimizer"]))
-    fig, axes = plt.subplots(1, 3, figsize=(7.0, 3.0))
-    n, note = _error_panel(axes[0], table, "optimizer", threshold_mha)
+    fig, axes = plt.subplots(1, 3, figsize=(7.0, 3.2))
+    n, note = _error_panel(axes[0], table, "optimizer", threshold_mha, narrow=True)
     axes[0].legend(loc="best")
-    for ax, column, unit in ((axes[1], "nfev", ""), (axes[2], "seconds", " s")):
-        _strips(ax, table, "optimizer", column, log=False,
-                label=lambda g, _, c=column, u=unit: f"median {g[c].astype(float).median():.4g}{u}")
+    for ax, column in ((axes[1], "nfev"), (axes[2], "seconds")):
+        _strips(ax, table, "optimizer", column, log=False, narrow=True, median=True)
         ax.set_ylabel(OPTIMIZER_AXES[column])
         ax.set_ylim(bottom=0)
+    axes[1].legend(loc="best")
     for ax, letter in zip(axes, "abc"):
         ax.set_xlabel("optimiser")
         ax.set_title(f"({letter})", loc="left", fontweight="bold")
@@ -331,9 +341,9 @@ def optimizer_plot(table, stem, threshold_mha: float | None = None,
     save_figure(fig, stem, (
         f"**Optimisers.** (a) Error $|E - E_{{\\mathrm{{exact}}}}|$ (mHa) of every "
         f"completed run against the certification threshold (red line, {threshold_mha:g} "
-        f"mHa), with each optimiser's distinct energies (bit for bit) over its runs; "
-        f"(b) evaluations (QEncode's nfev) and (c) wall time per run (s), each labelled with "
-        f"its median. {n} runs, {len(groups)} optimisers.{note}"))
+        f"mHa); above each strip, its distinct energies (bit for bit) / its runs; "
+        f"(b) evaluations (QEncode's nfev) and (c) wall time per run (s), the black bar "
+        f"each optimiser's median. {n} runs, {len(groups)} optimisers.{note}"))
     return fig
 
 
