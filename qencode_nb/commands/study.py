@@ -107,6 +107,5 @@ def _study(args) -> int:
             print(f"({len(versions) - len(shown)} packages installed in some kernels only: "
                   f"{out / 'environments_versions.csv'})")
         print(result.environment_finding)
-    print(f"table: {out / (args.kind + '.csv')}; figure: {out / (args.kind + '.png')}, "
-          f"{out / (args.kind + '.svg')}")
+    print(f"table: {out / (args.kind + '.csv')}; figure: " + ", ".join(result.figure))
     return print_failures(result.failures())

@@ -159,8 +159,11 @@ class RobustnessResult:
 
     @property
     def figure(self) -> list[str]:
-        """The figure's PNG and SVG paths (absolute)."""
-        return [str(self.out_dir / f"robustness.{s}") for s in ("png", "svg")]
+        """The figure's PNG, PDF and SVG paths (absolute;
+        :func:`qencode_nb.figstyle.figure_paths`)."""
+        from qencode_nb.figstyle import figure_paths
+
+        return [str(p) for p in figure_paths(self.out_dir / "robustness")]
 
     def failures(self) -> dict:
         """``{run name: reason}`` of the failed runs, in table order."""

@@ -21,11 +21,12 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import H2_JW_UCCSD, ROOT, SHARED_DB, check_summary_against_table
+from conftest import (ERROR_LABEL_GLYPHS, H2_JW_UCCSD, ROOT, SHARED_DB,
+                      check_summary_against_table, svg_has_text, svg_texts)
 from qencode_nb.readout.collect import (COLLECT_COLUMNS, adapt_operator_table, audit_table, collect,
                                 resolve_path)
 from qencode_nb.errors import EntryError, ParameterError
-from qencode_nb.readout.plots import adapt_operator_plot
+from qencode_nb.readout.plots import adapt_operator_plot, adapt_plot_refusal
 from qencode_nb.notebook.record import read_records
 from qencode_nb.studies.optimizers import optimizers_study
 from qencode_nb.readout.summaries import finding, summarise
@@ -108,12 +109,13 @@ def test_optimizers_summary_finding_and_figure(opt_run):
                 "(2/2 runs bit-identical)") in text
     fewest = summary.loc[summary["median_nfev"].idxmin(), "optimizer"]
     assert f"fewest evaluations {fewest}" in text
-    for suffix in (".png", ".svg"):
+    for suffix in (".png", ".pdf", ".svg"):
         assert (out / f"optimizers{suffix}").stat().st_size > 5_000
-    svg = (out / "optimizers.svg").read_text()
-    for label in ("|E - E_exact| (mHa)", "nfev (QEncode count, evaluations)",
-                  "wall time per run (s)", "optimiser", "threshold 10 mHa"):
-        assert label in svg, label
+    texts = svg_texts(out / "optimizers.svg")
+    for label in ("nfev (QEncode count, evaluations)", "wall time per run (s)", "optimiser",
+                  "threshold 10 mHa"):
+        assert label in texts, label
+    assert svg_has_text(out / "optimizers.svg", *ERROR_LABEL_GLYPHS)
 
 
 def test_optimizers_study_refuses_bad_input_before_any_run(tmp_path):
@@ -199,12 +201,17 @@ def test_adapt_operator_table_and_plot(tmp_path, monkeypatch):
     assert list(table.loc[table["capped"], "system"]) == ["H10"]
     assert not table.loc[~table["hydrogen_chain"], "system"].isin(["H4", "H6"]).any()
     adapt_operator_plot(table, tmp_path / "adapt")
-    svg = (tmp_path / "adapt.svg").read_text()
-    for label in ("selected ADAPT operators (count)",
-                  "system size: H atoms = active spatial orbitals (count)", "H10: 300",
-                  "benzene"):
-        assert label in svg, label
+    texts = svg_texts(tmp_path / "adapt.svg")
+    for label in ("selected ADAPT operators", "system size: H atoms = active spatial orbitals",
+                  "H10: 300", "benzene"):
+        assert label in texts, label
     assert (tmp_path / "adapt.png").stat().st_size > 5_000
+    # One hydrogen chain is a point, not a trend: refused, saying what to fetch.
+    one_chain = table[table["system"].isin(["H6", "N2"])]
+    assert "qencode-nb data fetch" in adapt_plot_refusal(one_chain)
+    with pytest.raises(ValueError, match="at least 2 hydrogen chains; this folder holds 1"):
+        adapt_operator_plot(one_chain, tmp_path / "one")
+    assert not (tmp_path / "one.png").exists()
     # The default db of figures.ipynb is meant from the repository root; found from anywhere.
     monkeypatch.chdir(tmp_path)
     assert resolve_path("../shared/qencode-v4/db") == SHARED_DB.resolve()
