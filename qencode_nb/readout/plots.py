@@ -122,8 +122,7 @@ def margin_plot(table, stem, *, title: str | None = None):
     ax.set_xscale("log")
     ax.set_yticks(y, labels)
     ax.set_ylim(max(len(df) - 0.5, 0.5), -0.5)   # smallest published margin at the top
-    ax.set_xlabel(ERROR_LABEL)
-    ax.set_ylabel("entry (by published margin, smallest first)")
+    ax.set_xlabel(ERROR_LABEL)   # the rows need no axis label: the caption says the order
     if title:
         ax.set_title(title)
     ax.grid(axis="x", which="major", alpha=0.3)
@@ -147,7 +146,9 @@ def margin_caption(table) -> str:
             f"$|E - E_{{\\mathrm{{exact}}}}|$ per entry (mHa, log scale, errors below "
             f"{ERROR_FLOOR_MHA:g} mHa drawn at that floor), against each entry's "
             f"certification threshold (red line); the shaded band holds certified errors "
-            f"with a margin below {FRAGILE_MARGIN:.0%} of the threshold (fragile). "
+            f"with a margin below {FRAGILE_MARGIN:.0%} of the threshold (fragile). Entries "
+            f"by published margin, smallest at the top; two runs of one entry carry their "
+            f"notebook's name in brackets. "
             f"{n} entr{'y' if n == 1 else 'ies'}, {n_rerun} re-run; fragile: "
             f"{fragile_pub} by published margin, {fragile} by the re-run.")
 

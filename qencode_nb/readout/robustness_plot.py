@@ -95,8 +95,7 @@ def robustness_plot(table, summary, stem, *, title: str | None = None):
             if as_flag(by_entry.loc[entry, "fragile"]):
                 tick.set_fontweight("bold")
     ax.set_ylim(max(len(entries) - 0.5, 0.5), -0.5)   # smallest published margin at the top
-    ax.set_xlabel(ERROR_LABEL)
-    ax.set_ylabel("entry (by published margin, smallest first)")
+    ax.set_xlabel(ERROR_LABEL)   # the rows need no axis label: the caption says the order
     if title:
         ax.set_title(title)
     ax.grid(axis="x", which="major", alpha=0.3)

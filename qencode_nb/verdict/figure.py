@@ -81,7 +81,7 @@ def error_trace_plot(records: dict):
     if per_operator:
         ax.set_xlim(0.5, len(error) + 0.5)
     ax.set_ylabel(ERROR_LABEL)
-    ax.legend(loc="best")
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=2)
     return fig
 
 
@@ -99,7 +99,7 @@ def error_trace_caption(records: dict) -> str:
     else:
         k = len(trace.get("restart_starts") or []) or 1
         what = (f"error of each of {n} energy evaluations (points) and the best so far "
-                f"(line), {k} restart{'' if k == 1 else 's'} (each later start a grey line)")
+                f"(line)" + (f", {k} restarts (each later start a grey line)" if k > 1 else ""))
     return (f"**Re-run of {name}.** The {what}, against the exact ground energy: "
             f"$|E - E_{{\\mathrm{{exact}}}}|$ in mHa, log scale (errors below "
             f"{ERROR_FLOOR_MHA:g} mHa drawn at that floor); dashed red: the certification "

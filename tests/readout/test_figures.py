@@ -11,6 +11,7 @@ plus one audit that fails (its entry file does not exist).  Measured here: COBYL
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -343,3 +344,118 @@ def test_collect_reads_only_audit_record_names_and_keeps_its_columns():
         "replay_engine", "active_space_warning", "blas_profile",
         "numeric_fingerprint", "hamiltonian_status",
         "hamiltonian_source")   # new columns are appended
+
+
+# ------------------------------------------------------------------ figures a journal takes
+# Issue 25, item 5: every figure in one style (qencode_nb.figstyle), written as PNG at
+# 300 dpi, PDF and SVG with real text, no status line as a title (the caption says it),
+# legends inside the axes or below them, labels readable (>= 8 pt, at most 45 degrees).
+
+PANEL_TITLE = re.compile(r"(\([a-z]\))?")   # a panel letter is the only title allowed
+
+
+def check_files(stem, fig) -> None:
+    """The three files of ``save_figure`` for ``fig``: PNG 300 dpi, PDF with its page and
+    embedded TrueType fonts, SVG whose axis labels are <text> (not glyph paths)."""
+    from PIL import Image
+
+    png, pdf, svg = (Path(f"{stem}.{s}") for s in ("png", "pdf", "svg"))
+    with Image.open(png) as im:
+        assert im.info["dpi"] == pytest.approx((300, 300), abs=0.5), (png, im.info.get("dpi"))
+        assert im.width == pytest.approx(fig.get_figwidth() * 300, rel=0.25)
+    data = pdf.read_bytes()
+    assert data.startswith(b"%PDF") and len(re.findall(rb"/Type\s*/Page\b(?!s)", data)) == 1
+    assert b"/FontFile2" in data and b"/Type3" not in data, "fonts: TrueType, not Type 3"
+    text = svg.read_text()
+    assert 'id="DejaVuSans-' not in text, "glyphs drawn as paths"
+    texts = svg_texts(svg)
+    for ax in fig.axes:
+        for label in (ax.get_xlabel(), ax.get_ylabel()):
+            if "$" in label:   # the one math label: |E - E_exact| (mHa)
+                assert svg_has_text(svg, *ERROR_LABEL_GLYPHS), (svg, label)
+            elif label:
+                assert label in texts, (svg, label)
+
+
+def check_layout(fig) -> None:
+    """No title but a panel letter; every text >= 8 pt and at most 45 degrees; no two
+    tick labels of an axis overlap; each legend inside its axes or below all axes."""
+    from matplotlib.text import Text
+
+    assert fig.get_suptitle() == ""
+    for ax in fig.axes:
+        for loc in ("left", "center", "right"):
+            assert PANEL_TITLE.fullmatch(ax.get_title(loc=loc)), ax.get_title(loc=loc)
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)   # a closed pyplot figure keeps no drawing canvas
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    for t in fig.findobj(Text):
+        if t.get_visible() and t.get_text().strip():
+            assert t.get_fontsize() >= 8, (t.get_text(), t.get_fontsize())
+            assert min(t.get_rotation() % 180, 180 - t.get_rotation() % 180) <= 45 or \
+                t in {ax.yaxis.label for ax in fig.axes}, (t.get_text(), t.get_rotation())
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            boxes = [t.get_window_extent(renderer) for t in axis.get_ticklabels()
+                     if t.get_visible() and t.get_text()]
+            for a, b in zip(boxes, boxes[1:]):
+                assert not a.overlaps(b.shrunk(0.98, 0.98)), (axis, a, b)
+    axes_boxes = [ax.get_window_extent(renderer) for ax in fig.axes]
+    legends = [(ax.get_legend(), ax.get_window_extent(renderer)) for ax in fig.axes
+               if ax.get_legend()] + [(leg, None) for leg in fig.legends]
+    assert legends, "a figure without a legend"
+    fig_box = fig.get_window_extent(renderer)
+    for leg, own in legends:
+        box = leg.get_window_extent(renderer)
+        inside = own is not None and (box.x0 >= own.x0 - 1 and box.x1 <= own.x1 + 1
+                                      and box.y0 >= own.y0 - 1 and box.y1 <= own.y1 + 1)
+        below = (box.y1 <= min(a.y0 for a in axes_boxes) + 1
+                 and box.x0 >= fig_box.x0 and box.x1 <= fig_box.x1)
+        assert inside or below, f"legend at {box} beside the axes {axes_boxes}"
+
+
+def test_every_figure_is_a_journal_figure(opt_run, tmp_path):
+    """Real figures of real executed audits (the optimiser study's runs: the margin
+    plot, the study figure, a robustness figure of its runs, the audit's own figure)
+    and of the shared database (the ADAPT figure)."""
+    from qencode_nb.figstyle import read_caption, save_figure
+    from qencode_nb.readout.plots import margin_plot, study_plot
+    from qencode_nb.readout.robustness_plot import robustness_plot
+    from qencode_nb.readout.robustness_tables import summarise_robustness
+    from qencode_nb.verdict.figure import error_trace_caption, error_trace_plot
+
+    out, table = opt_run
+    audits = audit_table(out)
+    done = audits[audits["status"] == "done"]
+    runs = pd.DataFrame({"entry": done["entry_id"], "status": "ok",
+                         "perturbation": [Path(n).stem for n in done["notebook"]],
+                         **{c: done[c] for c in ("error_mha", "certified", "published_error_mha",
+                                                 "published_certified", "margin_published",
+                                                 "threshold_mha")}})
+    records = read_records(table["notebook"][0])
+    figures = {
+        "margins": margin_plot(audits, tmp_path / "margins"),
+        "optimizers": study_plot(table, "optimizers", tmp_path / "optimizers"),
+        "threads": study_plot(table.assign(threads=table["repeat"] + 1), "threads",
+                              tmp_path / "threads"),
+        "robustness": robustness_plot(runs, summarise_robustness(runs), tmp_path / "robustness"),
+        "adapt": adapt_operator_plot(adapt_operator_table(SHARED_DB), tmp_path / "adapt"),
+        "audit": error_trace_plot(records),
+    }
+    save_figure(figures["audit"], tmp_path / "audit", error_trace_caption(records))
+    for name, fig in figures.items():
+        check_files(tmp_path / name, fig)
+        check_layout(fig)
+        caption = read_caption(tmp_path / name)
+        assert caption.startswith("**") and len(caption) > 80, (name, caption)
+    # What the titles used to say is the caption's, from the same tables.
+    assert read_caption(tmp_path / "margins").endswith(
+        f"{len(audits)} entries, {len(done)} re-run; fragile: 0 by published margin, 0 by "
+        "the re-run.")
+    assert f"{len(table)} runs, 2 optimisers." in read_caption(tmp_path / "optimizers")
+    assert "1 entry, 4/4 runs ok, 0 with certification changed" in \
+        read_caption(tmp_path / "robustness")
+    assert "20 energy evaluations" in read_caption(tmp_path / "audit")
+    assert "H2 JW UCCSD 93a0" in read_caption(tmp_path / "audit")
