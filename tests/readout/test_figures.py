@@ -238,15 +238,23 @@ def test_figures_notebook_with_stock_papermill(opt_run, tmp_path):
     assert r["done"] is True
     assert set(r["figures"]) == {"margins", "optimizers", "adapt_operators"}
     for name, paths in r["figures"].items():
-        assert paths == [str(figs / f"{name}.png"), str(figs / f"{name}.svg")]
+        assert paths == [str(figs / f"{name}.{s}") for s in ("png", "pdf", "svg")]
         assert r[f"figure.{name}"] == paths and all(Path(p).stat().st_size > 5_000
                                                     for p in paths)
+        check_files(figs / name)
+    # Each figure is shown with its caption below it (Markdown), never a title.
+    shown = _displayed(out_nb)
+    for name in r["figures"]:
+        caption = (figs / f"{name}.caption.md").read_text().strip()
+        assert ("image/png", None) in shown and ("text/markdown", caption) in shown, name
+        i = shown.index(("text/markdown", caption))
+        assert shown[i - 1] == ("image/png", None), f"{name}: the caption is not under its figure"
     assert r["skipped"] == {"threads": "threads_dir is None",
                             "kernels": f"no {no_csv / 'kernels.csv'}",
                             "environments": "environments_dir is None"}
     assert r["margins_entries"] == len(audit_table(out)) == 5
-    assert "|E - E_exact| (mHa)" in (figs / "margins.svg").read_text()
-    assert "wall time per run (s)" in (figs / "optimizers.svg").read_text()
+    assert svg_has_text(figs / "margins.svg", *ERROR_LABEL_GLYPHS)
+    assert "wall time per run (s)" in svg_texts(figs / "optimizers.svg")
     adapt = pd.DataFrame(r["adapt_operators"])
     assert dict(zip(adapt["system"], adapt["n_operators"])) == _adapt_counts_from_files()
 
@@ -262,11 +270,17 @@ def test_figures_notebook_runs_on_its_defaults_with_only_the_repository(tmp_path
                                parameters={"out": str(tmp_path / "figs")},
                                progress_bar=False, cwd=str(ROOT / "notebooks"))
     r = read_records(out_nb)
-    assert r["done"] is True and set(r["figures"]) == {"adapt_operators"}
+    assert r["done"] is True and r["figures"] == {}
     assert r["skipped"]["margins"] == "sweep_dir is None"
-    # The bundled data (data/qencode-v4): its one ADAPT entry, H6 JW/ADAPT.
+    # The bundled data (data/qencode-v4): its one ADAPT entry, H6 JW/ADAPT, a point and
+    # not a trend: no figure, and the notebook says what would draw one.
     adapt = pd.DataFrame(r["adapt_operators"])
     assert list(adapt["system"]) == ["H6"] and adapt["n_operators"].iloc[0] > 0
+    why = r["skipped"]["adapt_operators"]
+    assert "this folder holds 1 (ADAPT entries: H6)" in why and "qencode-nb data fetch" in why
+    assert not (tmp_path / "figs" / "adapt_operators.png").exists()
+    notes = [text for kind, text in _displayed(out_nb) if kind == "text/markdown"]
+    assert any("**Not drawn:**" in t and "qencode-nb data fetch" in t for t in notes), notes
 
 
 @pytest.mark.notebook
@@ -347,29 +361,39 @@ def test_collect_reads_only_audit_record_names_and_keeps_its_columns():
 
 
 # ------------------------------------------------------------------ figures a journal takes
-# Issue 25, item 5: every figure in one style (qencode_nb.figstyle), written as PNG at
-# 300 dpi, PDF and SVG with real text, no status line as a title (the caption says it),
-# legends inside the axes or below them, labels readable (>= 8 pt, at most 45 degrees).
+def _displayed(notebook) -> list[tuple[str, str | None]]:
+    """What an executed notebook displayed, in order: ``("image/png", None)`` per image,
+    ``("text/markdown", text)`` per Markdown output."""
+    shown = []
+    for cell in nbformat.read(str(notebook), as_version=4).cells:
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            if "image/png" in data:
+                shown.append(("image/png", None))
+            if "text/markdown" in data:
+                shown.append(("text/markdown", "".join(data["text/markdown"]).strip()))
+    return shown
 
-PANEL_TITLE = re.compile(r"(\([a-z]\))?")   # a panel letter is the only title allowed
 
-
-def check_files(stem, fig) -> None:
-    """The three files of ``save_figure`` for ``fig``: PNG 300 dpi, PDF with its page and
-    embedded TrueType fonts, SVG whose axis labels are <text> (not glyph paths)."""
+def check_files(stem, fig=None) -> None:
+    """The three files of ``save_figure``: PNG 300 dpi, PDF with its page and embedded
+    TrueType fonts, SVG with real text; with ``fig``, the PNG is the figure's size and
+    its axis labels are <text> in the SVG (not glyph paths)."""
     from PIL import Image
 
     png, pdf, svg = (Path(f"{stem}.{s}") for s in ("png", "pdf", "svg"))
     with Image.open(png) as im:
         assert im.info["dpi"] == pytest.approx((300, 300), abs=0.5), (png, im.info.get("dpi"))
-        assert im.width == pytest.approx(fig.get_figwidth() * 300, rel=0.25)
+        if fig is not None:
+            assert im.width == pytest.approx(fig.get_figwidth() * 300, rel=0.25)
     data = pdf.read_bytes()
     assert data.startswith(b"%PDF") and len(re.findall(rb"/Type\s*/Page\b(?!s)", data)) == 1
     assert b"/FontFile2" in data and b"/Type3" not in data, "fonts: TrueType, not Type 3"
     text = svg.read_text()
     assert 'id="DejaVuSans-' not in text, "glyphs drawn as paths"
     texts = svg_texts(svg)
-    for ax in fig.axes:
+    assert texts, "an SVG without <text>"
+    for ax in fig.axes if fig is not None else ():
         for label in (ax.get_xlabel(), ax.get_ylabel()):
             if "$" in label:   # the one math label: |E - E_exact| (mHa)
                 assert svg_has_text(svg, *ERROR_LABEL_GLYPHS), (svg, label)
