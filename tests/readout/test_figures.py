@@ -375,6 +375,13 @@ def _displayed(notebook) -> list[tuple[str, str | None]]:
     return shown
 
 
+# Issue 25, item 5: every figure in one style (qencode_nb.figstyle), written as PNG at
+# 300 dpi, PDF and SVG with real text, no status line as a title (the caption says it),
+# legends inside the axes or below them, labels readable (>= 8 pt, at most 45 degrees).
+
+PANEL_TITLE = re.compile(r"(\([a-z]\))?")   # a panel letter is the only title allowed
+
+
 def check_files(stem, fig=None) -> None:
     """The three files of ``save_figure``: PNG 300 dpi, PDF with its page and embedded
     TrueType fonts, SVG with real text; with ``fig``, the PNG is the figure's size and
