@@ -237,7 +237,7 @@ def _strips(ax, table, by, column, *, log: bool, floor: float | None = None,
                    linewidths=0.5, zorder=3)
         if median and len(y):
             ax.scatter([i], [np.nanmedian(y)], marker="_", s=500, color="k", lw=1.5,
-                       zorder=4, label="median" if i == 0 else None)
+                       zorder=4)
         failed = int((table[by] == group).sum()) - len(g)
         if label is not None and len(y) and np.isfinite(y).any():
             text = label(g, failed) + (f" ({failed} failed)" if failed else "")
@@ -275,7 +275,7 @@ def _error_panel(ax, table, by, threshold_mha: float,
     span = np.r_[np.maximum(finite, ERROR_FLOOR_MHA), threshold_mha]
     log = bool(span.max() / span.min() > 10.0)
     n = _strips(ax, table, by, "error_mha", log=log, floor=ERROR_FLOOR_MHA if log else None,
-                label=(lambda g, _: f"{_distinct(g)}/{len(g)}") if narrow else _distinct_label,
+                label=(lambda g, _: f"{_distinct(g)} distinct") if narrow else _distinct_label,
                 narrow=narrow)
     ax.axhline(threshold_mha, color="red", lw=1.2, label=f"threshold {threshold_mha:g} mHa")
     ax.set_ylabel(ERROR_LABEL)
@@ -326,14 +326,13 @@ def optimizer_plot(table, stem, threshold_mha: float | None = None,
     if threshold_mha is None:
         threshold_mha = _threshold(table)
     groups = list(dict.fromkeys(table["optimizer"]))
-    fig, axes = plt.subplots(1, 3, figsize=(7.0, 3.2))
+    fig, axes = plt.subplots(1, 3, figsize=(7.0, 3.2), width_ratios=(1.4, 1, 1))
     n, note = _error_panel(axes[0], table, "optimizer", threshold_mha, narrow=True)
     axes[0].legend(loc="best")
     for ax, column in ((axes[1], "nfev"), (axes[2], "seconds")):
         _strips(ax, table, "optimizer", column, log=False, narrow=True, median=True)
         ax.set_ylabel(OPTIMIZER_AXES[column])
-        ax.set_ylim(bottom=0)
-    axes[1].legend(loc="best")
+        ax.set_ylim(bottom=0)   # the medians' bars need no legend: the caption says them
     for ax, letter in zip(axes, "abc"):
         ax.set_xlabel("optimiser")
         ax.set_title(f"({letter})", loc="left", fontweight="bold")
@@ -342,7 +341,7 @@ def optimizer_plot(table, stem, threshold_mha: float | None = None,
     save_figure(fig, stem, (
         f"**Optimisers.** (a) Error $|E - E_{{\\mathrm{{exact}}}}|$ (mHa) of every "
         f"completed run against the certification threshold (red line, {threshold_mha:g} "
-        f"mHa); above each strip, its distinct energies (bit for bit) / its runs; "
+        f"mHa); above each strip, its number of distinct energies (bit for bit); "
         f"(b) evaluations (QEncode's nfev) and (c) wall time per run (s), the black bar "
         f"each optimiser's median. {n} runs, {len(groups)} optimisers.{note}"))
     return fig
