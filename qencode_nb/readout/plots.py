@@ -22,7 +22,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from qencode_nb.entry.labels import short_name
-from qencode_nb.figstyle import ERROR_LABEL, MIN_FONT_PT, pyplot, save_figure, styled
+from qencode_nb.figstyle import ERROR_LABEL, ERROR_TEXT, MIN_FONT_PT, pyplot, save_figure, styled
 from qencode_nb.readout.adapt_plot import adapt_operator_plot, adapt_plot_refusal
 from qencode_nb.readout.summaries import STUDY_GROUPS
 from qencode_nb.rules import CERTIFICATION_THRESHOLD_HA, FRAGILE_MARGIN
@@ -143,7 +143,7 @@ def margin_caption(table) -> str:
     fragile = sum(v is True for v in table["fragile"])
     n = len(table)
     return (f"**Margins.** Published (open circles) and regenerated (crosses) error "
-            f"$|E - E_{{\\mathrm{{exact}}}}|$ per entry (mHa, log scale, errors below "
+            f"{ERROR_TEXT} per entry (mHa, log scale, errors below "
             f"{ERROR_FLOOR_MHA:g} mHa drawn at that floor), against each entry's "
             f"certification threshold (red line); the shaded band holds certified errors "
             f"with a margin below {FRAGILE_MARGIN:.0%} of the threshold (fragile). Entries "
@@ -200,7 +200,7 @@ def distribution_plot(table, by, stem, threshold_mha: float = DEFAULT_THRESHOLD_
     ax.legend(loc="best")
     failed = len(table) - n_done
     save_figure(fig, stem, (
-        f"**{GROUP_LABELS.get(by, by)}.** Error $|E - E_{{\\mathrm{{exact}}}}|$ (mHa) of "
+        f"**{GROUP_LABELS.get(by, by)}.** Error {ERROR_TEXT} (mHa) of "
         f"every completed run, one strip per group, against the certification threshold "
         f"(red line, {threshold_mha:g} mHa); above each strip, its distinct energies (bit "
         f"for bit) over its runs. {n_done} runs in {len(groups)} groups"
@@ -339,7 +339,7 @@ def optimizer_plot(table, stem, threshold_mha: float | None = None,
     if title:
         fig.suptitle(title)
     save_figure(fig, stem, (
-        f"**Optimisers.** (a) Error $|E - E_{{\\mathrm{{exact}}}}|$ (mHa) of every "
+        f"**Optimisers.** (a) Error {ERROR_TEXT} (mHa) of every "
         f"completed run against the certification threshold (red line, {threshold_mha:g} "
         f"mHa); above each strip, its number of distinct energies (bit for bit); "
         f"(b) evaluations (QEncode's nfev) and (c) wall time per run (s), the black bar "

@@ -12,7 +12,7 @@ threshold, at the top).
 from __future__ import annotations
 
 from qencode_nb.entry.labels import short_name
-from qencode_nb.figstyle import ERROR_LABEL, pyplot, save_figure, styled
+from qencode_nb.figstyle import ERROR_LABEL, ERROR_TEXT, pyplot, save_figure, styled
 from qencode_nb.readout.plots import DEFAULT_THRESHOLD_MHA
 from qencode_nb.verdict.figure import ERROR_FLOOR_MHA
 
@@ -104,7 +104,7 @@ def robustness_plot(table, summary, stem, *, title: str | None = None):
     n_lost = int(sum(as_flag(v) is True for v in summary["fragile_measured"]))
     n = len(entries)
     save_figure(fig, stem, (
-        "**Robustness.** Per entry, the regenerated error $|E - E_{\\mathrm{exact}}|$ "
+        f"**Robustness.** Per entry, the regenerated error {ERROR_TEXT} "
         "(mHa, log scale) of every run across the perturbations (bar: their range; dots: "
         "certified runs; red crosses: runs not certified), the published error (open "
         "diamond) and the certification threshold (red line); entries by published "

@@ -11,7 +11,7 @@ figure has no title); :func:`figure_png` turns a figure into PNG bytes for
 from __future__ import annotations
 
 from qencode_nb.entry.labels import short_name
-from qencode_nb.figstyle import ERROR_LABEL, png_bytes, styled
+from qencode_nb.figstyle import ERROR_LABEL, ERROR_TEXT, png_bytes, styled
 
 #: Errors below this (mHa) are drawn at this floor on a log axis (this figure, the
 #: margin plot, the study strips and the robustness figure).
@@ -101,7 +101,7 @@ def error_trace_caption(records: dict) -> str:
         what = (f"error of each of {n} energy evaluations (points) and the best so far "
                 f"(line)" + (f", {k} restarts (each later start a grey line)" if k > 1 else ""))
     return (f"**Re-run of {name}.** The {what}, against the exact ground energy: "
-            f"$|E - E_{{\\mathrm{{exact}}}}|$ in mHa, log scale (errors below "
+            f"{ERROR_TEXT} in mHa, log scale (errors below "
             f"{ERROR_FLOOR_MHA:g} mHa drawn at that floor); dashed red: the certification "
             "threshold; dotted green: the published error.")
 
