@@ -275,3 +275,25 @@ def check_summary_against_table(table, summary, by):
         assert s["median_error_mha"] == g["error_mha"].median()
         assert s["max_error_mha"] == g["error_mha"].max()
         assert s["spread_mha"] == (g["energy"].max() - g["energy"].min()) * 1e3
+
+
+#: The glyphs of the error axis label $|E - E_{\mathrm{exact}}|$ (mHa) as they stand in
+#: an SVG with real text: matplotlib writes a mathtext label as one <text>, a <tspan> per
+#: glyph, the subscript's glyphs last.
+ERROR_LABEL_GLYPHS = ("|E", "E|", "(mHa)", "exact")
+
+
+def svg_texts(path) -> list[str]:
+    """The text of every ``<text>`` element of an SVG file, its glyphs joined without
+    blanks (a figure saved with ``svg.fonttype: none``; a figure whose text is drawn as
+    paths has none)."""
+    import xml.etree.ElementTree as ET
+
+    ns = "{http://www.w3.org/2000/svg}"
+    return ["".join(t.strip() for t in el.itertext())
+            for el in ET.parse(str(path)).iter(f"{ns}text")]
+
+
+def svg_has_text(path, *parts: str) -> bool:
+    """One ``<text>`` element of the SVG holds every part (each whitespace-free)."""
+    return any(all(p in t for p in parts) for t in svg_texts(path))

@@ -101,7 +101,7 @@ def run_jobs(entry, jobs, out_dir, options: RunOptions, *, desc: str,
 
 
 def write_table(table, kind: str, out: Path, plot: bool) -> None:
-    """``<out>/<kind>.csv`` and, with ``plot``, the figure ``<out>/<kind>.{png,svg}``
+    """``<out>/<kind>.csv`` and, with ``plot``, the figure ``<out>/<kind>.{png,pdf,svg}``
     (:func:`qencode_nb.readout.plots.study_plot`)."""
     out.mkdir(parents=True, exist_ok=True)
     table.to_csv(out / f"{kind}.csv", index=False)

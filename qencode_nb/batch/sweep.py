@@ -13,7 +13,7 @@ again, and an entry whose run was killed starts with ``resume=True``: its re-run
 continues from the last finished restart or ADAPT step
 (:mod:`qencode_nb.rerun.checkpoint`).  Each run also leaves ``<name>.outcome.json`` (status, failure, wall
 seconds).  Outputs: ``summary.csv`` (:func:`qencode_nb.readout.collect.audit_table`)
-and the margin plot ``margins.png`` / ``margins.svg``
+and the margin plot ``margins.png`` / ``.pdf`` / ``.svg``
 (:func:`qencode_nb.readout.plots.margin_plot`), read back as counts by
 :mod:`qencode_nb.readout.counts`; :func:`run_local` and :func:`run_dask` are the two ways runs
 are dispatched (studies use the local pool too).

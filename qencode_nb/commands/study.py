@@ -13,8 +13,8 @@ OpenBLAS kernel at 1 thread (default: every kernel this CPU can run), and
 (hea and uccsd entries) at N BLAS threads (default 1).  Prints the per-group
 summary (errors in mHa, median nfev and wall time in s side by side) and the
 finding; writes ``threads.csv`` / ``kernels.csv`` / ``optimizers.csv`` and
-the figure ``threads.{png,svg}`` / ``kernels.{png,svg}`` /
-``optimizers.{png,svg}`` in --out.  Exit status 0, 1 when a run failed, 2 on
+the figure ``threads.{png,pdf,svg}`` / ``kernels.{png,pdf,svg}`` /
+``optimizers.{png,pdf,svg}`` in --out.  Exit status 0, 1 when a run failed, 2 on
 bad arguments.
 
 ``qencode-nb study environments ENTRY [--kernelspecs python3 qencode-nb-latest ...]
@@ -107,6 +107,5 @@ def _study(args) -> int:
             print(f"({len(versions) - len(shown)} packages installed in some kernels only: "
                   f"{out / 'environments_versions.csv'})")
         print(result.environment_finding)
-    print(f"table: {out / (args.kind + '.csv')}; figure: {out / (args.kind + '.png')}, "
-          f"{out / (args.kind + '.svg')}")
+    print(f"table: {out / (args.kind + '.csv')}; figure: " + ", ".join(result.figure))
     return print_failures(result.failures())

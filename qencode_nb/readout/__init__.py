@@ -10,8 +10,10 @@
   differences and finding;
 - :mod:`~qencode_nb.readout.robustness_tables`: a robustness study's rows, per-entry
   summary (``fragile_measured``) and drift counts;
-- :mod:`~qencode_nb.readout.plots` (margin plot, study strips, optimiser and ADAPT
-  figures) and :mod:`~qencode_nb.readout.robustness_plot` (the robustness figure);
+- :mod:`~qencode_nb.readout.plots` (margin plot, study strips, optimiser figure),
+  :mod:`~qencode_nb.readout.adapt_plot` (ADAPT operators against system size) and
+  :mod:`~qencode_nb.readout.robustness_plot` (the robustness figure), each drawn and saved
+  by :mod:`qencode_nb.figstyle`;
 - :mod:`~qencode_nb.readout.cross_host`: two folders of audits compared entry by entry;
 - :mod:`~qencode_nb.readout.report` (``qencode-nb report``: one self-contained HTML
   page, ``templates/``), :mod:`~qencode_nb.readout.report_tables` (its table),

@@ -49,7 +49,7 @@ def threads_study(entry, threads=(1, 2), repeats: int = 3, out_dir="runs/threads
         threads: requested BLAS thread counts (ints >= 1), e.g. ``(1, 2, 4)``.
         repeats: runs per thread count (int >= 1).
         out_dir: folder for the executed notebooks, ``threads.csv`` and the
-            figure ``threads.png`` / ``threads.svg``.
+            figure ``threads.png`` / ``.pdf`` / ``.svg``.
         options: :class:`~qencode_nb.batch.options.RunOptions` (default: mode
             "rerun"): ``mode`` ("rerun" or "full" re-run the optimiser), ``db``,
             ``workers`` (runs at the same time, each its own process),
@@ -115,7 +115,7 @@ def kernels_study(entry, coretypes=None, repeats: int = 1, out_dir="runs/kernels
             (:func:`qencode_nb.notebook.pins.runnable_coretypes`).
         repeats: runs per coretype (int >= 1).
         out_dir: folder for the notebooks, ``kernels.csv`` and
-            ``kernels.png`` / ``kernels.svg``.
+            ``kernels.png`` / ``.pdf`` / ``.svg``.
         options, changes: as :func:`threads_study` (``blas_threads`` and
             ``blas_coretype`` are not used: 1 thread, ``coretypes`` varied).
 

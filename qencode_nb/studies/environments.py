@@ -58,7 +58,7 @@ def environments_study(entry, kernelspecs=None, repeats: int = 1, out_dir="runs/
         out_dir: folder for the notebooks, ``environments.csv``,
             ``environments_versions.csv`` and ``environments_differences.csv``
             (:mod:`qencode_nb.readout.environment_tables`) and the figure
-            ``environments.png`` / ``.svg``.
+            ``environments.png`` / ``.pdf`` / ``.svg``.
         options, changes: as :func:`qencode_nb.studies.blas.threads_study`;
             ``blas_threads`` (default 1) and ``blas_coretype`` are every run's.
 

@@ -78,7 +78,7 @@ def optimizers_study(entry, optimizers=DEFAULT_OPTIMIZERS, repeats: int = 1,
             uses 0.05); repeats of one optimiser are run once.
         repeats: runs per optimiser (int >= 1).
         out_dir: folder for the notebooks, ``optimizers.csv`` and the figure
-            ``optimizers.png`` / ``optimizers.svg``
+            ``optimizers.png`` / ``.pdf`` / ``.svg``
             (:func:`qencode_nb.readout.plots.optimizer_plot`).
         options, changes: as :func:`qencode_nb.studies.blas.threads_study`;
             ``blas_threads`` (int >= 1; default 1) and ``blas_coretype`` are every

@@ -14,8 +14,8 @@ notebook recorded ``done`` with the same inputs is not run again.  It writes
 ``robustness.csv`` (:data:`ROBUSTNESS_COLUMNS`, one row per run),
 ``robustness_summary.csv`` (:func:`summarise_robustness`, one row per entry),
 ``robustness_drift.csv`` (:func:`~qencode_nb.readout.robustness_tables.drift_table`:
-QEncode's four drift counts per perturbation) and the figure ``robustness.png`` / ``.svg``
-(:func:`qencode_nb.readout.robustness_plot.robustness_plot`).  Fragility is then
+QEncode's four drift counts per perturbation) and the figure ``robustness.png`` /
+``.pdf`` / ``.svg`` (:func:`qencode_nb.readout.robustness_plot.robustness_plot`).  Fragility is then
 *measured* (``fragile_measured``: the certification changed under a
 perturbation) beside the margin-based ``fragile`` inferred from the published
 margin (DESIGN.md: fragility is established by re-running, never by arithmetic).
@@ -159,8 +159,11 @@ class RobustnessResult:
 
     @property
     def figure(self) -> list[str]:
-        """The figure's PNG and SVG paths (absolute)."""
-        return [str(self.out_dir / f"robustness.{s}") for s in ("png", "svg")]
+        """The figure's PNG, PDF and SVG paths (absolute;
+        :func:`qencode_nb.figstyle.figure_paths`)."""
+        from qencode_nb.figstyle import figure_paths
+
+        return [str(p) for p in figure_paths(self.out_dir / "robustness")]
 
     def failures(self) -> dict:
         """``{run name: reason}`` of the failed runs, in table order."""
@@ -232,7 +235,7 @@ def robustness(targets, out_dir="runs/robustness", options: RunOptions | None = 
         targets: folders of QEncode JSON files, entry files or bundled names
             (:func:`qencode_nb.batch.sweep.resolve_targets`; one str is one target).
         out_dir: folder for the notebooks, ``robustness.csv``,
-            ``robustness_summary.csv`` and ``robustness.png`` / ``.svg``.
+            ``robustness_summary.csv`` and ``robustness.png`` / ``.pdf`` / ``.svg``.
         options: how every run runs (:class:`~qencode_nb.batch.options.RunOptions`;
             default ``RunOptions()``): ``engine``
             (:func:`qencode_nb.engines.selection.check_engine`: None, the recorded

@@ -67,8 +67,11 @@ class StudyResult:
 
     @property
     def figure(self) -> list[str]:
-        """The figure's PNG and SVG paths (absolute)."""
-        return [str(Path(self.out_dir).resolve() / f"{self.kind}.{s}") for s in ("png", "svg")]
+        """The figure's PNG, PDF and SVG paths (absolute;
+        :func:`qencode_nb.figstyle.figure_paths`)."""
+        from qencode_nb.figstyle import figure_paths
+
+        return [str(p) for p in figure_paths(Path(self.out_dir).resolve() / self.kind)]
 
     def failures(self) -> dict:
         """``{run name: failure}`` of the runs that did not complete."""

@@ -30,8 +30,8 @@ workflow-run context for ``environment`` and ``sha256``).  For every audit noteb
   recorded ``done``, else failed with ``error``).
 
 With a sweep's ``summary.csv`` one more ``CreateAction`` ``#summary``: the audit
-notebooks as ``object``, ``summary.csv`` (and ``margins.png`` / ``.svg`` when there) as
-``result``.  Attestations beside a notebook (:mod:`qencode_nb.trust.attestation`) are
+notebooks as ``object``, ``summary.csv`` (and ``margins.png`` / ``.pdf`` / ``.svg`` when
+there) as ``result``.  Attestations beside a notebook (:mod:`qencode_nb.trust.attestation`) are
 listed as parts ``about`` their notebook.
 """
 
@@ -374,7 +374,8 @@ class _Builder:
         result = [self.file(summary, summary.name, name=summary.name, encodingFormat="text/csv",
                             sha256=_sha256(summary),
                             description="one row per audit (qencode_nb.readout.collect.audit_table)")]
-        for suffix, fmt in ((".png", "image/png"), (".svg", "image/svg+xml")):
+        for suffix, fmt in ((".png", "image/png"), (".pdf", "application/pdf"),
+                            (".svg", "image/svg+xml")):
             plot = summary.with_name("margins" + suffix)
             if plot.is_file():
                 result.append(self.file(plot, plot.name, name=plot.name, encodingFormat=fmt,

@@ -3,18 +3,22 @@
 :func:`error_trace_plot` draws the ``rerun_trace`` record
 (:mod:`qencode_nb.rerun.progress`): VQE error per evaluation, ADAPT error per
 selected operator, on a log scale with the threshold and the published error;
-:func:`figure_png` turns a figure into PNG bytes for ``IPython.display.Image``.
+:func:`error_trace_caption` is its caption (the notebook shows it under the figure; the
+figure has no title); :func:`figure_png` turns a figure into PNG bytes for
+``IPython.display.Image``.  Drawn under :data:`qencode_nb.figstyle.STYLE`.
 """
 
 from __future__ import annotations
 
 from qencode_nb.entry.labels import short_name
+from qencode_nb.figstyle import ERROR_LABEL, ERROR_TEXT, png_bytes, styled
 
 #: Errors below this (mHa) are drawn at this floor on a log axis (this figure, the
 #: margin plot, the study strips and the robustness figure).
 ERROR_FLOOR_MHA = 1e-6
 
 
+@styled
 def error_trace_plot(records: dict):
     """The re-run's error against the exact ground energy as it ran (log scale).
 
@@ -42,11 +46,11 @@ def error_trace_plot(records: dict):
     error = np.maximum(np.abs(energies - float(trace["e_ref_ha"])) * 1e3, ERROR_FLOOR_MHA)
     per_operator = trace.get("per") == "operator"
     x = np.arange(1, len(error) + 1)
-    fig = Figure(figsize=(7.5, 3.6), layout="constrained")
+    fig = Figure(figsize=(6.5, 3.2), layout="constrained")
     ax = fig.add_subplot()
     if per_operator:
         ax.plot(x, error, "o-", color="#0969da", label="re-run: error after each operator")
-        ax.set_xlabel("operators selected (ADAPT step)")
+        ax.set_xlabel("operators selected (ADAPT steps)")
     else:
         ax.plot(x, error, ".", ms=2 if len(error) > 500 else 5, color="#8fb8ef",
                 label="re-run: every evaluation")
@@ -55,7 +59,7 @@ def error_trace_plot(records: dict):
         for k, start in enumerate(trace.get("restart_starts") or []):
             if k:
                 ax.axvline(start + 0.5, color="#d0d7de", lw=0.8, zorder=0)
-        ax.set_xlabel("energy evaluation (restart starts as grey lines)")
+        ax.set_xlabel("energy evaluations")
     threshold = records.get("threshold_mha")
     if isinstance(threshold, (int, float)):
         ax.axhline(threshold, color="#cf222e", ls="--", lw=1.2,
@@ -76,17 +80,33 @@ def error_trace_plot(records: dict):
     ax.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
     if per_operator:
         ax.set_xlim(0.5, len(error) + 0.5)
-    ax.set_ylabel("|E - E_exact| (mHa)")
-    ax.set_title(f"{short_name(records.get('entry_id', ''))}: re-run error"
-                 + (" per ADAPT step" if per_operator else " per evaluation"), fontsize=10)
-    ax.legend(fontsize=8, loc="upper right")
+    ax.set_ylabel(ERROR_LABEL)
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=2)
     return fig
 
 
-def figure_png(fig, dpi: int = 100) -> bytes:
-    """A matplotlib ``Figure`` as PNG bytes (no pyplot needed)."""
-    import io
+def error_trace_caption(records: dict) -> str:
+    """The caption (Markdown) of :func:`error_trace_plot` for the same records: the entry,
+    what each line is and the counts ("" when the audit has no re-run trace)."""
+    trace = records.get("rerun_trace")
+    if not isinstance(trace, dict) or not trace.get("energies_ha"):
+        return ""
+    n = len(trace["energies_ha"])
+    name = short_name(records.get("entry_id", "")) or "the entry"
+    if trace.get("per") == "operator":
+        what = (f"error after each of the {n} selected ADAPT operator"
+                f"{'' if n == 1 else 's'}")
+    else:
+        k = len(trace.get("restart_starts") or []) or 1
+        what = (f"error of each of {n} energy evaluations (points) and the best so far "
+                f"(line)" + (f", {k} restarts (each later start a grey line)" if k > 1 else ""))
+    return (f"**Re-run of {name}.** The {what}, against the exact ground energy: "
+            f"{ERROR_TEXT} in mHa, log scale (errors below "
+            f"{ERROR_FLOOR_MHA:g} mHa drawn at that floor); dashed red: the certification "
+            "threshold; dotted green: the published error.")
 
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi)
-    return buf.getvalue()
+
+def figure_png(fig, dpi: int = 150) -> bytes:
+    """A matplotlib ``Figure`` as PNG bytes (no pyplot needed), saved under
+    :data:`qencode_nb.figstyle.STYLE` (``dpi``: dots per inch)."""
+    return png_bytes(fig, dpi)

@@ -134,7 +134,7 @@ def test_summary_and_margin_plot_from_a_sweep(tmp_path):
     assert (csv["undeclared"] == "early_stop").all()
     assert (csv["rerun_nfev"] == csv["published_nfev"]).all()
     assert (csv["seconds"] > 0).all()
-    for suffix in (".png", ".svg"):
+    for suffix in (".png", ".pdf", ".svg"):
         assert (out / f"margins{suffix}").stat().st_size > 10_000
     assert "<svg" in (out / "margins.svg").read_text()[:500]
     assert len(table) == 2
@@ -330,10 +330,12 @@ def test_margin_plot_sorts_marks_clipped_zeros_and_tells_runs_apart(tmp_path):
     """The margin plot of a table built by hand (rows as audit_table gives them):
     entries by published margin, smallest first; a published 0 drawn at the floor
     with its own marker; no legend entry without points; two runs of one entry
-    labelled apart; the title counts fragile entries by the published margin too."""
+    labelled apart; the caption (no title) counts fragile entries by the published margin
+    too."""
     import matplotlib
 
     matplotlib.use("Agg")
+    from qencode_nb.figstyle import read_caption
     from qencode_nb.readout.plots import margin_plot
 
     h4 = "H4_ccpvdz_JW_ADAPT_v4_tapered__sha256_39f9134a722ad612"
@@ -348,21 +350,25 @@ def test_margin_plot_sorts_marks_clipped_zeros_and_tells_runs_apart(tmp_path):
     replay_only = pd.DataFrame([row(h2, h2, 0.0), row(h4, h4, 9.94), row(lih, lih, 5.18)])
     fig = margin_plot(replay_only, tmp_path / "replay")
     ax = fig.axes[0]
-    assert [t.get_text() for t in ax.get_xticklabels()] == \
+    # one row per entry, the smallest published margin at the top (the y axis inverted)
+    assert [t.get_text() for t in ax.get_yticklabels()] == \
         ["H4 JW ADAPT 39f9", "LiH PAR HEA e94d", "H2 JW UCCSD 93a0"]
+    assert ax.get_ylim()[0] > ax.get_ylim()[1]
     legend = ax.get_legend_handles_labels()[1]
     assert "regenerated error" not in legend, "no re-run: nothing to show"
     assert "published error < 1e-06 mHa (drawn at the floor)" in legend
-    assert fig.get_suptitle() == ("3 entries, 0 re-run; fragile: 1 by published margin, 0 "
-                                  "by the re-run")
-    assert ax.get_xlabel() == "entries by published margin (smallest first)"
+    assert fig.get_suptitle() == "" and ax.get_title() == ""
+    assert read_caption(tmp_path / "replay").endswith(
+        "3 entries, 0 re-run; fragile: 1 by published margin, 0 by the re-run.")
+    assert "Entries by published margin, smallest at the top" in \
+        read_caption(tmp_path / "replay")
 
     two_runs = pd.DataFrame([row(lih, f"{lih}__t1", 5.18, 5.2, False),
                              row(lih, f"{lih}__t2", 5.18, 5.3, False)])
     ax = margin_plot(two_runs, tmp_path / "runs").axes[0]
-    assert [t.get_text() for t in ax.get_xticklabels()] == \
+    assert [t.get_text() for t in ax.get_yticklabels()] == \
         ["LiH PAR HEA e94d [t1]", "LiH PAR HEA e94d [t2]"]
     assert "regenerated error" in ax.get_legend_handles_labels()[1]
     assert "published error < 1e-06 mHa (drawn at the floor)" not in \
         ax.get_legend_handles_labels()[1]
-    assert all((tmp_path / f"runs.{s}").is_file() for s in ("png", "svg"))
+    assert all((tmp_path / f"runs.{s}").is_file() for s in ("png", "pdf", "svg"))

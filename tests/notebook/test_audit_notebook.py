@@ -117,8 +117,12 @@ def test_lih_bundled_entry_end_to_end(tmp_path):
 
     table = audit_table([out])
     assert boundary_warnings(table) == {"lih": boundary["warning"]}
-    pngs = [o for o in _outputs(out) if "image/png" in o.get("data", {})]
-    assert len(pngs) == 1 and len(pngs[0]["data"]["image/png"]) > 10_000   # the figure
+    outputs = _outputs(out)
+    pngs = [i for i, o in enumerate(outputs) if "image/png" in o.get("data", {})]
+    assert len(pngs) == 1 and len(outputs[pngs[0]]["data"]["image/png"]) > 10_000  # the figure
+    # its caption right under it (the figure has no title): the entry, what is drawn
+    caption = outputs[pngs[0] + 1]["data"]["text/markdown"]
+    assert caption.startswith("**Re-run of LiH PAR HEA e94d.**") and "mHa" in caption
     # The README's second command: the result printed from the executed notebook.
     shown = _show(out)
     assert shown.returncode == 0, shown.stderr

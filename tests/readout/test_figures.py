@@ -11,6 +11,7 @@ plus one audit that fails (its entry file does not exist).  Measured here: COBYL
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -21,11 +22,12 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import H2_JW_UCCSD, ROOT, SHARED_DB, check_summary_against_table
+from conftest import (ERROR_LABEL_GLYPHS, H2_JW_UCCSD, ROOT, SHARED_DB,
+                      check_summary_against_table, svg_has_text, svg_texts)
 from qencode_nb.readout.collect import (COLLECT_COLUMNS, adapt_operator_table, audit_table, collect,
                                 resolve_path)
 from qencode_nb.errors import EntryError, ParameterError
-from qencode_nb.readout.plots import adapt_operator_plot
+from qencode_nb.readout.plots import adapt_operator_plot, adapt_plot_refusal
 from qencode_nb.notebook.record import read_records
 from qencode_nb.studies.optimizers import optimizers_study
 from qencode_nb.readout.summaries import finding, summarise
@@ -108,12 +110,13 @@ def test_optimizers_summary_finding_and_figure(opt_run):
                 "(2/2 runs bit-identical)") in text
     fewest = summary.loc[summary["median_nfev"].idxmin(), "optimizer"]
     assert f"fewest evaluations {fewest}" in text
-    for suffix in (".png", ".svg"):
+    for suffix in (".png", ".pdf", ".svg"):
         assert (out / f"optimizers{suffix}").stat().st_size > 5_000
-    svg = (out / "optimizers.svg").read_text()
-    for label in ("|E - E_exact| (mHa)", "nfev (QEncode count, evaluations)",
-                  "wall time per run (s)", "optimiser", "threshold 10 mHa"):
-        assert label in svg, label
+    texts = svg_texts(out / "optimizers.svg")
+    for label in ("nfev (QEncode count, evaluations)", "wall time per run (s)", "optimiser",
+                  "threshold 10 mHa"):
+        assert label in texts, label
+    assert svg_has_text(out / "optimizers.svg", *ERROR_LABEL_GLYPHS)
 
 
 def test_optimizers_study_refuses_bad_input_before_any_run(tmp_path):
@@ -199,12 +202,17 @@ def test_adapt_operator_table_and_plot(tmp_path, monkeypatch):
     assert list(table.loc[table["capped"], "system"]) == ["H10"]
     assert not table.loc[~table["hydrogen_chain"], "system"].isin(["H4", "H6"]).any()
     adapt_operator_plot(table, tmp_path / "adapt")
-    svg = (tmp_path / "adapt.svg").read_text()
-    for label in ("selected ADAPT operators (count)",
-                  "system size: H atoms = active spatial orbitals (count)", "H10: 300",
-                  "benzene"):
-        assert label in svg, label
+    texts = svg_texts(tmp_path / "adapt.svg")
+    for label in ("selected ADAPT operators", "system size: H atoms = active spatial orbitals",
+                  "H10: 300", "benzene"):
+        assert label in texts, label
     assert (tmp_path / "adapt.png").stat().st_size > 5_000
+    # One hydrogen chain is a point, not a trend: refused, saying what to fetch.
+    one_chain = table[table["system"].isin(["H6", "N2"])]
+    assert "qencode-nb data fetch" in adapt_plot_refusal(one_chain)
+    with pytest.raises(ValueError, match="at least 2 hydrogen chains; this folder holds 1"):
+        adapt_operator_plot(one_chain, tmp_path / "one")
+    assert not (tmp_path / "one.png").exists()
     # The default db of figures.ipynb is meant from the repository root; found from anywhere.
     monkeypatch.chdir(tmp_path)
     assert resolve_path("../shared/qencode-v4/db") == SHARED_DB.resolve()
@@ -230,15 +238,23 @@ def test_figures_notebook_with_stock_papermill(opt_run, tmp_path):
     assert r["done"] is True
     assert set(r["figures"]) == {"margins", "optimizers", "adapt_operators"}
     for name, paths in r["figures"].items():
-        assert paths == [str(figs / f"{name}.png"), str(figs / f"{name}.svg")]
+        assert paths == [str(figs / f"{name}.{s}") for s in ("png", "pdf", "svg")]
         assert r[f"figure.{name}"] == paths and all(Path(p).stat().st_size > 5_000
                                                     for p in paths)
+        check_files(figs / name)
+    # Each figure is shown with its caption below it (Markdown), never a title.
+    shown = _displayed(out_nb)
+    for name in r["figures"]:
+        caption = (figs / f"{name}.caption.md").read_text().strip()
+        assert ("image/png", None) in shown and ("text/markdown", caption) in shown, name
+        i = shown.index(("text/markdown", caption))
+        assert shown[i - 1] == ("image/png", None), f"{name}: the caption is not under its figure"
     assert r["skipped"] == {"threads": "threads_dir is None",
                             "kernels": f"no {no_csv / 'kernels.csv'}",
                             "environments": "environments_dir is None"}
     assert r["margins_entries"] == len(audit_table(out)) == 5
-    assert "|E - E_exact| (mHa)" in (figs / "margins.svg").read_text()
-    assert "wall time per run (s)" in (figs / "optimizers.svg").read_text()
+    assert svg_has_text(figs / "margins.svg", *ERROR_LABEL_GLYPHS)
+    assert "wall time per run (s)" in svg_texts(figs / "optimizers.svg")
     adapt = pd.DataFrame(r["adapt_operators"])
     assert dict(zip(adapt["system"], adapt["n_operators"])) == _adapt_counts_from_files()
 
@@ -254,11 +270,17 @@ def test_figures_notebook_runs_on_its_defaults_with_only_the_repository(tmp_path
                                parameters={"out": str(tmp_path / "figs")},
                                progress_bar=False, cwd=str(ROOT / "notebooks"))
     r = read_records(out_nb)
-    assert r["done"] is True and set(r["figures"]) == {"adapt_operators"}
+    assert r["done"] is True and r["figures"] == {}
     assert r["skipped"]["margins"] == "sweep_dir is None"
-    # The bundled data (data/qencode-v4): its one ADAPT entry, H6 JW/ADAPT.
+    # The bundled data (data/qencode-v4): its one ADAPT entry, H6 JW/ADAPT, a point and
+    # not a trend: no figure, and the notebook says what would draw one.
     adapt = pd.DataFrame(r["adapt_operators"])
     assert list(adapt["system"]) == ["H6"] and adapt["n_operators"].iloc[0] > 0
+    why = r["skipped"]["adapt_operators"]
+    assert "this folder holds 1 (ADAPT entries: H6)" in why and "qencode-nb data fetch" in why
+    assert not (tmp_path / "figs" / "adapt_operators.png").exists()
+    notes = [text for kind, text in _displayed(out_nb) if kind == "text/markdown"]
+    assert any("**Not drawn:**" in t and "qencode-nb data fetch" in t for t in notes), notes
 
 
 @pytest.mark.notebook
@@ -336,3 +358,135 @@ def test_collect_reads_only_audit_record_names_and_keeps_its_columns():
         "replay_engine", "active_space_warning", "blas_profile",
         "numeric_fingerprint", "hamiltonian_status",
         "hamiltonian_source")   # new columns are appended
+
+
+# ------------------------------------------------------------------ figures a journal takes
+def _displayed(notebook) -> list[tuple[str, str | None]]:
+    """What an executed notebook displayed, in order: ``("image/png", None)`` per image,
+    ``("text/markdown", text)`` per Markdown output."""
+    shown = []
+    for cell in nbformat.read(str(notebook), as_version=4).cells:
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            if "image/png" in data:
+                shown.append(("image/png", None))
+            if "text/markdown" in data:
+                shown.append(("text/markdown", "".join(data["text/markdown"]).strip()))
+    return shown
+
+
+# Issue 25, item 5: every figure in one style (qencode_nb.figstyle), written as PNG at
+# 300 dpi, PDF and SVG with real text, no status line as a title (the caption says it),
+# legends inside the axes or below them, labels readable (>= 8 pt, at most 45 degrees).
+
+PANEL_TITLE = re.compile(r"(\([a-z]\))?")   # a panel letter is the only title allowed
+
+
+def check_files(stem, fig=None) -> None:
+    """The three files of ``save_figure``: PNG 300 dpi, PDF with its page and embedded
+    TrueType fonts, SVG with real text; with ``fig``, the PNG is the figure's size and
+    its axis labels are <text> in the SVG (not glyph paths)."""
+    from PIL import Image
+
+    png, pdf, svg = (Path(f"{stem}.{s}") for s in ("png", "pdf", "svg"))
+    with Image.open(png) as im:
+        assert im.info["dpi"] == pytest.approx((300, 300), abs=0.5), (png, im.info.get("dpi"))
+        if fig is not None:
+            assert im.width == pytest.approx(fig.get_figwidth() * 300, rel=0.25)
+    data = pdf.read_bytes()
+    assert data.startswith(b"%PDF") and len(re.findall(rb"/Type\s*/Page\b(?!s)", data)) == 1
+    assert b"/FontFile2" in data and b"/Type3" not in data, "fonts: TrueType, not Type 3"
+    text = svg.read_text()
+    assert 'id="DejaVuSans-' not in text, "glyphs drawn as paths"
+    texts = svg_texts(svg)
+    assert texts, "an SVG without <text>"
+    for ax in fig.axes if fig is not None else ():
+        for label in (ax.get_xlabel(), ax.get_ylabel()):
+            if "$" in label:   # the one math label: |E - E_exact| (mHa)
+                assert svg_has_text(svg, *ERROR_LABEL_GLYPHS), (svg, label)
+            elif label:
+                assert label in texts, (svg, label)
+
+
+def check_layout(fig) -> None:
+    """No title but a panel letter; every text >= 8 pt and at most 45 degrees; no two
+    tick labels of an axis overlap; each legend inside its axes or below all axes."""
+    from matplotlib.text import Text
+
+    assert fig.get_suptitle() == ""
+    for ax in fig.axes:
+        for loc in ("left", "center", "right"):
+            assert PANEL_TITLE.fullmatch(ax.get_title(loc=loc)), ax.get_title(loc=loc)
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)   # a closed pyplot figure keeps no drawing canvas
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    for t in fig.findobj(Text):
+        if t.get_visible() and t.get_text().strip():
+            assert t.get_fontsize() >= 8, (t.get_text(), t.get_fontsize())
+            assert min(t.get_rotation() % 180, 180 - t.get_rotation() % 180) <= 45 or \
+                t in {ax.yaxis.label for ax in fig.axes}, (t.get_text(), t.get_rotation())
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            boxes = [t.get_window_extent(renderer) for t in axis.get_ticklabels()
+                     if t.get_visible() and t.get_text()]
+            for a, b in zip(boxes, boxes[1:]):
+                assert not a.overlaps(b.shrunk(0.98, 0.98)), (axis, a, b)
+    axes_boxes = [ax.get_window_extent(renderer) for ax in fig.axes]
+    legends = [(ax.get_legend(), ax.get_window_extent(renderer)) for ax in fig.axes
+               if ax.get_legend()] + [(leg, None) for leg in fig.legends]
+    assert legends, "a figure without a legend"
+    fig_box = fig.get_window_extent(renderer)
+    for leg, own in legends:
+        box = leg.get_window_extent(renderer)
+        inside = own is not None and (box.x0 >= own.x0 - 1 and box.x1 <= own.x1 + 1
+                                      and box.y0 >= own.y0 - 1 and box.y1 <= own.y1 + 1)
+        below = (box.y1 <= min(a.y0 for a in axes_boxes) + 1
+                 and box.x0 >= fig_box.x0 and box.x1 <= fig_box.x1)
+        assert inside or below, f"legend at {box} beside the axes {axes_boxes}"
+
+
+def test_every_figure_is_a_journal_figure(opt_run, tmp_path):
+    """Real figures of real executed audits (the optimiser study's runs: the margin
+    plot, the study figure, a robustness figure of its runs, the audit's own figure)
+    and of the shared database (the ADAPT figure)."""
+    from qencode_nb.figstyle import read_caption, save_figure
+    from qencode_nb.readout.plots import margin_plot, study_plot
+    from qencode_nb.readout.robustness_plot import robustness_plot
+    from qencode_nb.readout.robustness_tables import summarise_robustness
+    from qencode_nb.verdict.figure import error_trace_caption, error_trace_plot
+
+    out, table = opt_run
+    audits = audit_table(out)
+    done = audits[audits["status"] == "done"]
+    runs = pd.DataFrame({"entry": done["entry_id"], "status": "ok",
+                         "perturbation": [Path(n).stem for n in done["notebook"]],
+                         **{c: done[c] for c in ("error_mha", "certified", "published_error_mha",
+                                                 "published_certified", "margin_published",
+                                                 "threshold_mha")}})
+    records = read_records(table["notebook"][0])
+    figures = {
+        "margins": margin_plot(audits, tmp_path / "margins"),
+        "optimizers": study_plot(table, "optimizers", tmp_path / "optimizers"),
+        "threads": study_plot(table.assign(threads=table["repeat"] + 1), "threads",
+                              tmp_path / "threads"),
+        "robustness": robustness_plot(runs, summarise_robustness(runs), tmp_path / "robustness"),
+        "adapt": adapt_operator_plot(adapt_operator_table(SHARED_DB), tmp_path / "adapt"),
+        "audit": error_trace_plot(records),
+    }
+    save_figure(figures["audit"], tmp_path / "audit", error_trace_caption(records))
+    for name, fig in figures.items():
+        check_files(tmp_path / name, fig)
+        check_layout(fig)
+        caption = read_caption(tmp_path / name)
+        assert caption.startswith("**") and len(caption) > 80, (name, caption)
+    # What the titles used to say is the caption's, from the same tables.
+    assert read_caption(tmp_path / "margins").endswith(
+        f"{len(audits)} entries, {len(done)} re-run; fragile: 0 by published margin, 0 by "
+        "the re-run.")
+    assert f"{len(table)} runs, 2 optimisers." in read_caption(tmp_path / "optimizers")
+    assert "1 entry, 4/4 runs ok, 0 with certification changed" in \
+        read_caption(tmp_path / "robustness")
+    assert "20 energy evaluations" in read_caption(tmp_path / "audit")
+    assert "H2 JW UCCSD 93a0" in read_caption(tmp_path / "audit")

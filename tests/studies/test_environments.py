@@ -24,7 +24,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from conftest import ROOT
+from conftest import ERROR_LABEL_GLYPHS, ROOT, svg_has_text
 from qencode_nb.studies import stacks
 from qencode_nb.rerun.compare import ulp_distance
 from qencode_nb.errors import ParameterError, StackError
@@ -164,7 +164,7 @@ def test_environments_differences_and_finding(env_run):
     again = environment_differences(table, version_table(table.assign(
         packages=[read_records(n)["provenance"]["packages"] for n in table["notebook"]])))
     assert again["delta_energy_ha"].iloc[0] == d["delta_energy_ha"]
-    for suffix in ("png", "svg"):
+    for suffix in ("png", "pdf", "svg"):
         assert (out / f"environments.{suffix}").stat().st_size > 0
     svg = (out / "environments.svg").read_text()
     assert "Jupyter kernelspec (package stack)" in svg and "mHa" in svg
@@ -205,7 +205,8 @@ def test_figures_notebook_redraws_the_environments_figure(env_run, tmp_path):
     r = read_records(tmp_path / "f.ipynb")
     assert r["done"] is True and set(r["figures"]) == {"environments"}
     svg = (figs / "environments.svg").read_text()
-    assert "Jupyter kernelspec (package stack)" in svg and "|E - E_exact| (mHa)" in svg
+    assert "Jupyter kernelspec (package stack)" in svg
+    assert svg_has_text(figs / "environments.svg", *ERROR_LABEL_GLYPHS)
     assert KERNELSPEC in svg   # one strip per kernel
 
 

@@ -15,7 +15,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import H2_JW_UCCSD, ROOT, check_summary_against_table
+from conftest import (ERROR_LABEL_GLYPHS, H2_JW_UCCSD, ROOT, check_summary_against_table,
+                      svg_has_text)
 from qencode_nb.errors import EntryError, ParameterError, PinError
 from qencode_nb.studies import STUDY_KINDS, run
 from qencode_nb.studies.blas import kernels_study, threads_study
@@ -84,11 +85,12 @@ def test_threads_summary_finding_and_figure(threads_run):
     assert summary.loc[summary["threads"] == 1, "spread_mha"].item() == 0.0
     text = finding(summary, "threads")
     _check_finding(text, table, summary, "threads", ["1 thread", "2 threads"])
-    for suffix in (".png", ".svg"):
+    for suffix in (".png", ".pdf", ".svg"):
         assert (out / f"threads{suffix}").stat().st_size > 5_000
     svg = (out / "threads.svg").read_text()
     assert "<svg" in svg[:500]
-    assert "BLAS threads (requested)" in svg and "|E - E_exact| (mHa)" in svg
+    assert "BLAS threads (requested)" in svg
+    assert svg_has_text(out / "threads.svg", *ERROR_LABEL_GLYPHS)
 
 
 def test_finding_reports_distinct_values_and_spread():
@@ -256,8 +258,8 @@ def test_study_result_records_what_threading_ipynb_records(tmp_path):
                          "versions", "differences", "figure", "failed"]
     assert rec["finding"] == result.environment_finding == result.headline
     assert rec["table_csv"] == str(tmp_path.resolve() / "environments.csv")
-    assert rec["figure"] == [str(tmp_path.resolve() / "environments.png"),
-                             str(tmp_path.resolve() / "environments.svg")]
+    assert rec["figure"] == [str(tmp_path.resolve() / f"environments.{s}")
+                             for s in ("png", "pdf", "svg")]
     assert rec["failed"] == {"lih__qencode-nb-x__r0": "run: RunTimeout: killed"}
     threads = StudyResult(kind="threads", by="threads", out_dir=tmp_path, table=table,
                           summary=summary, finding="at 1 thread 1 run")
