@@ -128,8 +128,13 @@ def margin_svg(table, folder) -> str:
     for text in ax.texts:
         if hasattr(text, "xy"):
             text.set_url(href(text.xy[coord]))
+    import matplotlib
+
+    from qencode_nb.figstyle import STYLE
+
     out = io.StringIO()
-    fig.savefig(out, format="svg")
+    with matplotlib.rc_context(STYLE):     # saved again in the figures' style: SVG text kept
+        fig.savefig(out, format="svg")
     return out.getvalue()
 
 

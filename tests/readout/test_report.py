@@ -154,6 +154,9 @@ def test_the_page_is_self_contained(report):
     assert all(not s.get("src") for s in soup.find_all("script"))
     figure = soup.select_one("figure#qnb-margin-plot svg")
     assert figure is not None and figure.find("path") is not None
+    # drawn in the figures' style (figstyle.STYLE): the labels are text, not glyph paths
+    texts = [t.get_text() for t in figure.find_all("text")]
+    assert any("mHa" in t for t in texts), texts
     assert soup.select_one("#qnb-robustness-plot") is None   # no robustness study here
     ids = [t["id"] for t in soup.find_all(id=True)]
     assert len(ids) == len(set(ids)), "duplicate ids on the page"
