@@ -50,6 +50,7 @@ exclude_patterns = [
 
 html_theme = "furo"
 html_title = "qencode-nb"
+html_favicon = "_static/favicon.svg"
 html_static_path = ["_static"]
 templates_path = ["_templates"]
 
