@@ -103,5 +103,25 @@ def _escape_bars(app, what, name, obj, options, lines):
     lines[:] = text.split("\n")
 
 
+def _without_machine_paths():
+    """Values shown by autodoc (module constants such as ``paths.ROOT``, default
+    arguments) are reprs taken on the building machine; name the checkout
+    ``<repository>`` instead of quoting this machine's path."""
+    import sphinx.util.inspect as sphinx_inspect
+
+    original = sphinx_inspect.object_description
+    if getattr(original, "_qnb_wrapped", False):
+        return
+
+    def object_description(obj, *args, **kwargs):
+        return original(obj, *args, **kwargs).replace(str(ROOT), "<repository>")
+
+    object_description._qnb_wrapped = True
+    sphinx_inspect.object_description = object_description
+
+
+_without_machine_paths()
+
+
 def setup(app):
     app.connect("autodoc-process-docstring", _escape_bars)
