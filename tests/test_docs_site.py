@@ -201,3 +201,14 @@ def test_no_page_names_this_machines_paths(site):
             if needle in text:
                 leaks.setdefault(str(html.relative_to(site)), []).append(needle)
     assert not leaks, json.dumps(leaks, indent=1)
+
+
+def test_tutorials_are_committed_without_outputs():
+    """The tutorials are executed when the site is built, never shipped executed."""
+    notebooks = sorted((ROOT / "docs" / "tutorials").glob("*.ipynb"))
+    assert [p.stem for p in notebooks] == sorted(TUTORIALS)
+    for path in notebooks:
+        nb = json.loads(path.read_text(encoding="utf-8"))
+        executed = [i for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code"
+                    and (c.get("outputs") or c.get("execution_count") is not None)]
+        assert not executed, f"{path.name}: cells {executed} carry outputs"
