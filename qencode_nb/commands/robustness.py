@@ -1,4 +1,4 @@
-"""``qencode-nb robustness DIR_OR_NAMES... [--threads 1 2] [--coretypes Haswell SkylakeX]
+"""``qencode-nb robustness DIR_OR_NAMES… [--threads 1 2] [--coretypes Haswell SkylakeX]
 [--kernelspecs python3 qencode-nb-latest] [--engine E] [--mode M] [--subset ci] [--db DIR]
 [--workers N] [--scheduler ADDR] [--timeout S] [--out DIR]``: every entry re-run under
 every perturbation (the Cartesian product of the axes given; each axis defaults to its

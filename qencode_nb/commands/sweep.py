@@ -1,4 +1,4 @@
-"""``qencode-nb sweep DIR_OR_NAMES... [--mode M] [--workers N] [--scheduler ADDR]
+"""``qencode-nb sweep DIR_OR_NAMES… [--mode M] [--workers N] [--scheduler ADDR]
 [--subset ci] [--timeout S] [--engine sector|fast] [--out RUNS_DIR]``: audits many
 entries (:mod:`qencode_nb.batch.sweep`), one process and kernel each, and writes
 ``RUNS_DIR/summary.csv`` and ``RUNS_DIR/margins.{png,svg}``; it prints the tier,

@@ -229,7 +229,8 @@ def robustness(targets, out_dir="runs/robustness", options: RunOptions | None = 
     kernelspec the perturbation's, named ``<entry stem>__<perturbation slug>``.
     A run that recorded ``done`` with the same inputs is read back, not re-run;
     a failed, killed or timed-out run is a row with status "failed" and its
-    reason, and the study goes on.
+    reason, and the study goes on.  Every error below is raised before any run,
+    naming the accepted values.
 
     Args:
         targets: folders of QEncode JSON files, entry files or bundled names
@@ -253,7 +254,7 @@ def robustness(targets, out_dir="runs/robustness", options: RunOptions | None = 
     Returns:
         a :class:`RobustnessResult`.
 
-    Raises (all before any run, with the accepted values):
+    Raises:
         EntryError: an unknown engine or mode, a target that does not exist,
             an unknown subset.
         PinError: a thread count < 1, an unknown or unrunnable coretype.
