@@ -7,7 +7,7 @@ Two kinds live here:
   ``master``, v4.4, commit e1f44cd) or its argument parser.  A re-run must use
   them to follow the recorded procedure.
 - **Audit rules**: qencode-nb's own thresholds and tolerances (source
-  DESIGN.md or a measurement named in the docstring).
+  docs/explanations/tiers.md or a measurement named in the docstring).
 
 Importing this module imports nothing heavy (no numpy).
 """
@@ -138,11 +138,11 @@ diagonalisation in the qubit space, the CASCI energy as the exact one.  H8
 (16 qubits) still takes the full path (ours; fits in 24 GiB)."""
 
 # ---------------------------------------------------------------------------
-# Audit rules (DESIGN.md, "What reproducible means here")
+# Audit rules (docs/explanations/tiers.md)
 # ---------------------------------------------------------------------------
 FRAGILE_MARGIN = 0.20
 """A certified entry whose margin ``(threshold - error) / threshold`` is below
-this is fragile (DESIGN.md)."""
+this is fragile (docs/explanations/margin.md)."""
 
 STRICT_REPRODUCTION_HA = 1e-6
 """QEncode's strict reproduction tolerance: a re-run whose energy moves more than

@@ -16,8 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-# Determinism (DESIGN.md): the test process and the kernels it starts run at one BLAS
-# thread unless a test asks otherwise, and under one kernel profile
+# Determinism (docs/explanations/notebook-contract.md): the test process and the kernels
+# it starts run at one BLAS thread unless a test asks otherwise, and under one kernel profile
 # (qencode_nb/notebook/blas_profiles.py), whatever OPENBLAS_CORETYPE /
 # OPENBLAS_L2_SIZE the host presets (issue 22): ``reference`` (the QEncode v4
 # entries' triple) on a CPU with AVX-512, else ``portable``.  That is also what
@@ -68,7 +68,7 @@ __all__ = ["ROOT", "SHARED_DB", "AUDIT_NB", "LIH_PAR_HEA", "H2_JW_UCCSD", "THREA
 #: bundled ``lih`` entry (Hamiltonian rebuilt with PySCF), "stored": the QEncode JSON
 #: (its stored Hamiltonian).  The published error is 5.181379 mHa.  Measured on an
 #: Intel Xeon with avx512_bf16 and amx (2 cores), this repository's pinned stack, with
-#: OPENBLAS_CORETYPE as in the comment; DESIGN.md measured 8.993703 mHa on an AMD
+#: OPENBLAS_CORETYPE as in the comment; the project measured 8.993703 mHa on an AMD
 #: EPYC's default kernels and 5.181379 there under Cooperlake.  A kernel set that is
 #: not listed fails the tests that use it, naming the kernels: measure it and add it.
 LIH_PAR_HEA_ERROR_MHA: dict[tuple[str, str, str], dict[str, float]] = {

@@ -156,3 +156,12 @@ def test_readme_is_a_front_page_whose_links_resolve():
                                                      "python", "jupyter")]
     assert not bare, f"commands not run from .venv/bin/: {bare}"
     assert "OWNER" not in readme and "../shared/DESIGN.md" not in readme
+
+
+def test_the_repository_does_not_point_outside_itself():
+    """Issue 25: a clone or Binder has no ../shared/DESIGN.md or ENGINE.md; the definitions
+    live in docs/explanations/, and no tracked file sends a reader to those two files."""
+    out = subprocess.run(["git", "grep", "-n", "-e", "DESIGN.md", "-e", "ENGINE.md", "--",
+                          ":!tests/test_packaging.py"], cwd=ROOT, capture_output=True,
+                         text=True)
+    assert out.returncode == 1 and out.stdout == "", out.stdout

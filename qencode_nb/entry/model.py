@@ -22,7 +22,7 @@ class Entry:
     the entry does not record holds the generator's default instead and is
     listed in ``undeclared`` as ``{field: {"used": value, "source": where
     the value came from}}`` (:data:`qencode_nb.rules.GENERATOR_DEFAULTS`);
-    tier 1 reports it, it is never silently defaulted (DESIGN.md).
+    tier 1 reports it, it is never silently defaulted (docs/explanations/tiers.md).
     """
 
     source: Path

@@ -2,7 +2,7 @@
 
 QEncode's own re-run script could not run 29 of 54 entries because entries
 store ``ansatz_type: "hea"`` while its command line took only
-``hardware_efficient`` (DESIGN.md, "Why it exists").  Every alias lives
+``hardware_efficient`` (the glossary, docs/glossary.md).  Every alias lives
 here, in one place; matching is case-insensitive; an unknown value raises an
 :class:`~qencode_nb.errors.EntryError` naming the field, the value and the
 accepted values.

@@ -1,4 +1,4 @@
-"""Notebook room: running a notebook under the contract (DESIGN.md, "The notebook contract").
+"""Notebook room: running a notebook under the contract (docs/explanations/notebook-contract.md).
 
 - :mod:`~qencode_nb.notebook.pins`: BLAS thread and BLAS-kernel pins before numpy loads,
   and the report of every BLAS pool;

@@ -3,7 +3,7 @@
 An audit process loads three OpenBLAS copies: numpy's, scipy's and PySCF's
 bundled one (:data:`COPIES`, in the order the pin loads them).  Each copy reads
 ``OPENBLAS_CORETYPE`` once, when it loads, so one variable cannot give every
-kernel triple (DESIGN.md, "Why it exists": the Intel default triple
+kernel triple (docs/explanations/threads-and-kernels.md: the Intel default triple
 (SkylakeX, SkylakeX, Prescott) cannot be set with one variable on an AMD EPYC).
 A *profile* names a kernel per copy; :func:`qencode_nb.notebook.pins.pin`
 applies it by setting the variable before each copy loads, then checks every
@@ -285,5 +285,5 @@ def is_reference(kernels: dict) -> bool:
 
 def default() -> str:
     """The ``blas_coretype`` an audit uses when none is given: ``reference``
-    (DESIGN.md: an auditor reproduces the reference)."""
+    (docs/explanations/threads-and-kernels.md: an auditor reproduces the reference)."""
     return REFERENCE.name

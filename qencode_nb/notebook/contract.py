@@ -1,4 +1,4 @@
-"""The parameters contract of the toolkit's notebooks (DESIGN.md, "The notebook contract").
+"""The parameters contract of the toolkit's notebooks (docs/explanations/notebook-contract.md).
 
 A notebook of ``notebooks/`` declares its parameters in one cell tagged
 ``parameters`` that holds literal assignments only (``name = literal``); papermill

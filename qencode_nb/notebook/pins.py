@@ -1,6 +1,6 @@
 """BLAS thread and BLAS-kernel pins, and the report of what actually runs.
 
-The protocol (DESIGN.md, "The notebook contract"; QEncode's generator header):
+The protocol (docs/explanations/notebook-contract.md; QEncode's generator header):
 thread limits are read by OpenBLAS/MKL/OpenMP when the library is loaded, so
 they must be in ``os.environ`` before numpy is first imported; afterwards the
 variables are silently ignored.  The BLAS *kernel* is part of the pin too:
@@ -23,7 +23,7 @@ import sys
 from qencode_nb.errors import PinError
 from qencode_nb.notebook import blas_profiles
 
-#: The six thread variables set by the pin (DESIGN.md, notebook contract).
+#: The six thread variables set by the pin (docs/explanations/notebook-contract.md).
 THREAD_VARS = (
     "OMP_NUM_THREADS",
     "OPENBLAS_NUM_THREADS",

@@ -1,7 +1,8 @@
 """Provenance of a re-run: versions against the entry's pins, git, platform, BLAS.
 
 Tier 3 (bit-identical) is only claimed on the reference environment
-(DESIGN.md): every pin of the entry's ``provenance.tool_versions`` installed,
+(docs/explanations/notebook-contract.md): every pin of the entry's
+``provenance.tool_versions`` installed,
 one BLAS thread as measured, and the BLAS kernel where the entry records it.
 """
 

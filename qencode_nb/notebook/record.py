@@ -1,7 +1,7 @@
 """Named values recorded inside a notebook and read back from the file.
 
 Inside a notebook, :func:`record` displays a JSON output with the mimetype
-:data:`RECORD_MIMETYPE` (DESIGN.md, "The notebook contract").  Outside,
+:data:`RECORD_MIMETYPE` (docs/explanations/notebook-contract.md).  Outside,
 :func:`read_records` finds those outputs by mimetype, never by cell index.
 
 JSON has no NaN or infinity.  They are encoded as ``{"$float": "nan"}``,

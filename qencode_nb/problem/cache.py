@@ -1,6 +1,7 @@
 """The on-disk rebuild cache: location, atomic files, lock, load/store, cached_rebuild.
 
-DESIGN.md, "Performance".  The key is :mod:`qencode_nb.problem.cache_key`'s,
+docs/explanations/engines.md and docs/layout.md (the rebuild cache).  The key is
+:mod:`qencode_nb.problem.cache_key`'s,
 the stored payload :mod:`qencode_nb.problem.cache_payload`'s.
 
 Location: ``cache_dir`` argument, else ``$QENCODE_NB_CACHE``, else

@@ -1,6 +1,6 @@
 """Hamiltonian check: a rebuilt qubit Hamiltonian against the stored one.
 
-DESIGN.md, "Three tiers" / Hamiltonian check: rebuilt vs stored Pauli
+docs/explanations/tiers.md / the Hamiltonian check: rebuilt vs stored Pauli
 terms, exact ground energies, and the ``hamiltonian_source`` the stored terms
 are proven to equal by rebuilding each generator path
 (:mod:`qencode_nb.problem.sources`: of_bridge, and PennyLane's native path

@@ -2,7 +2,7 @@
 
 Records are found by mimetype (:mod:`qencode_nb.notebook.record`), never by cell
 index.  A notebook without the final ``done`` record is a failed run,
-whatever papermill wrote in its metadata (DESIGN.md, notebook contract); its
+whatever papermill wrote in its metadata (docs/explanations/notebook-contract.md); its
 row says so and carries the recorded ``error`` when there is one.
 
 :func:`audit_table` reads audit notebooks into fixed columns

@@ -4,7 +4,7 @@ under :data:`qencode_nb.figstyle.STYLE` and written by
 title: what one said is the caption's).
 
 :func:`margin_plot`: published vs regenerated error per entry, the
-certification threshold, the fragile band (margin < 0.20, DESIGN.md) and the
+certification threshold, the fragile band (margin < 0.20, docs/explanations/margin.md) and the
 fragile entries marked.
 :func:`distribution_plot`: the error of every run of a threading or kernel
 study (:mod:`qencode_nb.studies.blas`), one strip per group, with the threshold.

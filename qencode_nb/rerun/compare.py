@@ -1,5 +1,6 @@
 """Bit-level comparison of two energies (Ha): difference, ulps and ``float.hex``
-(DESIGN.md, "Determinism rules": energies are compared as floats and as hex)."""
+(docs/explanations/notebook-contract.md, "Determinism": energies are compared as floats
+and as hex)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Replay: the energy of the stored optimal parameters on the problem's
-Hamiltonian against the published energy (DESIGN.md, "replay")."""
+Hamiltonian against the published energy (docs/explanations/replay.md)."""
 
 from __future__ import annotations
 

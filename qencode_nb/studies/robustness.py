@@ -18,7 +18,7 @@ QEncode's four drift counts per perturbation) and the figure ``robustness.png`` 
 ``.pdf`` / ``.svg`` (:func:`qencode_nb.readout.robustness_plot.robustness_plot`).  Fragility is then
 *measured* (``fragile_measured``: the certification changed under a
 perturbation) beside the margin-based ``fragile`` inferred from the published
-margin (DESIGN.md: fragility is established by re-running, never by arithmetic).
+margin (docs/explanations/margin.md: fragility is established by re-running, never by arithmetic).
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ from qencode_nb.verdict.card_text import check_rows, fmt_margin, fmt_mha, headli
 #: The IPython display id of the audit's card (one per notebook).
 DISPLAY_ID = "qnb-verdict-card"
 
-#: Tier record keys and their labels, in order (DESIGN.md, the three tiers).
+#: Tier record keys and their labels, in order (docs/explanations/tiers.md).
 TIERS = (("procedure", "1 procedure"), ("certification", "2 certification"),
          ("bit_identical", "3 bit-identical"))
 

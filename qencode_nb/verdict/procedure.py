@@ -1,6 +1,6 @@
 """Tier 1, procedure: the entry's declared procedure against what the audit used.
 
-DESIGN.md, "What reproducible means here", tier 1: every procedure field is
+docs/explanations/tiers.md, tier 1: every procedure field is
 declared in the entry and the re-run used exactly the declared value.  A
 field the entry does not declare is listed as ``undeclared`` with the value
 used and where that value came from (:data:`qencode_nb.rules.GENERATOR_DEFAULTS`);

@@ -1,4 +1,4 @@
-"""Tiers 2 and 3, the margin and the verdict (DESIGN.md, "What reproducible means here").
+"""Tiers 2 and 3, the margin and the verdict (docs/explanations/tiers.md).
 
 - error = |E - E_ref| with E_ref the exact ground energy of the qubit
   Hamiltonian (QEncode schema 4.0.0, results.quality.gap_reference
@@ -71,14 +71,14 @@ class Verdict:
 
 
 def margin(error: float, threshold: float) -> float:
-    """(threshold - error) / threshold; both in Ha (DESIGN.md)."""
+    """(threshold - error) / threshold; both in Ha (docs/explanations/margin.md)."""
     return (threshold - error) / threshold
 
 
 def verdict(entry, *, rerun, provenance: dict, blas_threads: int,
             blas_coretype: str | None = None, integrity=None, replay=None,
             procedure=None, hamiltonian=None) -> Verdict:
-    """The three tiers, margins and the one-line summary (DESIGN.md, "three tiers").
+    """The three tiers, margins and the one-line summary (docs/explanations/tiers.md).
 
     Args:
         entry: the :class:`~qencode_nb.entry.model.Entry`.
@@ -312,7 +312,7 @@ def kernel_reason(provenance: dict, blas_coretype=None) -> tuple[str, str | None
     PySCF's copy, from the provenance's numeric fingerprint) and the reference
     triple (:data:`qencode_nb.notebook.blas_profiles.REFERENCE`, under which the
     QEncode v4 entries reproduce); the second item is None when the triple is the
-    reference one, else the sentence that makes tier 3 ``n/a`` (DESIGN.md: tier 3
+    reference one, else the sentence that makes tier 3 ``n/a`` (docs/explanations/tiers.md: tier 3
     is claimed only on the reference kernel triple).
     """
     from qencode_nb.notebook.blas_profiles import REFERENCE, is_reference, triple_text

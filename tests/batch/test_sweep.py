@@ -201,7 +201,8 @@ def test_ci_subset_full_sweep_reproduces_the_published_verdicts(tmp_path):
     published error; all but LiH PAR/HEA are bit-identical (tier 3 pass).
     LiH PAR/HEA re-runs on its stored Hamiltonian to a ΔE of -1.394e-10 Ha
     (measured here and with QEncode's own generator on the default OpenBLAS
-    kernel; DESIGN.md), so its tier 3 fails with the difference recorded.
+    kernel; docs/explanations/threads-and-kernels.md), so its tier 3 fails with the
+    difference recorded.
     Measured on the SkylakeX kernel (Intel Xeon, 1 thread): ΔE =
     -1.3943957100082116e-10 Ha, 156995 ulps, error 5.181378851608187 mHa.  Under
     the reference triple tier 3 follows the recorded ΔE: pass exactly when it is 0;

@@ -365,7 +365,7 @@ def test_lih_with_the_cooperlake_kernel(tmp_path):
     out, r = _papermill(tmp_path, "coop", entry=_yaml_alone(tmp_path, "lih"),
                         blas_coretype="Cooperlake")
     assert r["done"] is True and r["blas_coretype"] == "Cooperlake"
-    # Measured (DESIGN.md, conftest.LIH_PAR_HEA_ERROR_MHA): with Cooperlake PySCF's
+    # Measured (conftest.LIH_PAR_HEA_ERROR_MHA): with Cooperlake PySCF's
     # numbers match the entry and the VQE reaches the published 5.181379 mHa.
     assert r["provenance"]["blas"]["OPENBLAS_CORETYPE"] == "Cooperlake"
     kernels = openblas_kernels("Cooperlake")

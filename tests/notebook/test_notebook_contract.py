@@ -1,4 +1,5 @@
-"""The notebook contract of DESIGN.md, checked on every notebook in notebooks/."""
+"""The notebook contract (docs/explanations/notebook-contract.md), checked on every
+notebook in notebooks/."""
 
 from __future__ import annotations
 

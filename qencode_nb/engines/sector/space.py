@@ -4,7 +4,7 @@ sector), H·ψ with PySCF's FCI machinery, states built from excitation
 generators (:mod:`qencode_nb.engines.sector.generators`) and their adjoint
 energy gradient.
 
-Conventions, written down once (see ../shared/ENGINE.md):
+Conventions, written down once (docs/explanations/engines.md describes the engine):
 
 - Basis: PySCF FCI order, ``c[Ia, Ib]`` over alpha and beta strings of
   :func:`pyscf.fci.cistring.make_strings`; a determinant is
