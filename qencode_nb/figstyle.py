@@ -57,11 +57,12 @@ STYLE = {
     "ps.fonttype": 42,
 }
 
-#: The y (or x) label of every error axis: |E - E_exact| in mHa (matplotlib mathtext).
+#: The label of every error axis: the absolute error against the exact ground energy,
+#: in mHa (matplotlib mathtext).
 ERROR_LABEL = r"$|E - E_{\mathrm{exact}}|$ (mHa)"
 
-#: |E - E_exact| in a caption (Markdown with HTML: shown alike in JupyterLab and in a
-#: notebook rendered without MathJax).
+#: The same absolute error in a caption (Markdown with HTML: shown alike in JupyterLab
+#: and in a notebook rendered without MathJax).
 ERROR_TEXT = "|<i>E</i> − <i>E</i><sub>exact</sub>|"
 
 
