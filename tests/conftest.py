@@ -49,6 +49,9 @@ threadpool_limits(limits=1)
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DB = ROOT.parent / "shared" / "qencode-v4" / "db"
+#: The files of ``SHARED_DB.parent`` the tests read (entry ids, then the release files):
+#: ``qencode-nb data fetch --only`` fetches exactly these (tests/test_clone.py).
+SHARED_LIST = ROOT / "tests" / "data" / "shared-v4.txt"
 AUDIT_NB = ROOT / "notebooks" / "audit.ipynb"
 
 LIH_PAR_HEA = SHARED_DB / "LiH_ccpvdz_PAR_HEA_v4_tapered__sha256_e94da71e7eb3b98e.json"
@@ -219,11 +222,10 @@ def pytest_sessionstart(session):
     if not SHARED_DB.is_dir():
         raise pytest.UsageError(
             f"the tests read the forty real QEncode v4.4 entries from {SHARED_DB}, which "
-            "does not exist (the notebooks and the CLI do not need it). Get the data: "
-            "copy the workplace's shared folder there (../shared/qencode-v4/db beside the "
-            f"checkout), or fetch the public release into it with `.venv/bin/qencode-nb data "
-            f"fetch --dir {SHARED_DB.parent}` (QEncode v4.4, every file checked by its "
-            "SHA-256; it holds 54 entries, the shared copy the tests count holds 40)")
+            "does not exist (the notebooks and the CLI do not need it). Fetch exactly "
+            "those forty (and the three release files), each checked by its SHA-256: "
+            f"`.venv/bin/qencode-nb data fetch --dir {SHARED_DB.parent} --only $(grep -v "
+            f"'^#' tests/data/{SHARED_LIST.name})`; or copy a folder holding them there")
 
 
 def needs_profile(name: str):

@@ -30,4 +30,25 @@ def test_readme_outputs_are_ignored_and_pytest_names_the_data(tmp_path):
     said = proc.stdout + proc.stderr
     shared = tmp_path / "shared" / "qencode-v4"
     assert f"{shared / 'db'}, which does not exist" in said, said
-    assert f".venv/bin/qencode-nb data fetch --dir {shared}`" in said, said
+    assert (f"`.venv/bin/qencode-nb data fetch --dir {shared} --only $(grep -v '^#' "
+            "tests/data/shared-v4.txt)`") in said, said
+
+
+def test_the_list_of_shared_entries_is_what_the_tests_read_and_the_release_holds(shared_db):
+    """``data fetch --only <tests/data/shared-v4.txt>`` rebuilds ../shared/qencode-v4: every
+    name is in the pinned registry with the SHA-256 of the shared file."""
+    import hashlib
+
+    from conftest import SHARED_LIST
+    from qencode_nb.entry.database import registry, select
+
+    names = [line for line in SHARED_LIST.read_text().splitlines() if not line.startswith("#")]
+    files = select(names)                 # every name known to the registry, or EntryError
+    assert len(files) == 43 and len([f for f in files if f.startswith("db/")]) == 40
+    on_disk = sorted(p.relative_to(shared_db.parent).as_posix()
+                     for p in shared_db.parent.rglob("*") if p.is_file())
+    assert sorted(files) == on_disk
+    reg = registry()
+    for name in files:
+        digest = hashlib.sha256((shared_db.parent / name).read_bytes()).hexdigest()
+        assert reg[name][0] == digest, name

@@ -12,9 +12,11 @@ the main job's result is one command away.
 
 The status is :func:`qencode_nb.readout.collect.collect_row`'s: done, failed (with
 the recorded reason: the ``error`` record, papermill's exception, a kernel that never
-answered), inconsistent or partial.  Exit status 0 when every run shown is done, 1
-when one is not, 2 on a path that is neither an audit notebook nor a folder holding
-one.
+answered), inconsistent or partial.  Exit status, as ``qencode-nb audit``'s: 0 when
+every run shown is done, 3 when every one is done and one has alerts (integrity, the
+Hamiltonian check, replay or consistency failed), 1 when one is not done, 2 on a path
+that is not an executed audit notebook (a notebook papermill never ran included) nor a
+folder holding one.
 """
 
 from __future__ import annotations
@@ -32,33 +34,64 @@ def add_parsers(sub) -> None:
     sp.set_defaults(func=_show)
 
 
+#: What ``show`` accepts, for its refusals.
+ACCEPTED = ("accepted: a copy of notebooks/audit.ipynb executed by papermill or qencode-nb "
+            "(e.g. out.ipynb of the main job), or a folder of them")
+
+#: The exit status of a done audit with alerts (as ``qencode-nb audit``'s).
+EXIT_ALERTS = 3
+
+
 def card_text(path) -> tuple[str, str]:
     """``(status, text)`` of one executed audit notebook: the status of
-    :func:`~qencode_nb.readout.collect.collect_row` and the card's text twin, the
-    recorded failure first when the run did not finish.
+    :func:`~qencode_nb.readout.collect.collect_row` ("alerts" for a done run with
+    alerts) and the card's text twin, the recorded failure first when the run did not
+    finish.
 
     Raises:
-        ValueError: ``path`` is not a readable notebook, or not an audit (its
-            ``metadata.qencode_nb.kind`` is not "audit").
+        ValueError: ``path`` is not a readable notebook, not an audit (its
+            ``metadata.qencode_nb.kind`` is not "audit"), or an audit notebook that was
+            never executed (no papermill metadata and no record).
     """
+    import json
+
     from qencode_nb.notebook.record import read_records
     from qencode_nb.readout.collect import collect_row, notebook_kind
     from qencode_nb.verdict.card import Card
 
+    try:
+        meta = json.loads(Path(path).read_text(encoding="utf-8")).get("metadata")
+    except (OSError, ValueError, AttributeError):
+        meta = None
+    if not isinstance(meta, dict):
+        raise ValueError(f"{path}: not a notebook (not JSON with notebook metadata); {ACCEPTED}")
     kind = notebook_kind(path)
     if kind != "audit":
-        raise ValueError(f"{path}: not an executed audit notebook (its recorded kind is "
-                         f"{kind!r}; accepted: a copy of notebooks/audit.ipynb executed by "
-                         "papermill or qencode-nb, or a folder of them)")
+        raise ValueError(f"{path}: not an audit notebook (its recorded kind is "
+                         f"{kind or 'not recorded'}); {ACCEPTED}")
     row = collect_row(path)
     records = read_records(path)
+    if not records and not meta.get("papermill"):
+        raise ValueError(f"{path}: an audit notebook that was never executed (no record, no "
+                         "papermill metadata); run it first: .venv/bin/papermill "
+                         f"notebooks/audit.ipynb out.ipynb -p entry lih; {ACCEPTED}")
     state = {"done": "done", "partial": "running"}.get(row["status"], "failed")
     params = {k.removeprefix("parameters."): v for k, v in row.items()
               if k.startswith("parameters.")}
     text = Card(records, params, state).text()
     if row["status"] != "done" and "error" not in records:
         text = f"{row['status'].upper()}: {row['failure']}\n{text}"
+    if row["status"] == "done" and records.get("alerts"):
+        return "alerts", text
     return row["status"], text
+
+
+def exit_status(statuses) -> int:
+    """0 all done, :data:`EXIT_ALERTS` all done and some with alerts, 1 otherwise."""
+    statuses = set(statuses)
+    if statuses <= {"done"}:
+        return 0
+    return EXIT_ALERTS if statuses <= {"done", "alerts"} else 1
 
 
 def _show(args) -> int:
@@ -76,7 +109,7 @@ def _show(args) -> int:
         return 2
     print(f"{path.name}: {status}")
     print(text)
-    return 0 if status == "done" else 1
+    return exit_status([status])
 
 
 def _show_folder(folder: Path) -> int:
@@ -91,9 +124,12 @@ def _show_folder(folder: Path) -> int:
     width = max(len(p.stem) for p in paths)
     counts: dict[str, int] = {}
     for p in paths:
-        status, text = card_text(p)
+        try:
+            status, text = card_text(p)
+        except ValueError as exc:    # an audit notebook never executed, among the runs
+            status, text = "failed", str(exc)
         counts[status] = counts.get(status, 0) + 1
         head = text.splitlines()[0]
         print(f"{p.stem:<{width}}  {status:<8}  {head}")
     print(f"{len(paths)} runs: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
-    return 0 if set(counts) == {"done"} else 1
+    return exit_status(counts)

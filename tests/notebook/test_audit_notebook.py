@@ -344,8 +344,11 @@ def test_bad_mode_is_recorded_as_the_failure(tmp_path):
                                           "1 runs: 1 failed"]
     # not an audit: refused naming the file and what is accepted
     other = _show(tmp_path / "figures.ipynb")
-    assert other.returncode == 2 and "not an executed audit notebook" in other.stderr
-    assert "kind is 'figures'" in other.stderr
+    assert other.returncode == 2 and "not an audit notebook (its recorded kind is figures)" \
+        in other.stderr
+    never = _show(AUDIT_NB)
+    assert never.returncode == 2 and "an audit notebook that was never executed" in never.stderr
+    assert ".venv/bin/papermill notebooks/audit.ipynb out.ipynb -p entry lih" in never.stderr
 
 
 @pytest.mark.notebook
@@ -411,6 +414,12 @@ def test_tampered_entry_raises_alerts_and_cli_exit_3(tmp_path):
     assert any(a.startswith("INTEGRITY FAIL") for a in r["alerts"])
     assert any("variational bound" in a for a in r["alerts"])
     assert "INTEGRITY FAIL" in r["verdict"]
+    # qencode-nb show: the same exit status as the audit's, the alerts in the headline
+    shown = _show(tmp_path / "t.ipynb")
+    assert shown.returncode == 3, shown.stderr
+    assert shown.stdout.splitlines()[:2] == ["t.ipynb: alerts",
+                                             f"ALERTS ({len(r['alerts'])}: see below); "
+                                             + shown.stdout.splitlines()[1].split("; ", 1)[1]]
 
 
 @pytest.mark.notebook
