@@ -186,7 +186,7 @@ def test_the_card_and_the_report_header_name_the_profile_and_the_fingerprint():
     copy's kernel and the fingerprint's hash; the report header counts fingerprints."""
     import pandas as pd
 
-    from qencode_nb.readout.report import environments
+    from qencode_nb.readout.report_header import environments
     from qencode_nb.verdict.card import Card
 
     fallback = resolve("reference", AVX2).to_record()
@@ -206,5 +206,9 @@ def test_the_card_and_the_report_header_name_the_profile_and_the_fingerprint():
         Card({**records, "blas_profile": host}).text()
     table = pd.DataFrame({"numeric_fingerprint": ["da1c3e3814f8"] * 2 + ["433358623704"],
                           "blas_profile": ["portable"] * 2 + ["host"]})
-    assert environments(table) == ["da1c3e3814f8 (portable, 2 runs)",
-                                   "433358623704 (host, 1 run)"]
+    assert [line["text"] for line in environments(table)] == [
+        "numeric fingerprint da1c3e3814f8 (portable kernels; 2 runs)",
+        "numeric fingerprint 433358623704 (host kernels; 1 run)",
+        "the runs differ: 2 numeric fingerprints (kernels, CPU or libraries); compare "
+        "energies bit for bit only within one"]
+    assert [line["warn"] for line in environments(table)] == [False, False, True]
