@@ -237,14 +237,21 @@ def test_run_all_cells_in_jupyterlab_draws_the_verdict_card(lab, chromium):
             ["procedure", "certification", "bit_identical"]
         page.wait_for_selector(".jp-StatusBar-TextItem:has-text('(ipykernel) | Idle')",
                                timeout=60_000)
-        prompts = page.locator(".jp-CodeCell .jp-InputPrompt").all_text_contents()
-        assert prompts and all(re.fullmatch(r"\[\d+\]:", p.strip()) for p in prompts), prompts
+        # the frame cell's source is collapsed (its prompt hidden with it): the card sits
+        # right under the parameters; every other prompt shows its execution count
+        prompts = [p.strip() for p in
+                   page.locator(".jp-CodeCell .jp-InputPrompt").all_text_contents()]
+        assert prompts.count("") == 1, prompts
+        assert all(re.fullmatch(r"\[\d+\]:", p) for p in prompts if p), prompts
         _save(page, lab)
     finally:
         page.close()
     saved = json.loads((lab.repo / NOTEBOOK).read_text())
     errors = [o for c in saved["cells"] for o in c.get("outputs", []) if o["output_type"] == "error"]
     assert errors == [], errors
+    code = [c for c in saved["cells"] if c["cell_type"] == "code"]
+    assert all(isinstance(c["execution_count"], int) for c in code)   # every code cell ran
+    assert saved["cells"][0]["cell_type"] == "markdown"                # the title first
     committed = json.loads(git(lab.repo, "show", f"HEAD:{NOTEBOOK}").stdout)
     assert _without_outputs(saved) == _without_outputs(committed)
     assert git(lab.repo, "status", "--porcelain").stdout == f" M {NOTEBOOK}\n"
