@@ -119,16 +119,25 @@ def margin_plot(table, stem, *, title: str | None = None):
         if isinstance(change, str) and change:
             ax.annotate(change, (max(reg[i], ERROR_FLOOR_MHA), y[i]), xytext=(7, 0),
                         textcoords="offset points", va="center", fontsize=MIN_FONT_PT)
+    entry_rows(fig, ax, y, labels, title, legend_columns=2)
+    save_figure(fig, stem, margin_caption(df))
+    return fig
+
+
+def entry_rows(fig, ax, y, labels, title: str | None, legend_columns: int) -> None:
+    """The layout of a figure with one row per entry (the margin plot, the robustness
+    figure): the error axis logarithmic in mHa, the entries as horizontal labels at
+    ``y`` with the smallest published margin at the top, no row label (the caption says
+    the order), an optional title, and the legend below the axes in ``legend_columns``."""
     ax.set_xscale("log")
     ax.set_yticks(y, labels)
-    ax.set_ylim(max(len(df) - 0.5, 0.5), -0.5)   # smallest published margin at the top
+    ax.set_ylim(max(len(labels) - 0.5, 0.5), -0.5)   # smallest published margin at the top
     ax.set_xlabel(ERROR_LABEL)   # the rows need no axis label: the caption says the order
     if title:
         ax.set_title(title)
     ax.grid(axis="x", which="major", alpha=0.3)
-    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=2)
-    save_figure(fig, stem, margin_caption(df))
-    return fig
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center",
+               ncols=legend_columns)
 
 
 def margin_caption(table) -> str:

@@ -12,8 +12,8 @@ threshold, at the top).
 from __future__ import annotations
 
 from qencode_nb.entry.labels import short_name
-from qencode_nb.figstyle import ERROR_LABEL, ERROR_TEXT, pyplot, save_figure, styled
-from qencode_nb.readout.plots import DEFAULT_THRESHOLD_MHA
+from qencode_nb.figstyle import ERROR_TEXT, pyplot, save_figure, styled
+from qencode_nb.readout.plots import DEFAULT_THRESHOLD_MHA, entry_rows
 from qencode_nb.verdict.figure import ERROR_FLOOR_MHA
 
 
@@ -87,19 +87,12 @@ def robustness_plot(table, summary, stem, *, title: str | None = None):
     if len(y):
         ax.plot(np.repeat(thr, 2), np.ravel(np.c_[y - 0.5, y + 0.5]), color="red", lw=1.2,
                 label="certification threshold")
-    ax.set_xscale("log")
-    ax.set_yticks(y, [short_name(e) for e in entries])
+    entry_rows(fig, ax, y, [short_name(e) for e in entries], title, legend_columns=3)
     for tick, entry in zip(ax.get_yticklabels(), entries):
         if as_flag(by_entry.loc[entry, "fragile_measured"]):
             tick.set_color("red")
             if as_flag(by_entry.loc[entry, "fragile"]):
                 tick.set_fontweight("bold")
-    ax.set_ylim(max(len(entries) - 0.5, 0.5), -0.5)   # smallest published margin at the top
-    ax.set_xlabel(ERROR_LABEL)   # the rows need no axis label: the caption says the order
-    if title:
-        ax.set_title(title)
-    ax.grid(axis="x", which="major", alpha=0.3)
-    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=3)
     n_ok = int((table["status"] == "ok").sum())
     n_lost = int(sum(as_flag(v) is True for v in summary["fragile_measured"]))
     n = len(entries)

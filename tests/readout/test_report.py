@@ -382,12 +382,7 @@ def test_run_labels_tell_two_runs_of_one_entry_apart():
 @pytest.mark.notebook
 def test_the_page_sorts_filters_and_draws_in_chromium(report, chromium, tmp_path):
     page = chromium.new_page(viewport={"width": 1400, "height": 900})
-    problems, remote = [], []
-    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}")
-            if m.type == "error" else None)
-    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-    page.on("request", lambda r: remote.append(r.url)
-            if not r.url.startswith(("file:", "data:", "about:")) else None)
+    problems, remote = _watch(page)
     try:
         page.goto(report.path.resolve().as_uri())
         assert page.locator("table#qnb-report tr.qnb-row").count() == len(report.table) == 8
