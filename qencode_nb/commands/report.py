@@ -1,7 +1,9 @@
 """``qencode-nb report RUNS_DIR [--out PAGE.html] [--no-notebooks]``: one self-contained
 HTML page of the audit notebooks of a folder, each linked to its notebook rendered in
 ``PAGE_notebooks/`` (:func:`qencode_nb.readout.report.write_report`; default
-``RUNS_DIR/report.html``); exit status 2 when RUNS_DIR holds no audit notebook.
+``RUNS_DIR/report.html``); exit status 2 when RUNS_DIR holds no audit notebook.  A record sweep's folder (``record.json``)
+gets one page grouped by release, with the claims and the curves
+(:func:`qencode_nb.readout.record_report.write_record_report`).
 """
 
 from __future__ import annotations
@@ -23,7 +25,21 @@ def add_parsers(sub) -> None:
 
 
 def _report(args) -> int:
+    from pathlib import Path
+
     from qencode_nb.readout.report import write_report
+
+    if (Path(args.runs_dir) / "record.json").is_file():   # a record sweep's folder
+        from qencode_nb.readout.record_report import write_record_report
+
+        try:
+            page = write_record_report(args.runs_dir, args.out, notebooks=args.notebooks)
+        except QencodeNbError as exc:
+            print(f"qencode-nb: {exc}", file=sys.stderr)
+            return 2
+        print(f"report: {page} (grouped by release; each release's full report in its "
+              "folder)")
+        return 0
 
     try:
         report = write_report(args.runs_dir, args.out, notebooks=args.notebooks)

@@ -2,7 +2,10 @@
 [--subset ci] [--timeout S] [--engine sector|fast] [--out RUNS_DIR]``: audits many
 entries (:mod:`qencode_nb.batch.sweep`), one process and kernel each, and writes
 ``RUNS_DIR/summary.csv`` and ``RUNS_DIR/margins.{png,svg}``; it prints the tier,
-replay and boundary counts (:mod:`qencode_nb.readout.counts`).  Exit status 1 when any
+replay and boundary counts (:mod:`qencode_nb.readout.counts`).  A record folder among the
+targets (:mod:`qencode_nb.batch.record`) sweeps each release into its own sub-folder and
+prints the per-release counts (:mod:`qencode_nb.batch.record_sweep`); an entry refused when
+read is counted per release, not a failure.  Exit status 1 when any
 audit failed (each failure listed first, with its notebook), 2 on bad arguments.
 """
 
@@ -19,7 +22,9 @@ def add_parsers(sub) -> None:
     """Add ``sweep`` to the subparsers ``sub``."""
     sw = sub.add_parser("sweep", help="audit many entries, one kernel each; writes summary.csv")
     sw.add_argument("targets", nargs="+",
-                    help="folders of QEncode JSON files, entry files, or bundled names")
+                    help="folders of QEncode JSON files, entry files, bundled names, or a "
+                         "record folder (releases/<release>/db|trusted|curves, as QEncode's "
+                         "repository: one sweep per release, the claims and the curves)")
     sw.add_argument("--mode", default="full", help="full (default), replay or rerun")
     sw.add_argument("--workers", type=int, default=1, help="parallel runs (default 1)")
     sw.add_argument("--threads", type=int, default=1, dest="blas_threads", metavar="THREADS",
@@ -42,11 +47,15 @@ def add_parsers(sub) -> None:
 
 
 def _sweep(args) -> int:
+    from qencode_nb.batch.record import discover
     from qencode_nb.batch.sweep import sweep
     from qencode_nb.readout.counts import (TIER_STATUSES, boundary_warnings, failures,
                                            replay_counts, tier_counts)
 
     try:
+        record = discover(args.targets)
+        if record.is_record:
+            return _sweep_record(record, args)
         table = sweep(args.targets, args.out, run_options(args), subset=args.subset)
     except QencodeNbError as exc:
         print(f"qencode-nb: {exc}", file=sys.stderr)
@@ -63,6 +72,42 @@ def _sweep(args) -> int:
               + "/".join(str(replays.get(v, 0)) for v in ("pass", "fail", "n/a")))
         for name, warning in boundary_warnings(table).items():
             print(f"WARNING {name}: {warning}")
+    return status
+
+
+def _sweep_record(record, args) -> int:
+    """A record folder among the targets: one sweep per release group
+    (:func:`qencode_nb.batch.record_sweep.sweep_record`), then the per-release counts,
+    the claims' statuses and the curves."""
+    import json
+
+    from qencode_nb.batch.record_sweep import RECORD_MANIFEST, sweep_record
+    from qencode_nb.errors import EntryError
+    from qencode_nb.readout.counts import failures
+    from qencode_nb.readout.record_counts import refusal, release_counts
+
+    if args.subset is not None:
+        raise EntryError(f"{args.subset!r} is not accepted with a record folder; accepted: "
+                         "--subset with database folders only (a subset names v4 entries)",
+                         field="subset")
+    out = Path(args.out)
+    table = sweep_record(record, out, run_options(args))
+    failed = {name: why for name, why in failures(table).items() if refusal(why) is None}
+    status = print_failures(failed)
+    counts = release_counts(table, [g.label for g in record.groups])
+    print(counts.drop(columns="refused_reasons").to_string(index=False))
+    for release, reasons in zip(counts["release"], counts["refused_reasons"]):
+        if reasons and release != "all":
+            print(f"refused in {release}: {reasons}")
+    manifest = json.loads((out / RECORD_MANIFEST).read_text())
+    if manifest["claims"]:
+        print(f"claims: {out / manifest['claims']['file']} ("
+              + ", ".join(f"{k} {v}" for k, v in manifest["claims"]["statuses"].items()) + ")")
+    for curve in manifest["curves"]:
+        print(f"curve {curve['curve']}: {curve['status']}"
+              + (f" ({curve['reason']})" if curve.get("reason") else ""))
+    print(f"summary: {out / 'summary.csv'}; per release: {out / 'releases.csv'}; "
+          f"report: qencode-nb report {out}")
     return status
 
 

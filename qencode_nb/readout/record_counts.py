@@ -1,0 +1,104 @@
+"""A record sweep's table read back per release: audited, refused, replays, certification.
+
+A sweep over a benchmark's whole record (:mod:`qencode_nb.batch.record`) writes one
+``summary.csv`` whose ``record_release`` column names each run's release group
+(``v1`` ... ``v4``, ``v2/trusted``).  :func:`release_counts` counts, per release:
+
+- ``entries``: runs; ``audited``: runs that completed (status "done");
+- ``refused``: runs stopped when the entry was read (a failure of the ``load`` stage,
+  an ``EntryError``: a schema no reader knows, a structure fault), ``refused_reasons``
+  their distinct reasons without the file path; ``failed``: runs that failed later;
+- ``replay_pass`` / ``replay_fail`` / ``replay_na``: the completed audits' replay of the
+  stored parameters (:func:`qencode_nb.readout.counts.replay_counts`);
+- ``published_certified``: completed audits of entries published as certified;
+  ``certification_held``: of those, the ones whose certification the audit reproduced
+  (:func:`certification_held`).
+
+Pure pandas on the table: no run is started.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: The column of a record sweep's ``summary.csv`` naming each run's release group.
+RELEASE_COLUMN = "record_release"
+
+#: The columns of :func:`release_counts`, in order.
+COUNT_COLUMNS = ("release", "entries", "audited", "refused", "failed", "replay_pass",
+                 "replay_fail", "replay_na", "published_certified", "certification_held",
+                 "refused_reasons")
+
+#: A failure of the ``load`` stage: the entry was refused when read (stage: type: message).
+REFUSED = re.compile(r"^load: EntryError: (?:[^:]*\.json: )?(?P<reason>.*)$", re.S)
+
+
+def refusal(failure) -> str | None:
+    """The reason an entry was refused when read (the ``load`` stage's EntryError,
+    without the file's path), or None for any other failure or none."""
+    if not isinstance(failure, str):
+        return None
+    match = REFUSED.match(failure.strip())
+    return match.group("reason") if match else None
+
+
+def certification_held(row) -> bool | None:
+    """Whether an audit reproduced a published certification.
+
+    With a re-run (tier 2 ``certification`` reads pass or fail, modes full and rerun):
+    the regenerated error is under the threshold (``certified``).  Replay only (mode
+    replay): the stored parameters, replayed, give the published energy
+    (``replay_status`` pass), so the published error stands.  None when the entry was
+    not published as certified, or when neither check ran (docs/explanations/tiers.md,
+    docs/explanations/replay.md).
+    """
+    if row.get("published_certified") is not True and row.get("published_certified") != "True":
+        return None
+    if row.get("tier_certification") in ("pass", "fail"):
+        return row.get("certified") in (True, "True")
+    if row.get("replay_status") in ("pass", "fail"):
+        return row.get("replay_status") == "pass"
+    return None
+
+
+def release_counts(table, order=None):
+    """Per-release counts of a record sweep's table (:data:`COUNT_COLUMNS`).
+
+    Args:
+        table: a record sweep's summary (rows of
+            :func:`qencode_nb.readout.collect.audit_table` with :data:`RELEASE_COLUMN`).
+        order: release labels in the order to list them (default: as first seen).
+
+    Returns:
+        A DataFrame, one row per release and a last row ``all`` summing the counts
+        (``refused_reasons``: the distinct reasons joined by " | ").
+
+    Raises:
+        KeyError: the table has no :data:`RELEASE_COLUMN` (not a record sweep's).
+    """
+    import pandas as pd
+
+    releases = list(order) if order is not None else list(dict.fromkeys(table[RELEASE_COLUMN]))
+    rows = []
+    for release in releases:
+        part = table[table[RELEASE_COLUMN] == release]
+        records = part.to_dict("records")
+        done = [r for r in records if r["status"] == "done"]
+        reasons = [refusal(r.get("failure")) for r in records if r["status"] != "done"]
+        held = [certification_held(r) for r in done]
+        rows.append({
+            "release": release, "entries": len(records), "audited": len(done),
+            "refused": sum(x is not None for x in reasons),
+            "failed": sum(x is None for x in reasons),
+            "replay_pass": sum(r.get("replay_status") == "pass" for r in done),
+            "replay_fail": sum(r.get("replay_status") == "fail" for r in done),
+            "replay_na": sum(r.get("replay_status") not in ("pass", "fail") for r in done),
+            "published_certified": sum(h is not None or r.get("published_certified")
+                                       in (True, "True") for h, r in zip(held, done)),
+            "certification_held": sum(h is True for h in held),
+            "refused_reasons": " | ".join(dict.fromkeys(x for x in reasons if x)) or None,
+        })
+    counts = pd.DataFrame(rows, columns=list(COUNT_COLUMNS))
+    total = {c: counts[c].sum() for c in COUNT_COLUMNS[1:-1]}
+    total.update(release="all", refused_reasons=None)
+    return pd.concat([counts, pd.DataFrame([total])], ignore_index=True)
