@@ -10,7 +10,8 @@
 - :mod:`~qencode_nb.batch.run_folder`: the output folder checked writable before any
   run, a lock per run, ``.sweep.lock``, atomic ``summary.csv``;
 - :mod:`~qencode_nb.batch.runner`: one study's runs through the pool, one row each;
-- :mod:`~qencode_nb.batch.progress_bar`: the text progress bar over the runs.
+- :mod:`~qencode_nb.batch.progress_bar`: the text progress bar over the runs;
+- :mod:`~qencode_nb.batch.record`: a record folder's releases as groups of targets.
 
 Reading the results back is :mod:`qencode_nb.readout`'s job; the study designs are
 :mod:`qencode_nb.studies`'.  Importing this package imports no numpy or pandas.

@@ -4,7 +4,7 @@ entries (:mod:`qencode_nb.batch.sweep`), one process and kernel each, and writes
 ``RUNS_DIR/summary.csv`` and ``RUNS_DIR/margins.{png,svg}``; it prints the tier,
 replay and boundary counts (:mod:`qencode_nb.readout.counts`).  A record folder among the
 targets (:mod:`qencode_nb.batch.record`) sweeps each release into its own sub-folder and
-prints the per-release counts (:mod:`qencode_nb.batch.record_sweep`); an entry refused when
+prints the per-release counts (:mod:`qencode_nb.studies.record_sweep`); an entry refused when
 read is counted per release, not a failure.  Exit status 1 when any
 audit failed (each failure listed first, with its notebook), 2 on bad arguments.
 """
@@ -77,11 +77,11 @@ def _sweep(args) -> int:
 
 def _sweep_record(record, args) -> int:
     """A record folder among the targets: one sweep per release group
-    (:func:`qencode_nb.batch.record_sweep.sweep_record`), then the per-release counts,
+    (:func:`qencode_nb.studies.record_sweep.sweep_record`), then the per-release counts,
     the claims' statuses and the curves."""
     import json
 
-    from qencode_nb.batch.record_sweep import RECORD_MANIFEST, sweep_record
+    from qencode_nb.studies.record_sweep import RECORD_MANIFEST, sweep_record
     from qencode_nb.errors import EntryError
     from qencode_nb.readout.counts import failures
     from qencode_nb.readout.record_counts import refusal, release_counts

@@ -1,6 +1,6 @@
 """The report of a record sweep: one page grouped by release, the claims, the curves.
 
-A record sweep's folder (:mod:`qencode_nb.batch.record_sweep`: ``record.json``,
+A record sweep's folder (:mod:`qencode_nb.studies.record_sweep`: ``record.json``,
 ``summary.csv``, ``releases.csv``, ``claims.csv``, one sub-folder per release group)
 gets one self-contained page, ``report.html``:
 

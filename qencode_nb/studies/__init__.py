@@ -8,7 +8,9 @@
   (Jupyter kernelspecs with other package stacks): the studies;
 - :mod:`~qencode_nb.studies.robustness`: every entry of a database under every
   perturbation (threads x coretypes x kernelspecs), resumable;
-- :mod:`~qencode_nb.studies.stacks`: package stacks registered as Jupyter kernelspecs.
+- :mod:`~qencode_nb.studies.stacks`: package stacks registered as Jupyter kernelspecs;
+- :mod:`~qencode_nb.studies.record_sweep`: a benchmark's whole record (every release's
+  entries, its curves, its claims; groups from :mod:`qencode_nb.batch.record`).
 
 The runs go through :mod:`qencode_nb.batch`; their tables and figures are
 :mod:`qencode_nb.readout`'s.  Importing this package imports no numpy or pandas
