@@ -61,3 +61,63 @@ def test_refusal_is_only_a_failure_of_reading_the_entry():
 ])
 def test_certification_held_reads_the_rerun_else_the_replay(row, held):
     assert certification_held(row) is held
+
+
+def _record_copy(tmp_path):
+    """A small record folder laid out as QEncode's: a v4 entry, an entry of a schema no
+    reader knows ("9.9.9"), the H2 curve and the history's public data (the claims)."""
+    import json
+
+    root = tmp_path / "record"
+    (root / "releases" / "v4" / "db").mkdir(parents=True)
+    (root / "releases" / "v9" / "db").mkdir(parents=True)
+    (root / "releases" / "v4" / "curves").mkdir(parents=True)
+    h2 = next(SHARED_DB.glob("H2_ccpvdz_JW_UCCSD_v4_*.json"))
+    shutil.copy(h2, root / "releases" / "v4" / "db")
+    raw = json.loads(h2.read_text())
+    raw["schema_version"] = "9.9.9"
+    (root / "releases" / "v9" / "db" / "H2_future.json").write_text(json.dumps(raw))
+    shutil.copy(HISTORY / "releases" / "v4" / "curves" / "h2_dissociation.json",
+                root / "releases" / "v4" / "curves")
+    for name in ("README.md", "CITATION.cff", "CHANGELOG.md"):
+        shutil.copy(HISTORY / name, root)
+    shutil.copytree(HISTORY / "docs", root / "docs")
+    shutil.copytree(HISTORY / "website", root / "website")
+    return root
+
+
+@pytest.mark.notebook
+def test_a_record_sweep_counts_each_release_and_writes_one_report(tmp_path, capsys):
+    """`qencode-nb sweep RECORD --mode replay`: one sub-folder per release; the v4 entry
+    replays (|ΔE| below 1e-12 Ha), the 9.9.9 entry is refused by name and counted, not a
+    failure (exit 0); the curve is listed as not audited in replay mode; the claims table
+    and one report grouped by release are written, with no absolute path."""
+    import json
+
+    import pandas as pd
+
+    from qencode_nb.cli import main
+
+    root, out = _record_copy(tmp_path), tmp_path / "runs"
+    assert main(["sweep", str(root), "--mode", "replay", "--engine", "fast",
+                 "--workers", "2", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "refused in v9: field schema_version: '9.9.9' is not accepted" in printed
+    counts = pd.read_csv(out / "releases.csv").set_index("release")
+    assert counts.loc["v4", ["entries", "audited", "replay_pass", "certification_held"]
+                      ].tolist() == [1, 1, 1, 1]
+    assert counts.loc["v9", ["entries", "audited", "refused", "failed"]].tolist() == [1, 0, 1, 0]
+    assert counts.loc["all", "entries"] == 2
+    summary = pd.read_csv(out / "summary.csv")
+    assert summary.loc[summary["record_release"] == "v4", "replay_abs_delta_ha"].iloc[0] < 1e-12
+    manifest = json.loads((out / "record.json").read_text())
+    assert [g["folder"] for g in manifest["groups"]] == ["v4", "v9"]
+    assert manifest["curves"][0]["status"] == "not audited"
+    assert manifest["claims"]["rows"] > 0 and (out / "claims.csv").is_file()
+    assert main(["report", str(out), "--no-notebooks"]) == 0
+    page = (out / "report.html").read_text()
+    for text in ('id="release-v4"', 'id="release-v9"', 'id="claims"', 'id="curves"',
+                 "refused: field schema_version", 'href="v4/report.html#run-H2_ccpvdz'):
+        assert text in page, text
+    assert (out / "v4" / "report.html").is_file()
+    assert str(tmp_path) not in page and "/work/" not in page
