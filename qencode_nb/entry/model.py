@@ -81,6 +81,16 @@ class Entry:
     #: energy of the rebuilt qubit Hamiltonian, tapering constant included; CASCI in a
     #: light rebuild), ``casci_energy``, ``hf_energy``; None before the rebuild.
     rebuilt_energies: dict | None = None
+    #: The QEncode ``schema_version`` the entry was read from (its reader and hash rule:
+    #: :data:`qencode_nb.entry.readers.READERS`, :data:`qencode_nb.entry.hashing.HASH_RULES`).
+    schema_version: str = "4.0.0"
+    #: How the generator stripped imaginary parts of the tapered Hamiltonian: ``"v4"``
+    #: (``strip_imaginary_from_hamiltonian``, BK only, checked) or ``"real_part"``
+    #: (schema 3.0.0's ``serialize_hamiltonian``: the real part of every term, unchecked).
+    imaginary_strip: str = "v4"
+    #: Checks the record does not allow, ``{stage: reason}`` (stages "rebuild",
+    #: "replay", "rerun"): each reads n/a with the reason (the Qiskit-era schemas).
+    not_checkable: dict = field(default_factory=dict)
 
     @property
     def is_own(self) -> bool:

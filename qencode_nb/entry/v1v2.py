@@ -1,0 +1,3 @@
+"""stub"""
+def from_v1(raw, path): raise NotImplementedError
+def from_v2(raw, path): raise NotImplementedError
