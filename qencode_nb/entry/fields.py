@@ -132,11 +132,13 @@ UNRECORDABLE = frozenset(f.name for f in FIELDS if not f.recordable)
 #: 3.0.0 (generate_entry_v3.py): no orbital optimisation, Hamiltonian source or restarts
 #: requested; 1.0.0 / 2.0.0 (batch_generate.py, migrate_v1_to_v2.py): no tapering choice
 #: beyond z2_symmetry_reduction, no Hamiltonian source, optimiser budget or backend of
-#: the published run (2.0.0 records no geometry, charge or spin either).
+#: the published run (2.0.0 records no geometry, charge, spin or ansatz type either,
+#: and without a geometry no electron count for an entry without an active space).
 CANNOT_RECORD = {
     "4.0.0": frozenset(),
     "3.0.0": frozenset({"orbital_optimization", "hamiltonian_source", "restarts_requested"}),
-    "2.0.0": frozenset({"geometry", "charge", "spin", "orbital_optimization",
+    "2.0.0": frozenset({"geometry", "charge", "spin", "active_space", "ansatz",
+                        "orbital_optimization",
                         "hamiltonian_source", "tapering_sectors", "reps", "optimizer",
                         "max_iterations", "restarts_requested", "seed", "backend"}),
     "1.0.0": frozenset({"orbital_optimization", "hamiltonian_source", "restarts_requested",

@@ -126,6 +126,8 @@ class Entry:
         published energy, consistency) read n/a, or None when there is a published energy."""
         if self.published_energy is not None:
             return None
+        if "published" in self.not_checkable:     # an older QEncode schema's entry
+            return self.not_checkable["published"]
         return (f"{self.source.name} publishes no energy (published.energy_ha; a YAML "
                 "entry of one's own)")
 

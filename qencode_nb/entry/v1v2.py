@@ -78,10 +78,13 @@ def _undeclared(version: str, fields) -> dict:
     """``{field: {"used", "source"}}`` for tier-1 fields the schema does not record."""
     out = {}
     for name in fields:
-        try:
+        if name == "orbital_optimization":
+            value, source = "hf", ("batch_generate.py's Qiskit Nature PySCFDriver: RHF "
+                                   "orbitals (settings.chemistry.reference_method 'hf')")
+        elif name in ("geometry", "charge", "spin"):
+            value, source = None, "nothing to rebuild from (the rebuild reads n/a)"
+        else:
             value, source = default(name)
-        except KeyError:
-            value, source = None, "no generator default"
         out[name] = {"used": value,
                      "source": f"QEncode schema {version} records no {name}; {source}"}
     return out
@@ -135,7 +138,11 @@ def _common(raw: dict, path: Path, version: str, *, sha256: str, name: str, geom
         num_params=run.get("n_params"), tool_versions={}, pauli_terms=_terms(ham),
         optimal_params=run.get("best_parameters"), raw=raw, undeclared=undeclared,
         schema_version=version, early_stop=False)
-    why = QPY_WHY.format(v=version)
+    circuits = raw["artifacts"].get("circuits") or {}
+    why = (QPY_WHY.format(v=version) if circuits.get("ansatz_template_qpy_b64") else
+           f"ansatz not stored (artifacts.circuits.ansatz_template_qpy_b64 is empty, QEncode "
+           f"schema {version}; batch_generate.py could not serialise it as QPY): nothing "
+           "to rebuild it from")
     entry.not_checkable = {"rebuild": REBUILD_WHY[version], "replay": why, "rerun": why}
     if entry.published_energy is None:
         entry.not_checkable["published"] = (f"{path.name} (QEncode schema {version}) "
@@ -234,7 +241,6 @@ def from_v2(raw: dict, path: Path) -> Entry:
         undeclared = _undeclared("2.0.0", ("geometry", "charge", "spin",
                                            "orbital_optimization", "hamiltonian_source",
                                            "restarts_requested", "optimizer", "backend"))
-        undeclared["geometry"]["used"] = None
         undeclared["early_stop"] = {"used": False, "source": "QEncode schema 2.0.0 "
                                     "records no early stop (one COBYLA run)"}
         named = any(f"_{a}_" in raw["entry_id"] for a in ("uccsd", "hardware_efficient"))

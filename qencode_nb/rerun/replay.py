@@ -77,6 +77,8 @@ def replay(entry, problem) -> Replay:
         EntryError: the number of stored parameters does not match the
             ansatz, or the recorded pool size differs from the engine's pool.
     """
+    if "replay" in getattr(entry, "not_checkable", {}):
+        return Replay.not_run(entry, entry.not_checkable["replay"])
     if entry.optimal_params is None and entry.is_own:
         return Replay.not_run(entry, f"{entry.source.name} is a YAML entry of one's own: no "
                                      "stored optimal parameters to replay"
