@@ -192,8 +192,28 @@ def strip_imaginary(H, e_reference: float, *, threshold_rel: float = STRIP_IMAGI
     return H_real, True, max_imag
 
 
+def real_part(H):
+    """The real part of every coefficient of a tapered operator, as QEncode schema
+    3.0.0 stored it (``generate_entry_v3.py`` at a46b4ec, ``serialize_hamiltonian``:
+    ``float(np.real(coeff))`` per term of ``pauli_rep``, no threshold, no check).
+
+    Returns:
+        ``(H_out, stripped, max_imaginary_abs_ha)``: ``stripped`` is True when some
+        imaginary part was non-zero (then ``H_out`` is rebuilt from the real parts).
+    """
+    import numpy as np
+    from pennylane.pauli import PauliSentence
+
+    items = list(H.pauli_rep.items())
+    max_imag = max((abs(float(np.imag(c))) for _, c in items), default=0.0)
+    if max_imag == 0.0:
+        return H, False, 0.0
+    return (PauliSentence({w: float(np.real(c)) for w, c in items}).operation(), True,
+            max_imag)
+
+
 def taper(H, n_qubits: int, num_electrons: int, e_casci: float,
-          mapping: str) -> TaperResult:
+          mapping: str, imaginary_strip: str = "v4") -> TaperResult:
     """Z2-taper an untapered qubit Hamiltonian as ``apply_tapering`` does.
 
     Steps: ``qchem.symmetry_generators``; ``qchem.paulix_ops``;
@@ -209,6 +229,10 @@ def taper(H, n_qubits: int, num_electrons: int, e_casci: float,
         num_electrons: active electrons (``problem.active_space.num_electrons``).
         e_casci: CASCI ground energy (Ha).
         mapping: ``jordan_wigner``, ``parity`` or ``bravyi_kitaev``.
+        imaginary_strip: ``"v4"`` (:func:`strip_imaginary`, BK only, checked) or
+            ``"real_part"`` (:func:`real_part`: QEncode schema 3.0.0, whose
+            ``serialize_hamiltonian`` kept ``float(np.real(coeff))`` of every term on
+            every mapping, unchecked; ``Entry.imaginary_strip``).
 
     Returns:
         :class:`TaperResult`.
@@ -232,7 +256,9 @@ def taper(H, n_qubits: int, num_electrons: int, e_casci: float,
     correction = shift if abs(shift) > TAPER_CONSTANT_THRESHOLD_HA else None
 
     stripped, max_imag = False, 0.0
-    if mapping == "bravyi_kitaev":
+    if imaginary_strip == "real_part":
+        H_tapered, stripped, max_imag = real_part(H_tapered)
+    elif mapping == "bravyi_kitaev":
         H_tapered, stripped, max_imag = strip_imaginary(H_tapered, e_sector)
 
     return TaperResult(
