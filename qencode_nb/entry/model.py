@@ -84,10 +84,11 @@ class Entry:
     #: The QEncode ``schema_version`` the entry was read from (its reader and hash rule:
     #: :data:`qencode_nb.entry.readers.READERS`, :data:`qencode_nb.entry.hashing.HASH_RULES`).
     schema_version: str = "4.0.0"
-    #: How the generator stripped imaginary parts of the tapered Hamiltonian: ``"v4"``
-    #: (``strip_imaginary_from_hamiltonian``, BK only, checked) or ``"real_part"``
-    #: (schema 3.0.0's ``serialize_hamiltonian``: the real part of every term, unchecked).
-    imaginary_strip: str = "v4"
+    #: How the generator tapered: ``"v4"`` (``qchem.optimal_sector`` then a scan;
+    #: ``strip_imaginary_from_hamiltonian``, BK only, checked) or ``"v3"`` (schema 3.0.0:
+    #: every sector scanned for the lowest ground energy; ``serialize_hamiltonian`` kept
+    #: the real part of every term, unchecked): :func:`qencode_nb.problem.tapering.taper`.
+    tapering_rule: str = "v4"
     #: Checks the record does not allow, ``{stage: reason}`` (stages "rebuild",
     #: "replay", "rerun"): each reads n/a with the reason (the Qiskit-era schemas).
     not_checkable: dict = field(default_factory=dict)

@@ -23,7 +23,8 @@ value is a procedure field of tier 1, listed in ``Entry.undeclared`` with the re
 - ``encoding.tapering.bk_imaginary_stripped`` / ``bk_max_imaginary_abs_ha``: v3 strips
   every imaginary part, on every mapping, when it serialises the tapered Hamiltonian
   (``serialize_hamiltonian``: ``float(np.real(coeff))`` per term, no threshold, no check):
-  read as False / None, and ``Entry.imaginary_strip`` is ``"real_part"``;
+  read as False / None, and ``Entry.tapering_rule`` is ``"v3"`` (also for its sector
+  search: every sector scanned for the lowest ground energy, ``_find_optimal_sector``);
 - ``encoding.adapt_metadata``: None (v3 has no ADAPT);
 - ``results.quality.gap_reference``: "casci"; ``results.reference.casscf_energy_hartree``:
   None.
@@ -127,7 +128,7 @@ def from_v3(raw: dict, path: Path):
     entry = from_v4(shaped, path)
     entry.raw = raw
     entry.schema_version = "3.0.0"
-    entry.imaginary_strip = "real_part"
+    entry.tapering_rule = "v3"
     entry.early_stop = V3_PROCEDURE["early_stop"][0]
     undeclared = {"orbital_optimization": {"used": "hf",
                                            "source": V3_PROCEDURE["orbital_optimization"][1]},

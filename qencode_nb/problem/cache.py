@@ -234,7 +234,7 @@ def cached_rebuild(geometry: str, basis: str, charge: int, spin: int,
                    classical: bool = False,
                    verify_tol: float | None = OF_BRIDGE_VERIFY_TOL_HA,
                    cache_dir=None, refresh: bool = False, lock: bool = True,
-                   light: bool = False, imaginary_strip: str = "v4"):
+                   light: bool = False, tapering_rule: str = "v4"):
     """:func:`qencode_nb.problem.rebuild.rebuild_tapered` through the on-disk cache.
 
     Args:
@@ -248,7 +248,7 @@ def cached_rebuild(geometry: str, basis: str, charge: int, spin: int,
         lock: take the per-key ``flock`` while checking and building.
         light: :func:`qencode_nb.problem.rebuild.rebuild_tapered_light` (no
             diagonalisation; the exact ground energy is the CASCI one).
-        imaginary_strip: ``"v4"`` or ``"real_part"`` (schema 3.0.0;
+        tapering_rule: ``"v4"`` or ``"v3"`` (schema 3.0.0;
             :func:`qencode_nb.problem.tapering.taper`); enters the key when not "v4".
 
     Returns:
@@ -261,7 +261,7 @@ def cached_rebuild(geometry: str, basis: str, charge: int, spin: int,
     material = key_material(geometry, basis, charge, spin, num_electrons,
                             num_spatial_orbitals, orbital_optimization, mapping,
                             hamiltonian_source, classical=classical, verify_tol=verify_tol,
-                            light=light, imaginary_strip=imaginary_strip)
+                            light=light, tapering_rule=tapering_rule)
     key = sha256_json(material)
     root = cache_dir
     path = path_for(key, root)
@@ -297,7 +297,7 @@ def cached_rebuild(geometry: str, basis: str, charge: int, spin: int,
             chem, tap = rebuild_tapered(geometry, basis, charge, spin, num_electrons,
                                         num_spatial_orbitals, orbital_optimization, mapping,
                                         classical=classical, verify_tol=verify_tol,
-                                        imaginary_strip=imaginary_strip)
+                                        tapering_rule=tapering_rule)
             e_tap, e_qubit, method = _exact_energies(tap.H_tapered,
                                                      tap.bk_constant_correction_ha)
         seconds = time.perf_counter() - start
@@ -333,9 +333,9 @@ def entry_fields(entry) -> dict:
               "spin": entry.spin, "num_electrons": ne, "num_spatial_orbitals": no,
               "orbital_optimization": entry.orbital_optimization, "mapping": entry.mapping,
               "hamiltonian_source": entry.hamiltonian_source}
-    strip = getattr(entry, "imaginary_strip", "v4")
+    strip = getattr(entry, "tapering_rule", "v4")
     if strip != "v4":           # schema 3.0.0: its generator's real-part strip
-        fields["imaginary_strip"] = strip
+        fields["tapering_rule"] = strip
     return fields
 
 

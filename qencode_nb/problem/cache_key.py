@@ -122,7 +122,7 @@ def key_material(geometry: str, basis: str, charge: int, spin: int,
                  classical: bool = False,
                  verify_tol: float | None = OF_BRIDGE_VERIFY_TOL_HA,
                  environment: dict | None = None, light: bool = False,
-                 imaginary_strip: str = "v4") -> dict:
+                 tapering_rule: str = "v4") -> dict:
     """Everything that determines a rebuild, as a JSON-able dict.
 
     ``{"format", "format_version", "problem": {...}, "environment": {...}}``.
@@ -142,8 +142,8 @@ def key_material(geometry: str, basis: str, charge: int, spin: int,
     }
     if light:   # only then, so that the keys of full rebuilds do not change
         problem["light"] = True
-    if imaginary_strip != "v4":     # likewise (schema 3.0.0's real-part strip)
-        problem["imaginary_strip"] = imaginary_strip
+    if tapering_rule != "v4":     # likewise (schema 3.0.0's real-part strip)
+        problem["tapering_rule"] = tapering_rule
     return {"format": FORMAT, "format_version": FORMAT_VERSION, "problem": problem,
             "environment": environment_material() if environment is None else environment}
 

@@ -98,7 +98,7 @@ def _native_terms(entry, rebuilt, cache_dir):
     ne, no = entry.active_space
     doc, status = cached_native(entry.geometry, entry.basis, ne, no, entry.mapping,
                                 chem.e_casci, cache_dir=cache_dir,
-                                imaginary_strip=getattr(entry, "imaginary_strip", "v4"))
+                                tapering_rule=getattr(entry, "tapering_rule", "v4"))
     return ({s: c for s, c in doc["terms"]}, float(doc["constant_ha"]),
             {"cache_status": status, "seconds": doc.get("seconds")})
 

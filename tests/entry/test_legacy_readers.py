@@ -20,9 +20,8 @@ from qencode_nb.errors import EntryError
 RELEASES = SHARED_HISTORY / "releases"
 V1_H2_UCCSD = RELEASES / "v1" / "db" / "H2_sto3g_JW_uccsd_v1__sha256_35b2b9a55f67ff1e.json"
 V2_BEH2 = RELEASES / "v2" / "trusted" / "BeH2_sto3g_JW_uccsd_v1__sha256_587c317d327d8cd8.json"
-V3_LIH_PAR_HEA = RELEASES / "v3" / "db" / "LiH_sto3g_PAR_HEA_v3_tapered__sha256_7fc4047434d49c40.json"
-V31_LIH_BK_HEA = next((RELEASES / "v3.1" / "db").glob("LiH_631g_BK_HEA_v3_tapered__*.json"),
-                      None)
+V3_LIH_PAR_HEA = (RELEASES / "v3" / "db"
+                  / "LiH_sto3g_PAR_HEA_v3_tapered__sha256_7fc4047434d49c40.json")
 
 #: The release folders and how many entry files each holds (NOTICE.md; v1 lists 9 files).
 FOLDERS = {"v1/db": 9, "v2/db": 9, "v2/trusted": 3, "v3/db": 36, "v3.1/db": 42}
@@ -133,7 +132,7 @@ def test_v3_reader_maps_the_recorded_fields():
     assert e.exact_ground_energy == raw["results"]["reference"]["casci_ground_energy_hartree"]
     assert e.published_error == raw["results"]["quality"]["abs_vqe_exact_gap"]
     assert (e.max_iterations, e.restarts_requested, e.seed) == (500, 3, 42)
-    assert e.early_stop is False and e.imaginary_strip == "real_part"
+    assert e.early_stop is False and e.tapering_rule == "v3"
     assert sorted(e.undeclared) == ["early_stop", "hamiltonian_source",
                                     "orbital_optimization", "restarts_requested"]
     assert e.sha256 == raw["provenance"]["entry_hash_sha256"] and e.raw == raw
