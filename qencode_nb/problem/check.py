@@ -43,7 +43,7 @@ def rebuild(entry):
     from qencode_nb.problem.cache import cached_rebuild_entry
     from qencode_nb.problem.rebuild import Rebuilt
 
-    if "rebuild" in getattr(entry, "not_checkable", {}):     # a Qiskit-era entry: nothing to rebuild
+    if "rebuild" in getattr(entry, "not_checkable", {}):     # Qiskit-era: nothing to rebuild
         from qencode_nb.problem.stored_only import NotRebuilt
 
         return NotRebuilt(entry.not_checkable["rebuild"])

@@ -105,7 +105,7 @@ def rerun(entry, problem, optimizer: str | None = None, resume: bool = False,
     from qencode_nb.rerun.checkpoint import Checkpoint, material
     from qencode_nb.rerun.progress import Progress
 
-    if "rerun" in getattr(entry, "not_checkable", {}):      # the ansatz cannot be rebuilt: tiers 2, 3 n/a
+    if "rerun" in getattr(entry, "not_checkable", {}):      # no ansatz: tiers 2, 3 n/a
         return None
 
     is_adapt = problem.is_adapt and optimizer is None

@@ -207,3 +207,27 @@ def test_a_qiskit_era_replay_reads_na_with_its_reason(path):
     assert integ.status == "pass"
     assert ham.status == "pass" and abs(ham.ground_energy_diff) <= 1e-6
     assert "no rebuild" in ham.reason
+
+
+def test_a_v3_bk_hamiltonian_is_the_v3_generators_tapering():
+    """v3 H2/STO-3G Bravyi-Kitaev HEA: the stored terms equal the rebuild only with the
+    v3 tapering rule (every sector scanned, real parts kept: Entry.tapering_rule "v3");
+    the stored parameters replay the published energy within 1e-12 Ha."""
+    path = next((RELEASES / "v3" / "db").glob("H2_sto3g_BK_HEA_v3_tapered__*.json"))
+    e, integ, ham, rep = _stages(path)
+    assert e.tapering_rule == "v3"
+    assert ham.status == "pass", ham.reason
+    published = json.loads(path.read_text())["results"]["vqe"]["best_energy_hartree"]
+    assert rep.status == "pass" and abs(rep.energy - published) <= 1e-12
+
+
+def test_the_v4_rebuild_cache_keys_do_not_change():
+    """The tapering rule enters a rebuild's key only when it is not "v4"."""
+    from qencode_nb.problem.cache_key import key_material
+
+    args = ("H 0 0 0; H 0 0 0.74", "sto-3g", 0, 0, 2, 2, "hf", "jordan_wigner")
+    v4 = key_material(*args, environment={})
+    assert "tapering_rule" not in v4["problem"]
+    assert key_material(*args, environment={}, tapering_rule="v4") == v4
+    assert key_material(*args, environment={}, tapering_rule="v3")["problem"][
+        "tapering_rule"] == "v3"
