@@ -89,6 +89,9 @@ class Entry:
     #: every sector scanned for the lowest ground energy; ``serialize_hamiltonian`` kept
     #: the real part of every term, unchecked): :func:`qencode_nb.problem.tapering.taper`.
     tapering_rule: str = "v4"
+    #: Where this entry's schema states a number the audit checks, where it is not the
+    #: 4.0.0 path: ``{attribute: path}`` (:func:`qencode_nb.entry.numbers.field_name`).
+    field_paths: dict = field(default_factory=dict)
     #: Checks the record does not allow, ``{stage: reason}`` (stages "rebuild",
     #: "replay", "rerun"): each reads n/a with the reason (the Qiskit-era schemas).
     not_checkable: dict = field(default_factory=dict)

@@ -138,6 +138,7 @@ def _common(raw: dict, path: Path, version: str, *, sha256: str, name: str, geom
         num_params=run.get("n_params"), tool_versions={}, pauli_terms=_terms(ham),
         optimal_params=run.get("best_parameters"), raw=raw, undeclared=undeclared,
         schema_version=version, early_stop=False)
+    entry.field_paths = dict(published.get("paths") or {})
     circuits = raw["artifacts"].get("circuits") or {}
     why = (QPY_WHY.format(v=version) if circuits.get("ansatz_template_qpy_b64") else
            f"ansatz not stored (artifacts.circuits.ansatz_template_qpy_b64 is empty, QEncode "
@@ -193,6 +194,12 @@ def from_v1(raw: dict, path: Path) -> Entry:
             "hf": (val.get("classical_reference") or {}).get("hf_energy_hartree"),
             "gap": None if energy is None or e_exact is None else abs(energy - e_exact),
             "electrons": _electrons(geom["atoms"], p["charge"]),
+            "paths": {"published_energy": "validation.vqe.best_energy",
+                      "exact_ground_energy": "validation.exact_qubit_ground_energy.energy",
+                      "hf_energy": "validation.classical_reference.hf_energy_hartree",
+                      "published_error": "|validation.vqe.best_energy - validation."
+                                         "exact_qubit_ground_energy.energy| (schema 1.0.0 "
+                                         "records no gap)"},
         }
         undeclared = _undeclared("1.0.0", ("orbital_optimization", "hamiltonian_source",
                                            "restarts_requested", "optimizer", "backend"))
@@ -237,6 +244,10 @@ def from_v2(raw: dict, path: Path) -> Entry:
             "hf": ref.get("hf_energy_hartree_like"), "gap": q.get("abs_vqe_exact_gap"),
             "threshold": q.get("gap_threshold"), "certified": q.get("trusted"),
             "threshold_field": "results.quality.gap_threshold", "electrons": None,
+            "paths": {"published_energy": "results.vqe.best_energy_hartree_like",
+                      "exact_ground_energy":
+                          "results.reference.exact_qubit_ground_energy_hartree_like",
+                      "hf_energy": "results.reference.hf_energy_hartree_like"},
         }
         undeclared = _undeclared("2.0.0", ("geometry", "charge", "spin",
                                            "orbital_optimization", "hamiltonian_source",

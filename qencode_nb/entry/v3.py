@@ -129,6 +129,8 @@ def from_v3(raw: dict, path: Path):
     entry.raw = raw
     entry.schema_version = "3.0.0"
     entry.tapering_rule = "v3"
+    entry.field_paths = {"exact_ground_energy": "results.reference.casci_ground_energy_hartree "
+                                                "(schema 3.0.0's gap reference)"}
     entry.early_stop = V3_PROCEDURE["early_stop"][0]
     undeclared = {"orbital_optimization": {"used": "hf",
                                            "source": V3_PROCEDURE["orbital_optimization"][1]},
