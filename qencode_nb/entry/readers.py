@@ -233,7 +233,7 @@ def from_own_params(data: dict, path: Path) -> Entry:
 
 
 def read_qencode_json(path) -> Entry:
-    """Load a QEncode schema 4.0.0 JSON entry.
+    """Load a QEncode JSON entry of any schema :data:`READERS` knows (1.0.0 to 4.0.0).
 
     Raises:
         EntryError: unreadable or truncated JSON, or a structure/vocabulary
