@@ -1,13 +1,16 @@
 """Entry room: the benchmark entry as recorded.
 
 - :mod:`~qencode_nb.entry.model`: the :class:`Entry` and its value checks;
-- :mod:`~qencode_nb.entry.readers`: QEncode schema 4.0.0 JSON and ``params/*.yaml`` files;
+- :mod:`~qencode_nb.entry.readers`: the reader of each QEncode ``schema_version``
+  (:data:`~qencode_nb.entry.readers.READERS`) and ``params/*.yaml`` files;
+- :mod:`~qencode_nb.entry.v4`, :mod:`~qencode_nb.entry.v3`, :mod:`~qencode_nb.entry.v1v2`:
+  QEncode schemas 4.0.0, 3.0.0, 1.0.0 / 2.0.0;
 - :mod:`~qencode_nb.entry.lookup`: bundled names, paths, a db folder (:func:`load`);
 - :mod:`~qencode_nb.entry.schema`: the structure of both file kinds;
 - :mod:`~qencode_nb.entry.vocabulary`: the one table of aliases (mapping, ansatz, ...);
 - :mod:`~qencode_nb.entry.fields`: the tier-1 field table;
 - :mod:`~qencode_nb.entry.pauli_strings`: QEncode's Pauli-string format (stored Hamiltonians);
-- :mod:`~qencode_nb.entry.hashing`: QEncode's SHA-256 rule;
+- :mod:`~qencode_nb.entry.hashing`: QEncode's hash rule per schema (``HASH_RULES``);
 - :mod:`~qencode_nb.entry.labels`: an entry's short label in tables and figures.
 """
 

@@ -127,6 +127,32 @@ RUN_FIELDS = frozenset(f.name for f in FIELDS if f.used_by == "rerun")
 #: Fields QEncode schema 4.0.0 cannot record (``Tier1Field.recordable`` False).
 UNRECORDABLE = frozenset(f.name for f in FIELDS if not f.recordable)
 
+#: Tier-1 fields each older QEncode schema has no place for (besides
+#: :data:`UNRECORDABLE`): leaving them out makes tier 1 ``incomplete``, not ``fail``.
+#: 3.0.0 (generate_entry_v3.py): no orbital optimisation, Hamiltonian source or restarts
+#: requested; 1.0.0 / 2.0.0 (batch_generate.py, migrate_v1_to_v2.py): no tapering choice
+#: beyond z2_symmetry_reduction, no Hamiltonian source, optimiser budget or backend of
+#: the published run (2.0.0 records no geometry, charge, spin or ansatz type either,
+#: and without a geometry no electron count for an entry without an active space).
+CANNOT_RECORD = {
+    "4.0.0": frozenset(),
+    "3.0.0": frozenset({"orbital_optimization", "hamiltonian_source", "restarts_requested"}),
+    "2.0.0": frozenset({"geometry", "charge", "spin", "active_space", "ansatz",
+                        "orbital_optimization",
+                        "hamiltonian_source", "tapering_sectors", "reps", "optimizer",
+                        "max_iterations", "restarts_requested", "seed", "backend"}),
+    "1.0.0": frozenset({"orbital_optimization", "hamiltonian_source", "restarts_requested",
+                        "optimizer", "max_iterations", "seed", "backend"}),
+}
+
+
+def unrecordable(entry) -> frozenset:
+    """The tier-1 fields ``entry``'s QEncode schema cannot record
+    (:data:`UNRECORDABLE` and :data:`CANNOT_RECORD` of its ``schema_version``)."""
+    return UNRECORDABLE | CANNOT_RECORD.get(getattr(entry, "schema_version", "4.0.0"),
+                                            frozenset())
+
+
 #: Facts besides the procedure that a params/ entry states and that must agree
 #: with its QEncode JSON (ids, the tapered problem, published results, pins).
 PUBLISHED_FACTS = ("hf_tapered_state", "tapered_num_qubits", "bk_constant_correction_ha",

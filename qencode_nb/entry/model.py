@@ -81,6 +81,20 @@ class Entry:
     #: energy of the rebuilt qubit Hamiltonian, tapering constant included; CASCI in a
     #: light rebuild), ``casci_energy``, ``hf_energy``; None before the rebuild.
     rebuilt_energies: dict | None = None
+    #: The QEncode ``schema_version`` the entry was read from (its reader and hash rule:
+    #: :data:`qencode_nb.entry.readers.READERS`, :data:`qencode_nb.entry.hashing.HASH_RULES`).
+    schema_version: str = "4.0.0"
+    #: How the generator tapered: ``"v4"`` (``qchem.optimal_sector`` then a scan;
+    #: ``strip_imaginary_from_hamiltonian``, BK only, checked) or ``"v3"`` (schema 3.0.0:
+    #: every sector scanned for the lowest ground energy; ``serialize_hamiltonian`` kept
+    #: the real part of every term, unchecked): :func:`qencode_nb.problem.tapering.taper`.
+    tapering_rule: str = "v4"
+    #: Where this entry's schema states a number the audit checks, where it is not the
+    #: 4.0.0 path: ``{attribute: path}`` (:func:`qencode_nb.entry.numbers.field_name`).
+    field_paths: dict = field(default_factory=dict)
+    #: Checks the record does not allow, ``{stage: reason}`` (stages "rebuild",
+    #: "replay", "rerun"): each reads n/a with the reason (the Qiskit-era schemas).
+    not_checkable: dict = field(default_factory=dict)
 
     @property
     def is_own(self) -> bool:
@@ -116,6 +130,8 @@ class Entry:
         published energy, consistency) read n/a, or None when there is a published energy."""
         if self.published_energy is not None:
             return None
+        if "published" in self.not_checkable:     # an older QEncode schema's entry
+            return self.not_checkable["published"]
         return (f"{self.source.name} publishes no energy (published.energy_ha; a YAML "
                 "entry of one's own)")
 

@@ -23,7 +23,11 @@ NUMBERS = (
 def field_name(entry, attribute: str) -> str:
     """Where ``entry`` states ``attribute``: its QEncode schema 4.0.0 path for a
     JSON entry, its ``params/`` YAML path for a YAML one (the attribute itself when
-    it is not one of :data:`NUMBERS`)."""
+    it is not one of :data:`NUMBERS`); an older schema's own path where its reader
+    recorded one (``Entry.field_paths``)."""
+    paths = getattr(entry, "field_paths", None) or {}
+    if attribute in paths:
+        return paths[attribute]
     for attr, json_path, yaml_path in NUMBERS:
         if attr == attribute:
             return yaml_path if getattr(entry, "kind", None) == "params-yaml" else json_path

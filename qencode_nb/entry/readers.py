@@ -1,6 +1,8 @@
 """Reading entry files into :class:`~qencode_nb.entry.model.Entry`.
 
-A QEncode JSON file carries everything (stored Hamiltonian, optimal
+A QEncode JSON file is read by the reader of its ``schema_version`` (:data:`READERS`:
+1.0.0 and 2.0.0 in :mod:`~qencode_nb.entry.v1v2`, 3.0.0 in :mod:`~qencode_nb.entry.v3`,
+4.0.0 in :mod:`~qencode_nb.entry.v4`).  A 4.0.0 file carries everything (stored Hamiltonian, optimal
 parameters, published results); a ``params/<name>.yaml`` entry records the
 published facts of one QEncode entry and is completed from its JSON by
 :func:`qencode_nb.entry.lookup.load`.  A field the file leaves out is run at
@@ -16,146 +18,65 @@ from pathlib import Path
 
 from qencode_nb.entry import vocabulary
 from qencode_nb.entry.fields import default
-from qencode_nb.entry.model import JSON_NAMES, YAML_NAMES, Entry, check_semantics
-from qencode_nb.entry.schema import (
-    OWN_PARAMS_SPEC,
-    PARAMS_SPEC,
-    QENCODE_SPEC,
-    SCHEMA_VERSION,
-    validate,
-)
+from qencode_nb.entry.model import YAML_NAMES, Entry, check_semantics
+from qencode_nb.entry.schema import OWN_PARAMS_SPEC, PARAMS_SPEC, SCHEMA_VERSION, validate
+from qencode_nb.entry.v1v2 import from_v1, from_v2
+from qencode_nb.entry.v3 import from_v3
+from qencode_nb.entry.v4 import from_v4
 from qencode_nb.errors import EntryError
+
+
+#: The reader of each QEncode ``schema_version`` (a registry, not an if-chain): the
+#: raw JSON object and its path -> :class:`~qencode_nb.entry.model.Entry`.  Each maps
+#: what its schema records onto the Entry and lists what it cannot record in
+#: ``Entry.undeclared``; the hash rule of each is :data:`qencode_nb.entry.hashing.HASH_RULES`.
+READERS = {
+    "1.0.0": from_v1,       # Qiskit-era batch_generate.py (releases/v1/db)
+    "2.0.0": from_v2,       # migrate_v1_to_v2.py (releases/v2/db, v2/trusted)
+    "3.0.0": from_v3,       # generate_entry_v3.py (releases/v3/db, v3.1/db)
+    SCHEMA_VERSION: from_v4,  # generate_entry_v4.py
+}
+
+
+def accepted_versions() -> str:
+    """The accepted ``schema_version`` values, as the refusal lists them."""
+    return ", ".join(repr(v) for v in READERS)
 
 
 def check_schema_version(raw) -> None:
     """The schema version, checked before anything else of the structure: a file of
-    another QEncode schema (a real v3 entry, ``"3.0.0"``) is refused by its version,
-    not by the first v4 field it lacks.
+    a schema no reader knows is refused by its version, not by the first field it lacks.
 
     Raises:
-        EntryError: not a JSON object, ``schema_version`` missing or not
-            :data:`qencode_nb.entry.schema.SCHEMA_VERSION` (names field, value and
-            the accepted one).
+        EntryError: not a JSON object, ``schema_version`` missing or not a key of
+            :data:`READERS` (names field, value and every accepted one).
     """
+    accepted = f"{accepted_versions()} (QEncode schemas 1.0.0 to 4.0.0)"
     if not isinstance(raw, dict):
         raise EntryError(f"a QEncode entry is a JSON object, got {type(raw).__name__}; "
-                         f"accepted: an object with schema_version {SCHEMA_VERSION!r}")
+                         f"accepted: an object with schema_version {accepted}")
     if "schema_version" not in raw:
-        raise EntryError(f"required field is missing; accepted: {SCHEMA_VERSION!r} "
-                         "(QEncode schema 4.0.0)", field="schema_version")
-    if raw["schema_version"] != SCHEMA_VERSION:
-        raise EntryError(f"{raw['schema_version']!r} is not accepted; accepted: "
-                         f"{SCHEMA_VERSION!r} (QEncode schema 4.0.0)", field="schema_version")
+        raise EntryError(f"required field is missing; accepted: {accepted}",
+                         field="schema_version")
+    version = raw["schema_version"]
+    if not isinstance(version, str) or version not in READERS:
+        raise EntryError(f"{version!r} is not accepted; accepted: {accepted}",
+                         field="schema_version")
 
 
 def from_qencode(raw: dict, path: Path) -> Entry:
+    """A QEncode JSON object -> Entry, by the reader registered for its
+    ``schema_version`` (:data:`READERS`).
+
+    Raises:
+        EntryError: a version no reader knows (names it and every accepted one), or
+            the reader's structure, vocabulary or value fault (names the file and field).
+    """
     try:
         check_schema_version(raw)
-        validate(raw, QENCODE_SPEC)
-        p, enc, res, rc = raw["problem"], raw["encoding"], raw["results"], raw["run_config"]
-        tap = enc["tapering"]
-        undeclared = {}
-
-        def run_field(key: str, field: str):
-            """run_config[key], or the generator default recorded as undeclared."""
-            if key in rc:
-                return rc[key]
-            value, source = default(field)
-            undeclared[field] = {"used": value,
-                                 "source": f"run_config.{key} missing; {source}"}
-            return value
-
-        opt = vocabulary.optimizer(run_field("optimizer", "optimizer"), "run_config.optimizer")
-        ansatz = vocabulary.ansatz(enc["ansatz_type"])
-        reps = None
-        if ansatz == "hea":
-            if "ansatz_reps" in enc:
-                reps = enc["ansatz_reps"]
-            else:
-                reps, source = default("reps")
-                undeclared["reps"] = {"used": reps,
-                                      "source": f"encoding.ansatz_reps missing; {source}"}
-        adapt = None
-        if ansatz == "adapt":
-            meta = enc["adapt_metadata"] or {}
-            adapt = {k: meta.get(k) for k in ("gradient_threshold", "max_operators",
-                                              "selected_operator_indices",
-                                              "n_operators_pool", "converged",
-                                              "n_iterations")}
-            for key in ("gradient_threshold", "max_operators"):
-                if adapt[key] is None:
-                    adapt[key], source = default(f"adapt.{key}")
-                    undeclared[f"adapt.{key}"] = {
-                        "used": adapt[key],
-                        "source": f"encoding.adapt_metadata.{key} missing; {source}"}
-            if opt.engine is None:
-                _, source = default("adapt.engine")
-                undeclared["adapt.engine"] = {
-                    "used": None, "source": f"run_config.optimizer {rc.get('optimizer')!r} "
-                                            f"names no engine; {source}"}
-        if "multistart_requested" in rc:
-            restarts = rc["multistart_requested"]
-        elif "multistart" in rc and rc.get("early_stopped") is False:
-            restarts = rc["multistart"]
-            undeclared["restarts_requested"] = {
-                "used": restarts, "source": "run_config.multistart_requested missing; "
-                "run_config.multistart (restarts run, equal to those requested when the "
-                "run did not stop early)"}
-        else:
-            restarts = run_field("multistart_requested", "restarts_requested")
-        max_iterations = run_field("max_iterations", "max_iterations")
-        seed = run_field("seed", "seed")
-        backend = vocabulary.backend(run_field("backend_type", "backend"))
-        _, source = default("early_stop")
-        undeclared["early_stop"] = {"used": True, "source": source}
-        if not raw["provenance"].get("hamiltonian_source"):
-            value, source = default("hamiltonian_source")
-            undeclared["hamiltonian_source"] = {
-                "used": value, "source": f"provenance.hamiltonian_source missing; {source}"}
-        ham = raw["artifacts"]["qubit_hamiltonian"]
-        entry = Entry(
-            source=path, kind="qencode-json", entry_id=raw["entry_id"],
-            sha256=raw["provenance"]["entry_hash_sha256"], name=p["name"],
-            geometry=p["geometry"], basis=p["basis"], charge=p["charge"], spin=p["spin"],
-            active_space=(p["active_space"]["num_electrons"],
-                          p["active_space"]["num_spatial_orbitals"]),
-            orbital_optimization=vocabulary.orbitals(p["orbital_optimization"]),
-            mapping=vocabulary.mapping(enc["mapping"]), ansatz=ansatz,
-            reps=reps, optimizer=opt, max_iterations=max_iterations,
-            restarts_requested=restarts, seed=seed, backend=backend,
-            hamiltonian_source=raw["provenance"].get("hamiltonian_source"),
-            tapering_sectors=list(tap["sectors"]), hf_tapered_state=list(tap["hf_tapered_state"]),
-            tapered_num_qubits=tap["tapered_num_qubits"],
-            bk_constant_correction_ha=tap["bk_constant_correction_ha"],
-            published_energy=res["vqe"]["best_energy_hartree"],
-            exact_ground_energy=res["reference"]["exact_qubit_ground_energy_hartree"],
-            casci_energy=res["reference"]["casci_ground_energy_hartree"],
-            hf_energy=res["reference"]["hf_energy_hartree"],
-            published_error=res["quality"]["abs_vqe_exact_gap"],
-            threshold=res["quality"]["gap_threshold"],
-            published_certified=res["quality"]["trusted"],
-            published_nfev=res["vqe"]["nfev"],
-            published_restarts_run=res["vqe"]["multistart_runs"],
-            published_early_stopped=rc.get("early_stopped"),
-            num_params=res["vqe"]["num_params"],
-            tool_versions=dict(raw["provenance"]["tool_versions"] or {}),
-            adapt=adapt, pauli_terms=ham["pauli_terms"],
-            optimal_params=res["vqe"]["optimal_params"], raw=raw, undeclared=undeclared,
-        )
-        from qencode_nb.entry.pauli_strings import validate_pauli_terms
-
-        validate_pauli_terms(ham["pauli_terms"], ham["num_qubits"])
-        if ham["num_pauli_terms"] != len(ham["pauli_terms"]):
-            raise EntryError(f"{ham['num_pauli_terms']} but pauli_terms holds "
-                             f"{len(ham['pauli_terms'])} terms",
-                             field="artifacts.qubit_hamiltonian.num_pauli_terms")
-        if ham["num_qubits"] != tap["tapered_num_qubits"]:
-            raise EntryError(f"{ham['num_qubits']} but encoding.tapering.tapered_num_qubits "
-                             f"is {tap['tapered_num_qubits']}",
-                             field="artifacts.qubit_hamiltonian.num_qubits")
-        return check_semantics(entry, JSON_NAMES)
     except EntryError as err:
         raise err.with_path(path) from None
+    return READERS[raw["schema_version"]](raw, path)
 
 
 def from_params(data: dict, path: Path) -> Entry:
@@ -312,7 +233,7 @@ def from_own_params(data: dict, path: Path) -> Entry:
 
 
 def read_qencode_json(path) -> Entry:
-    """Load a QEncode schema 4.0.0 JSON entry.
+    """Load a QEncode JSON entry of any schema :data:`READERS` knows (1.0.0 to 4.0.0).
 
     Raises:
         EntryError: unreadable or truncated JSON, or a structure/vocabulary

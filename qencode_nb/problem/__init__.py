@@ -13,6 +13,8 @@
 - ``hamrecord``: ``HamiltonianCheck``, the check's result and its ``hamiltonian`` record.
 - ``check``: the audit's problem stage: :func:`rebuild` through the cache, then
   :func:`hamiltonian_check` against the entry.
+- ``stored_only``: an entry that cannot be rebuilt (a Qiskit-era schema): ``NotRebuilt``
+  and the stored terms' exact ground energy against the recorded one.
 
 Importing this package imports no numpy.
 """

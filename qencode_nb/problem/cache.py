@@ -234,7 +234,7 @@ def cached_rebuild(geometry: str, basis: str, charge: int, spin: int,
                    classical: bool = False,
                    verify_tol: float | None = OF_BRIDGE_VERIFY_TOL_HA,
                    cache_dir=None, refresh: bool = False, lock: bool = True,
-                   light: bool = False):
+                   light: bool = False, tapering_rule: str = "v4"):
     """:func:`qencode_nb.problem.rebuild.rebuild_tapered` through the on-disk cache.
 
     Args:
@@ -248,6 +248,8 @@ def cached_rebuild(geometry: str, basis: str, charge: int, spin: int,
         lock: take the per-key ``flock`` while checking and building.
         light: :func:`qencode_nb.problem.rebuild.rebuild_tapered_light` (no
             diagonalisation; the exact ground energy is the CASCI one).
+        tapering_rule: ``"v4"`` or ``"v3"`` (schema 3.0.0;
+            :func:`qencode_nb.problem.tapering.taper`); enters the key when not "v4".
 
     Returns:
         ``(ChemSummary, TaperResult)``; ``ChemSummary.cache_hit`` says whether
@@ -259,7 +261,7 @@ def cached_rebuild(geometry: str, basis: str, charge: int, spin: int,
     material = key_material(geometry, basis, charge, spin, num_electrons,
                             num_spatial_orbitals, orbital_optimization, mapping,
                             hamiltonian_source, classical=classical, verify_tol=verify_tol,
-                            light=light)
+                            light=light, tapering_rule=tapering_rule)
     key = sha256_json(material)
     root = cache_dir
     path = path_for(key, root)
@@ -294,7 +296,8 @@ def cached_rebuild(geometry: str, basis: str, charge: int, spin: int,
         else:
             chem, tap = rebuild_tapered(geometry, basis, charge, spin, num_electrons,
                                         num_spatial_orbitals, orbital_optimization, mapping,
-                                        classical=classical, verify_tol=verify_tol)
+                                        classical=classical, verify_tol=verify_tol,
+                                        tapering_rule=tapering_rule)
             e_tap, e_qubit, method = _exact_energies(tap.H_tapered,
                                                      tap.bk_constant_correction_ha)
         seconds = time.perf_counter() - start
@@ -326,10 +329,14 @@ def entry_fields(entry) -> dict:
             "hamiltonian_source")
         return fields
     ne, no = entry.active_space
-    return {"geometry": entry.geometry, "basis": entry.basis, "charge": entry.charge,
-            "spin": entry.spin, "num_electrons": ne, "num_spatial_orbitals": no,
-            "orbital_optimization": entry.orbital_optimization, "mapping": entry.mapping,
-            "hamiltonian_source": entry.hamiltonian_source}
+    fields = {"geometry": entry.geometry, "basis": entry.basis, "charge": entry.charge,
+              "spin": entry.spin, "num_electrons": ne, "num_spatial_orbitals": no,
+              "orbital_optimization": entry.orbital_optimization, "mapping": entry.mapping,
+              "hamiltonian_source": entry.hamiltonian_source}
+    strip = getattr(entry, "tapering_rule", "v4")
+    if strip != "v4":           # schema 3.0.0: its generator's real-part strip
+        fields["tapering_rule"] = strip
+    return fields
 
 
 def cached_rebuild_entry(entry, **kwargs):

@@ -121,7 +121,8 @@ def key_material(geometry: str, basis: str, charge: int, spin: int,
                  hamiltonian_source: str | None = "of_bridge", *,
                  classical: bool = False,
                  verify_tol: float | None = OF_BRIDGE_VERIFY_TOL_HA,
-                 environment: dict | None = None, light: bool = False) -> dict:
+                 environment: dict | None = None, light: bool = False,
+                 tapering_rule: str = "v4") -> dict:
     """Everything that determines a rebuild, as a JSON-able dict.
 
     ``{"format", "format_version", "problem": {...}, "environment": {...}}``.
@@ -141,6 +142,8 @@ def key_material(geometry: str, basis: str, charge: int, spin: int,
     }
     if light:   # only then, so that the keys of full rebuilds do not change
         problem["light"] = True
+    if tapering_rule != "v4":     # likewise (schema 3.0.0's real-part strip)
+        problem["tapering_rule"] = tapering_rule
     return {"format": FORMAT, "format_version": FORMAT_VERSION, "problem": problem,
             "environment": environment_material() if environment is None else environment}
 

@@ -24,6 +24,10 @@ def rebuild(entry):
     (H10, 20) the rebuild is light: no diagonalisation in the qubit space,
     the CASCI energy as the exact one.
 
+    An entry whose procedure cannot be rebuilt (``entry.not_checkable["rebuild"]``,
+    the Qiskit-era schemas) gets a :class:`~qencode_nb.problem.stored_only.NotRebuilt`
+    carrying the reason instead.
+
     Returns:
         :class:`~qencode_nb.problem.rebuild.Rebuilt` of
         :func:`qencode_nb.problem.cache.cached_rebuild`'s pair.  On a cache hit its
@@ -39,6 +43,10 @@ def rebuild(entry):
     from qencode_nb.problem.cache import cached_rebuild_entry
     from qencode_nb.problem.rebuild import Rebuilt
 
+    if "rebuild" in getattr(entry, "not_checkable", {}):     # Qiskit-era: nothing to rebuild
+        from qencode_nb.problem.stored_only import NotRebuilt
+
+        return NotRebuilt(entry.not_checkable["rebuild"])
     full_qubits = 2 * entry.active_space[1]
     chem, tap = cached_rebuild_entry(entry, light=full_qubits > LIGHT_REBUILD_ABOVE_QUBITS)
     # The rebuilt energies, and what a YAML of one's own leaves to the rebuild.
@@ -91,6 +99,10 @@ def hamiltonian_check(entry, rebuilt) -> HamiltonianCheck:
     from qencode_nb.problem import hamcheck
     from qencode_nb.problem.orbitals import boundary_check
 
+    if getattr(rebuilt, "tapering", True) is None:     # NotRebuilt: the stored terms alone
+        from qencode_nb.problem.stored_only import stored_only_check
+
+        return stored_only_check(entry, rebuilt.reason)
     chem, tap = rebuilt.chemistry, rebuilt.tapering
     if entry.has_stored_hamiltonian:
         check = hamcheck.check_entry(entry, rebuilt=rebuilt)

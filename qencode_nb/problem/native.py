@@ -55,7 +55,8 @@ def symbols_and_bohr(geometry: str) -> tuple[list[str], list[float]]:
 
 
 def build_native(geometry: str, basis: str, num_electrons: int,
-                 num_spatial_orbitals: int, mapping: str, e_casci: float):
+                 num_spatial_orbitals: int, mapping: str, e_casci: float,
+                 tapering_rule: str = "v4"):
     """The tapered ``pennylane_native`` Hamiltonian: a
     :class:`~qencode_nb.problem.tapering.TaperResult`.
 
@@ -66,6 +67,7 @@ def build_native(geometry: str, basis: str, num_electrons: int,
         mapping: ``jordan_wigner`` or ``bravyi_kitaev``.
         e_casci: CASCI energy (Ha) for the tapering's constant correction, as the
             generator passes its own.
+        tapering_rule: as :func:`qencode_nb.problem.tapering.taper`.
     """
     import numpy as np
     from pennylane import qchem
@@ -76,12 +78,12 @@ def build_native(geometry: str, basis: str, num_electrons: int,
     H, n_qubits = qchem.molecular_hamiltonian(
         symbols=symbols, coordinates=np.array(coords), basis=basis, mapping=mapping,
         active_electrons=num_electrons, active_orbitals=num_spatial_orbitals)
-    return taper(H, n_qubits, num_electrons, e_casci, mapping)
+    return taper(H, n_qubits, num_electrons, e_casci, mapping, tapering_rule)
 
 
 def cached_native(geometry: str, basis: str, num_electrons: int,
                   num_spatial_orbitals: int, mapping: str, e_casci: float, *,
-                  cache_dir=None) -> tuple[dict, str]:
+                  cache_dir=None, tapering_rule: str = "v4") -> tuple[dict, str]:
     """:func:`build_native` through ``native-<key>.json`` beside the rebuild cache.
 
     Returns:
@@ -101,7 +103,7 @@ def cached_native(geometry: str, basis: str, num_electrons: int,
     def compute():
         start = time.perf_counter()
         tap = build_native(geometry, basis, num_electrons, num_spatial_orbitals,
-                           mapping, e_casci)
+                           mapping, e_casci, tapering_rule)
         return {"terms": [[format_pauli_word(word), complex(c).real]
                           for word, c in tap.tapered_terms()],
                 "constant_ha": float(tap.bk_constant_correction_ha or 0.0),
@@ -115,4 +117,6 @@ def cached_native(geometry: str, basis: str, num_electrons: int,
                             "num_spatial_orbitals": int(num_spatial_orbitals),
                             "mapping": mapping, "e_casci": float(e_casci)},
                 "environment": environment_material()}
+    if tapering_rule != "v4":     # schema 3.0.0's strip; v4 keys unchanged
+        material["problem"]["tapering_rule"] = tapering_rule
     return cache.side_file("native", material, compute, cache_dir_=cache_dir)

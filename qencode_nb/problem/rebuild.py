@@ -40,7 +40,8 @@ def rebuild_tapered(geometry: str, basis: str, charge: int, spin: int,
                     num_electrons: int, num_spatial_orbitals: int,
                     orbital_optimization: str, mapping: str, *,
                     classical: bool = False,
-                    verify_tol: float | None = OF_BRIDGE_VERIFY_TOL_HA):
+                    verify_tol: float | None = OF_BRIDGE_VERIFY_TOL_HA,
+                    tapering_rule: str = "v4"):
     """Chemistry, of_bridge Hamiltonian and Z2 tapering of one problem.
 
     Args:
@@ -52,6 +53,8 @@ def rebuild_tapered(geometry: str, basis: str, charge: int, spin: int,
         classical: also compute MP2/CCSD/CCSD(T).
         verify_tol: of_bridge exact-diagonalisation check against CASCI (Ha);
             ``None`` skips it.
+        tapering_rule: the generator's sector search and imaginary strip
+            (:func:`qencode_nb.problem.tapering.taper`).
 
     Returns:
         ``(ChemistryResult, TaperResult)``; energies in Ha.
@@ -69,7 +72,7 @@ def rebuild_tapered(geometry: str, basis: str, charge: int, spin: int,
                          num_spatial_orbitals, orbital_optimization,
                          classical=classical)
     H, n_qubits = build_of_bridge(chem, mapping, verify_tol=verify_tol)
-    tapered = taper(H, n_qubits, num_electrons, chem.e_casci, mapping)
+    tapered = taper(H, n_qubits, num_electrons, chem.e_casci, mapping, tapering_rule)
     return chem, tapered
 
 

@@ -97,7 +97,8 @@ def _native_terms(entry, rebuilt, cache_dir):
     chem = rebuilt.chemistry
     ne, no = entry.active_space
     doc, status = cached_native(entry.geometry, entry.basis, ne, no, entry.mapping,
-                                chem.e_casci, cache_dir=cache_dir)
+                                chem.e_casci, cache_dir=cache_dir,
+                                tapering_rule=getattr(entry, "tapering_rule", "v4"))
     return ({s: c for s, c in doc["terms"]}, float(doc["constant_ha"]),
             {"cache_status": status, "seconds": doc.get("seconds")})
 

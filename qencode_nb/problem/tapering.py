@@ -111,13 +111,17 @@ def _sector_ground_energy(H_tapered):
     return exact_ground_energy(H_tapered, dense_max_qubits=Z2_SECTOR_DENSE_MAX_QUBITS)
 
 
-def find_optimal_sector(H, generators, paulixops, num_electrons: int):
+def find_optimal_sector(H, generators, paulixops, num_electrons: int, *,
+                        scan_only: bool = False):
     """Z2 symmetry sector of the ground state: ``(z2_sectors, sector_ground_energy)``.
 
     ``qchem.optimal_sector`` (from the Jordan-Wigner HF occupation, also for
     parity and BK) and the tapered ground energy; if that raises or yields no
     wire, every sector is tapered and the lowest ground energy wins, sectors
     in ``itertools.product([1, -1])`` order (``_find_optimal_sector``).
+
+    ``scan_only``: skip ``qchem.optimal_sector`` and scan every sector, as QEncode
+    schema 3.0.0's ``generate_entry_v3.py`` (a46b4ec, ``_find_optimal_sector``) did.
 
     Raises:
         HamiltonianMismatch: no sector could be tapered.
@@ -127,6 +131,8 @@ def find_optimal_sector(H, generators, paulixops, num_electrons: int):
     from pennylane import qchem
 
     try:
+        if scan_only:
+            raise LookupError("scan every sector (schema 3.0.0)")
         sectors = list(qchem.optimal_sector(H, generators, num_electrons))
         energy = _sector_ground_energy(qchem.taper(H, generators, paulixops, sectors))
         if energy is not None:
@@ -192,8 +198,28 @@ def strip_imaginary(H, e_reference: float, *, threshold_rel: float = STRIP_IMAGI
     return H_real, True, max_imag
 
 
+def real_part(H):
+    """The real part of every coefficient of a tapered operator, as QEncode schema
+    3.0.0 stored it (``generate_entry_v3.py`` at a46b4ec, ``serialize_hamiltonian``:
+    ``float(np.real(coeff))`` per term of ``pauli_rep``, no threshold, no check).
+
+    Returns:
+        ``(H_out, stripped, max_imaginary_abs_ha)``: ``stripped`` is True when some
+        imaginary part was non-zero (then ``H_out`` is rebuilt from the real parts).
+    """
+    import numpy as np
+    from pennylane.pauli import PauliSentence
+
+    items = list(H.pauli_rep.items())
+    max_imag = max((abs(float(np.imag(c))) for _, c in items), default=0.0)
+    if max_imag == 0.0:
+        return H, False, 0.0
+    return (PauliSentence({w: float(np.real(c)) for w, c in items}).operation(), True,
+            max_imag)
+
+
 def taper(H, n_qubits: int, num_electrons: int, e_casci: float,
-          mapping: str) -> TaperResult:
+          mapping: str, tapering_rule: str = "v4") -> TaperResult:
     """Z2-taper an untapered qubit Hamiltonian as ``apply_tapering`` does.
 
     Steps: ``qchem.symmetry_generators``; ``qchem.paulix_ops``;
@@ -209,6 +235,12 @@ def taper(H, n_qubits: int, num_electrons: int, e_casci: float,
         num_electrons: active electrons (``problem.active_space.num_electrons``).
         e_casci: CASCI ground energy (Ha).
         mapping: ``jordan_wigner``, ``parity`` or ``bravyi_kitaev``.
+        tapering_rule: ``"v4"`` (:func:`find_optimal_sector`; :func:`strip_imaginary`,
+            BK only, checked) or ``"v3"`` (QEncode schema 3.0.0, ``generate_entry_v3.py``
+            at a46b4ec: ``_find_optimal_sector`` scans every sector for the lowest ground
+            energy, no ``qchem.optimal_sector`` first; ``serialize_hamiltonian`` kept
+            ``float(np.real(coeff))`` of every term on every mapping, unchecked:
+            :func:`real_part`); ``Entry.tapering_rule``.
 
     Returns:
         :class:`TaperResult`.
@@ -222,7 +254,8 @@ def taper(H, n_qubits: int, num_electrons: int, e_casci: float,
     check_mapping(mapping)
     generators = qchem.symmetry_generators(H)
     paulixops = qchem.paulix_ops(generators, n_qubits)
-    sectors, e_sector = find_optimal_sector(H, generators, paulixops, num_electrons)
+    sectors, e_sector = find_optimal_sector(H, generators, paulixops, num_electrons,
+                                            scan_only=tapering_rule == "v3")
     H_tapered = qchem.taper(H, generators, paulixops, sectors)
     hf_tapered = qchem.taper_hf(generators, paulixops, sectors,
                                 num_electrons=num_electrons, num_wires=n_qubits)
@@ -232,7 +265,9 @@ def taper(H, n_qubits: int, num_electrons: int, e_casci: float,
     correction = shift if abs(shift) > TAPER_CONSTANT_THRESHOLD_HA else None
 
     stripped, max_imag = False, 0.0
-    if mapping == "bravyi_kitaev":
+    if tapering_rule == "v3":
+        H_tapered, stripped, max_imag = real_part(H_tapered)
+    elif mapping == "bravyi_kitaev":
         H_tapered, stripped, max_imag = strip_imaginary(H_tapered, e_sector)
 
     return TaperResult(

@@ -54,6 +54,36 @@ class Problem:
         return self.engines.to_record()
 
 
+@dataclass
+class NoEngine:
+    """The engine slot of a problem no engine can bind (``label`` None)."""
+
+    num_params: int | None
+    label: None = None
+    replay_reason: str | None = None
+
+
+@dataclass
+class NoEngines:
+    """The engines of a problem no engine can bind: the ansatz cannot be rebuilt
+    (``Entry.not_checkable["replay"]``, a Qiskit QPY ansatz); ``reason`` says why."""
+
+    requested: str | None
+    reason: str
+    num_params: int | None
+
+    @property
+    def rerun(self) -> NoEngine:
+        return NoEngine(self.num_params, replay_reason=self.reason)
+
+    replay = rerun
+
+    def to_record(self) -> dict:
+        """The ``engine`` record: no engine used, and why."""
+        return {"requested": self.requested, "used": None, "reason": self.reason,
+                "replay_reason": self.reason}
+
+
 def build_problem(entry, rebuilt, engine: str | None = None,
                   hamiltonian=None, *, rerun: bool = True) -> Problem:
     """The problem of an entry and the engines that replay and re-run it.
@@ -78,6 +108,12 @@ def build_problem(entry, rebuilt, engine: str | None = None,
     from qencode_nb.problem.check import check_structure
 
     requested = check_engine(engine)
+    if getattr(rebuilt, "tapering", True) is None:      # NotRebuilt: no engine can bind
+        return Problem(hamiltonian_origin="stored", wires=list(range(entry.tapered_num_qubits)),
+                       constant_ha=0.0, e_target=entry.casci_target, ansatz=entry.ansatz,
+                       reps=entry.reps if entry.ansatz == "hea" else None, z2_sectors=[],
+                       engines=NoEngines(requested, entry.not_checkable.get(
+                           "replay", rebuilt.reason), entry.num_params))
     check_structure(entry, rebuilt)      # a Z2-count mismatch says so first
     tapered = rebuilt.tapering
     return Problem(

@@ -58,6 +58,14 @@ class Replay:
         return out
 
 
+#: Why a schema 3.0.0 tapered UCCSD whose parameter count is not the builder's reads n/a.
+V3_UCCSD_WHY = (
+    "{n} stored parameters but the tapered UCCSD this toolkit builds (generate_entry_v4.py's "
+    "pool) has {m}: generate_entry_v3.py (a46b4ec) _get_tapered_uccsd_ops dropped every "
+    "excitation whose qchem.taper_operation raised (except Exception: pass) and records "
+    "not which, so its ansatz cannot be rebuilt")
+
+
 def replay(entry, problem) -> Replay:
     """Energy of the stored optimal parameters on the problem's Hamiltonian.
 
@@ -73,10 +81,16 @@ def replay(entry, problem) -> Replay:
     running it, and a published energy that is not one fails it after running
     (the replayed energy is recorded); the ``reason`` names the field and value.
 
+    An entry whose record does not allow a replay (``entry.not_checkable["replay"]``: a
+    Qiskit QPY ansatz) or a schema 3.0.0 tapered UCCSD whose parameter count is not the
+    builder's (:data:`V3_UCCSD_WHY`) reads n/a with the reason.
+
     Raises:
         EntryError: the number of stored parameters does not match the
             ansatz, or the recorded pool size differs from the engine's pool.
     """
+    if "replay" in getattr(entry, "not_checkable", {}):
+        return Replay.not_run(entry, entry.not_checkable["replay"])
     if entry.optimal_params is None and entry.is_own:
         return Replay.not_run(entry, f"{entry.source.name} is a YAML entry of one's own: no "
                                      "stored optimal parameters to replay"
@@ -94,6 +108,11 @@ def replay(entry, problem) -> Replay:
                              f"({len(bad)} of {len(entry.optimal_params)} not finite); "
                              "accepted: finite numbers (radians)")
 
+    if (len(entry.optimal_params) != problem.num_params
+            and getattr(entry, "schema_version", "4.0.0") == "3.0.0"
+            and entry.ansatz == "uccsd"):
+        return Replay.not_run(entry, V3_UCCSD_WHY.format(
+            n=len(entry.optimal_params), m=problem.num_params))
     if len(entry.optimal_params) != problem.num_params:
         raise EntryError(f"{len(entry.optimal_params)} stored parameters but the "
                          f"{entry.ansatz} ansatz has {problem.num_params}",

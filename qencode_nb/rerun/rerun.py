@@ -95,11 +95,18 @@ def rerun(entry, problem, optimizer: str | None = None, resume: bool = False,
             (``checkpoint_discarded`` in the record says why).
         checkpoint_dir: cache root of the checkpoints (default: the rebuild cache's).
 
+    Returns:
+        the :class:`Rerun`, or None when the record does not allow one
+        (``entry.not_checkable["rerun"]``: the verdict's tiers 2 and 3 read n/a with it).
+
     Raises:
         EntryError: an override for an ADAPT entry, or ADAPT as an override.
     """
     from qencode_nb.rerun.checkpoint import Checkpoint, material
     from qencode_nb.rerun.progress import Progress
+
+    if "rerun" in getattr(entry, "not_checkable", {}):      # no ansatz: tiers 2, 3 n/a
+        return None
 
     is_adapt = problem.is_adapt and optimizer is None
     checkpoint = Checkpoint(material(entry, problem, str(optimizer or entry.optimizer.name),

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from qencode_nb.entry.hashing import qencode_sha256
+from qencode_nb.entry.hashing import HASH_RULES, V4_RULE, qencode_sha256
 
 
 @dataclass
@@ -27,7 +27,8 @@ class Integrity:
         recorded: the SHA-256 the entry records (hex).
         recomputed: the SHA-256 recomputed from the JSON (hex), or None.
         id_matches_hash: the ``entry_id`` ends in ``__sha256_`` + the first 16
-            hex digits of the recorded hash (generator ``assemble_entry``).
+            hex digits of the recorded hash (generator ``assemble_entry``); None where
+            the schema's suffix is not its hash (``hash_rule`` says what it is).
         signature: the state of the entry's own ``trust.signature_b64``: "absent",
             "present, not verified (no key given)", "verified (key ID)" or
             "invalid (key ID)" (:func:`entry_signature`).
@@ -37,6 +38,9 @@ class Integrity:
         signing_key_id: the entry's ``trust.signing_key_id`` (QEncode's name of its key).
         file_sha256: the SHA-256 of the entry file's bytes as the audit read them
             (``entry_source``): what ``qencode-nb crate`` requires of a file it copies.
+        hash_rule: the schema's rule recomputed: where it is recorded, its source, and
+            what the ``entry_id`` suffix is when it is not the hash
+            (:data:`qencode_nb.entry.hashing.HASH_RULES`).
     """
 
     status: str
@@ -48,6 +52,7 @@ class Integrity:
     signature_key: dict | None = None
     signing_key_id: str | None = None
     file_sha256: str | None = None
+    hash_rule: str | None = None
 
     def to_record(self) -> dict:
         """The ``integrity`` record."""
@@ -55,7 +60,10 @@ class Integrity:
 
 
 def integrity(entry, public_key=None) -> Integrity:
-    """SHA-256 by QEncode's rule (:func:`qencode_nb.entry.hashing.qencode_sha256`),
+    """SHA-256 by the rule of the entry's schema (:data:`qencode_nb.entry.hashing.HASH_RULES`;
+    4.0.0 and 3.0.0: :func:`qencode_nb.entry.hashing.qencode_sha256`).  Where the schema's
+    ``entry_id`` suffix is not its hash (2.0.0, 3.0.0) ``id_matches_hash`` is None
+    (not checked) rather than a failure.
     recomputed where the JSON is at hand (a ``params/`` entry without ``db``
     has none: status n/a unless its id already contradicts its hash), and the entry's
     own signature verified when ``public_key`` (a PEM file) is given
@@ -72,15 +80,19 @@ def integrity(entry, public_key=None) -> Integrity:
                                   "records no SHA-256 (no qencode section) to recompute"],
                          signature_key=signed["key"], file_sha256=entry.file_sha256)
     reasons = []
+    rule = HASH_RULES.get(getattr(entry, "schema_version", "4.0.0"), V4_RULE)
     id_ok = entry.entry_id.endswith("__sha256_" + entry.sha256[:16])
-    if not id_ok:
+    if not id_ok and rule.id_suffix:
         reasons.append(f"entry_id {entry.entry_id} does not end in sha256[:16] "
                        f"{entry.sha256[:16]}")
+    elif not id_ok:             # the schema's entry_id suffix is not its hash
+        id_ok = None
     recomputed = None
     if entry.raw is not None:
-        recomputed = qencode_sha256(entry.raw)
+        recomputed = rule.compute(entry.raw)
         if recomputed != entry.sha256:
-            reasons.append(f"recomputed SHA-256 {recomputed} != recorded {entry.sha256}")
+            reasons.append(f"recomputed SHA-256 {recomputed} != recorded {entry.sha256} "
+                           f"({rule.field}, rule of {rule.source})")
         status = "pass" if not reasons else "fail"
     else:
         reasons.append("no QEncode JSON at hand (pass db=FOLDER) to recompute the SHA-256")
@@ -93,7 +105,10 @@ def integrity(entry, public_key=None) -> Integrity:
     return Integrity(status=status, recorded=entry.sha256, recomputed=recomputed,
                      id_matches_hash=id_ok, signature=signed["state"], reasons=reasons,
                      signature_key=signed["key"], signing_key_id=trust.get("signing_key_id"),
-                     file_sha256=entry.file_sha256)
+                     file_sha256=entry.file_sha256,
+                     hash_rule=(f"QEncode schema {entry.schema_version}: {rule.field}, "
+                                f"{rule.source}" + (f"; {rule.id_suffix_why}"
+                                                    if rule.id_suffix_why else "")))
 
 
 def entry_signature(entry, public_key=None) -> dict:

@@ -98,6 +98,10 @@ def check_rows(r: dict) -> list:
             text = "; ".join(integ.get("reasons") or []) or "SHA-256 not recomputed"
         elif integ.get("recomputed") == integ.get("recorded") and integ.get("id_matches_hash"):
             text = "SHA-256 recomputed, equal to the recorded one and the id"
+        elif (integ.get("recomputed") == integ.get("recorded")
+              and integ.get("id_matches_hash") is None):
+            text = ("SHA-256 recomputed, equal to the recorded one (the id's suffix is not "
+                    "this schema's hash)")
         else:
             text = "; ".join(integ.get("reasons") or []) or "SHA-256 differs"
         text += f"; signature {integ.get('signature')}"

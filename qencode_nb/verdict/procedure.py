@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from qencode_nb.entry.fields import FIELDS, RUN_FIELDS, UNRECORDABLE, applies, declared
+from qencode_nb.entry.fields import FIELDS, RUN_FIELDS, applies, declared, unrecordable
 
 #: Row statuses.  ``equal`` and ``not used`` pass; ``differs`` fails tier 1;
 #: ``undeclared`` fails it when QEncode schema 4.0.0 records the field and makes it
@@ -163,9 +163,11 @@ def _row_outcome(row: dict, f, entry, mode: str) -> tuple[str, str | None]:
         return "incomplete", f"the value used cannot be established ({source})"
     why = entry.undeclared.get(name) or {}         # undeclared
     default, origin = why.get("used"), why.get("source") or source
-    if name in UNRECORDABLE:
-        cannot = UNRECORDABLE_WHY + (f"; a params/ YAML declares it as {f.yaml_path}"
-                                     if entry.kind == "params-yaml" else "")
+    if name in unrecordable(entry):
+        version = getattr(entry, "schema_version", "4.0.0")
+        cannot = UNRECORDABLE_WHY.replace("4.0.0", version) + (
+            f"; a params/ YAML declares it as {f.yaml_path}"
+            if entry.kind == "params-yaml" else "")
         if used is None:     # not exercised in this mode
             return "incomplete", (f"undeclared ({cannot}) and not exercised (mode={mode}): "
                                   f"a re-run uses the generator default {default!r} "

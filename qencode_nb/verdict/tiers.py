@@ -122,6 +122,8 @@ def verdict(entry, *, rerun, provenance: dict, blas_threads: int,
     if cons["status"] == "fail":
         alerts.append("INCONSISTENT: " + "; ".join(cons["reasons"]))
     alert_text = "".join(f"; {a}" for a in alerts)
+    cannot = getattr(entry, "not_checkable", {}).get("rerun")
+    no_rerun = NO_RERUN if cannot is None else f"no re-run: {cannot}"
     out = {"threshold_mha": _mha(thr), "published_error_mha": _mha(pub_err),
            "published_certified": entry.published_certified,
            "margin_published": _margin(pub_err, thr),
@@ -129,8 +131,8 @@ def verdict(entry, *, rerun, provenance: dict, blas_threads: int,
            "alerts": alerts}
     tiers = {"procedure": (procedure or {}).get("tier") or
              {"status": "n/a", "reasons": ["tier 1 was not evaluated"]},
-             "certification": {"status": "n/a", "reasons": [NO_RERUN]},
-             "bit_identical": {"status": "n/a", "reasons": [NO_RERUN]}}
+             "certification": {"status": "n/a", "reasons": [no_rerun]},
+             "bit_identical": {"status": "n/a", "reasons": [no_rerun]}}
     if rerun_energy is None:
         out.update({"error_mha": None, "movement_mha": None, "margin_regenerated": None,
                     "certified": None, "fragile": None, "certification_change": None,
