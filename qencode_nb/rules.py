@@ -215,3 +215,15 @@ Hamiltonian only when the rebuilt and stored qubit Hamiltonians agree to this
 B_CUBED_TOL = 1e-8
 """A tapered excitation generator ``B`` must satisfy ``B**3 = -B`` to this
 (max-abs entry) for the closed-form exponential to hold."""
+
+# ---------------------------------------------------------------------------
+# QEncode v4 dissociation curves (releases/v4/curves, qencode-benchmark master a46b4ec)
+# ---------------------------------------------------------------------------
+CURVE_MAX_OPERATORS = 40
+"""The ADAPT operator cap of QEncode's v4 dissociation curves
+(``releases/v4/curves/README.md``: "Points that hit the 40-operator cap do not reach
+the certification threshold"); the curve files do not record it."""
+
+GENERATOR_MAPPING = "jordan_wigner"
+"""The generator's default qubit mapping (``--mapping``, default ``jordan_wigner``,
+``scripts/generate_entry_v4.py`` at a46b4ec); the curve files record none."""
