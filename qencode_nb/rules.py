@@ -148,8 +148,8 @@ STRICT_REPRODUCTION_HA = 1e-6
 """QEncode's strict reproduction tolerance: a re-run whose energy moves more than
 1e-6 Ha from the published one "exceeded the strict tolerance" (QEncode's drift
 report: 17 of 40 entries exceeded it while still valid).
-Used only to count, in the robustness study's drift table; the tiers do not use
-it."""
+Used only to count, in the robustness study's drift table, and for a dissociation
+curve point's ``agrees`` (:mod:`qencode_nb.studies.curve`); the tiers do not use it."""
 
 ACTIVE_BOUNDARY_TOL_HA = 1e-4
 """An orbital inside the active space and one outside whose RHF orbital energies

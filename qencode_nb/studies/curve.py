@@ -27,7 +27,8 @@ import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from qencode_nb.rules import CERTIFICATION_THRESHOLD_HA, CURVE_MAX_OPERATORS, STRICT_REPRODUCTION_HA
+from qencode_nb.rules import (CERTIFICATION_THRESHOLD_HA, CURVE_MAX_OPERATORS,
+                              STRICT_REPRODUCTION_HA)
 from qencode_nb.studies.curve_points import (assumptions, parse_active_space, point_params,
                                              read_curve, resolve_active_space)
 
@@ -38,7 +39,8 @@ CSV_COLUMNS = ("R", "energy_published", "energy_regenerated", "energy_diff_ha",
                "gap_published_mha", "gap_regenerated_mha", "n_ops_published",
                "n_ops_regenerated", "certified_published", "certified_regenerated", "changed",
                "agrees", "casci_published", "casci_regenerated", "tapered_qubits",
-               "z2_sectors", "engine", "stopped_early", "wall_s", "undeclared", "error")
+               "z2_sectors", "engine", "stopped_early", "tied_iterations", "wall_s",
+               "undeclared", "error")
 
 ENGINES = ("fast", "sector")
 
@@ -122,7 +124,11 @@ def audit_point(curve, point, active_space, assumed, engine: str) -> dict:
             "tapered_qubits": int(rebuilt.tapering.n_qubits_tapered),
             "z2_sectors": " ".join(str(s) for s in entry.tapering_sectors),
             "engine": problem.engine_record().get("used"),
+            "engine_record": problem.engine_record(),
             "stopped_early": bool(run.stopped_early),
+            "tied_iterations": " ".join(map(str, run.details.get("tied_iterations") or [])),
+            "max_gradients": run.details.get("max_gradients"),
+            "findings": list(run.findings),
             "undeclared_entry": entry.undeclared}
 
 
@@ -200,7 +206,9 @@ def audit_curve(curve, engine: str = "fast", out=None, points=None, active_space
         row = _row(point, regenerated, error, time.perf_counter() - start,
                    ";".join(sorted(undeclared)))
         rows.append(row)
-        records.append({"R": point["R"], "row": row, "undeclared": undeclared,
+        extra = {k: (regenerated or {}).get(k) for k in ("engine_record", "max_gradients",
+                                                           "findings")}
+        records.append({"R": point["R"], "row": row, "undeclared": undeclared, **extra,
                         **({"traceback": tb} if error else {})})
     table = pd.DataFrame(rows, columns=list(CSV_COLUMNS))
     table.to_csv(out / "curve.csv", index=False)

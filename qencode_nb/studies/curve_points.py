@@ -16,12 +16,12 @@ length R (H2: H, H; HF: H first, then F; LiH: Li first, then H; N2: N, N); the h
 chains H4 and H6 are linear, ``H 0 0 k*R`` for k = 0 .. n-1, R the spacing between
 neighbours (the catalog's chains are spaced 1.0 Angstrom).
 
-**Active space.** The four curve files state ``"active_space": "[2,2]"`` at the top,
-while their README lists LiH and H4 as [4,4] (H6, N2 as [6,6]) and the catalog's
-``v4_active_space`` agrees with the README.  :func:`resolve_active_space` rebuilds the
-first point's CASCI with the stated active space and, when it misses the published CASCI
-by more than :data:`qencode_nb.rules.REFERENCE_MATCH_HA`, with the catalog's; the one
-that matches is used and the choice is an undeclared assumption of every point.
+**Active space.** The file states it once (``"active_space": "[2,2]"``; the README's
+table repeats it per molecule).  :func:`resolve_active_space` rebuilds the first point's
+CASCI with it and, when that misses the published CASCI by more than
+:data:`qencode_nb.rules.REFERENCE_MATCH_HA`, with QEncode's catalog active space for the
+molecule; the one that matches is used, and the check's outcome is an assumption of
+every point.
 
 Importing this module imports nothing heavy (no numpy).
 """
