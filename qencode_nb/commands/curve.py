@@ -1,8 +1,9 @@
 """``qencode-nb curve FILE [--engine fast|sector] [--out DIR] [--points R,...]
-[--active-space NE,NO] [--cap N] [--no-plot]``: a QEncode v4 dissociation curve audited
-point by point (:func:`qencode_nb.studies.curve.audit_curve`): each point rebuilt from the
+[--active-space NE,NO] [--cap N] [--no-plot] [--blas-threads N] [--blas-coretype K]``:
+a QEncode v4 dissociation curve audited point by point (:func:`qencode_nb.studies.curve.audit_curve`): each point rebuilt from the
 curve's molecule, basis, active space and orbitals, re-run with ADAPT-VQE under the
 curve's operator cap, and compared with the published energy, gap and operator count.
+BLAS and OpenMP threads are pinned first (default 1), as the audits pin theirs.
 
 It writes ``curve.csv``, ``curve_points.json`` and ``curve.{png,pdf,svg}`` with
 ``curve.caption.md`` in --out (default ``runs/curve-<molecule>``), prints the table and
@@ -35,16 +36,22 @@ def add_parsers(sub) -> None:
     cv.add_argument("--cap", type=int, default=None,
                     help="ADAPT operator cap (default the curves' 40)")
     cv.add_argument("--no-plot", action="store_true", help="write no figure")
+    cv.add_argument("--blas-threads", type=int, default=1,
+                    help="BLAS and OpenMP threads, pinned before numpy loads (default 1: "
+                         "PySCF's threaded sums change the last bits from run to run)")
+    cv.add_argument("--blas-coretype", default=None,
+                    help="OpenBLAS kernels as audit.ipynb's blas_coretype (default: the "
+                         "host's)")
     cv.set_defaults(func=_curve)
 
 
 def _curve(args) -> int:
-    import pandas as pd
-
+    from qencode_nb.notebook.pins import pin
     from qencode_nb.rules import CURVE_MAX_OPERATORS
     from qencode_nb.studies.curve import audit_curve
 
     try:
+        pin(args.blas_threads, args.blas_coretype)    # before anything loads numpy
         result = audit_curve(args.file, engine=args.engine, out=args.out, points=args.points,
                              active_space=args.active_space,
                              max_operators=args.cap or CURVE_MAX_OPERATORS,
@@ -52,6 +59,8 @@ def _curve(args) -> int:
     except QencodeNbError as exc:
         print(f"qencode-nb: {exc}", file=sys.stderr)
         return 2
+    import pandas as pd
+
     shown = result.table.drop(columns=["undeclared", "z2_sectors", "casci_published",
                                        "casci_regenerated"])
     with pd.option_context("display.width", 250, "display.max_columns", 30,
