@@ -153,6 +153,9 @@ def test_cli_curve(tmp_path, capsys):
     assert not (tmp_path / "bad" / "curve.csv").exists()
     with pytest.raises(SystemExit):
         main(["curve", str(H2_BUNDLED), "--engine", "qnode"])
+    # threads are pinned before any point (a bad count is refused, exit status 2)
+    assert main(["curve", str(H2_BUNDLED), "--blas-threads", "0", "--out",
+                 str(tmp_path / "bad")]) == 2
 
 
 def test_points_and_engine_are_checked():
