@@ -102,8 +102,10 @@ def select_points(curve, points) -> list:
 
 
 def audit_point(curve, point, active_space, assumed, engine: str) -> dict:
-    """Rebuild and re-run one point; its ``curve.csv`` row and its record.  Raises what
-    the rebuild or the re-run raises (:func:`audit_curve` turns it into a row)."""
+    """Rebuild and re-run one point: the regenerated values of its ``curve.csv`` row and
+    of its record (engine record, ADAPT gradients, findings, the entry's undeclared
+    fields).  Raises what the rebuild or the re-run raises (:func:`audit_curve` turns it
+    into a row holding the error)."""
     from qencode_nb.entry.readers import from_own_params
     from qencode_nb.problem.check import hamiltonian_check, rebuild
     from qencode_nb.rerun.problem import build_problem
