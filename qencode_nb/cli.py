@@ -3,7 +3,7 @@
 ``qencode-nb --help`` lists them in), and :func:`main`.
 
 Each command module holds its handlers and an ``add_parsers(sub)``: ``audit``,
-``sweep``, ``study``, ``robustness``, ``report``, ``stack``, ``data``, the trust
+``sweep``, ``study``, ``robustness``, ``curve``, ``report``, ``stack``, ``data``, the trust
 commands (``keygen``, ``sign``, ``verify``, ``crate``), ``compare`` and ``show``; their module
 docstrings give each command's arguments, outputs and exit statuses (2 on bad
 arguments for every command).
@@ -14,11 +14,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from qencode_nb.commands import (audit, compare, data, report, robustness, show, stack, study,
-                                 sweep, trust)
+from qencode_nb.commands import (audit, compare, curve, data, report, robustness, show, stack,
+                                 study, sweep, trust)
 
 #: The command modules, in the order their subcommands are registered.
-COMMANDS = (audit, show, sweep, study, robustness, report, stack, data, trust, compare)
+COMMANDS = (audit, show, sweep, study, robustness, curve, report, stack, data, trust, compare)
 
 
 def build_parser() -> argparse.ArgumentParser:

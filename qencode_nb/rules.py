@@ -148,8 +148,8 @@ STRICT_REPRODUCTION_HA = 1e-6
 """QEncode's strict reproduction tolerance: a re-run whose energy moves more than
 1e-6 Ha from the published one "exceeded the strict tolerance" (QEncode's drift
 report: 17 of 40 entries exceeded it while still valid).
-Used only to count, in the robustness study's drift table; the tiers do not use
-it."""
+Used only to count, in the robustness study's drift table, and for a dissociation
+curve point's ``agrees`` (:mod:`qencode_nb.studies.curve`); the tiers do not use it."""
 
 ACTIVE_BOUNDARY_TOL_HA = 1e-4
 """An orbital inside the active space and one outside whose RHF orbital energies
@@ -215,3 +215,15 @@ Hamiltonian only when the rebuilt and stored qubit Hamiltonians agree to this
 B_CUBED_TOL = 1e-8
 """A tapered excitation generator ``B`` must satisfy ``B**3 = -B`` to this
 (max-abs entry) for the closed-form exponential to hold."""
+
+# ---------------------------------------------------------------------------
+# QEncode v4 dissociation curves (releases/v4/curves, qencode-benchmark master a46b4ec)
+# ---------------------------------------------------------------------------
+CURVE_MAX_OPERATORS = 40
+"""The ADAPT operator cap of QEncode's v4 dissociation curves
+(``releases/v4/curves/README.md``: "Points that hit the 40-operator cap do not reach
+the certification threshold"); the curve files do not record it."""
+
+GENERATOR_MAPPING = "jordan_wigner"
+"""The generator's default qubit mapping (``--mapping``, default ``jordan_wigner``,
+``scripts/generate_entry_v4.py`` at a46b4ec); the curve files record none."""

@@ -9,6 +9,7 @@ subparsers.
   environments`` (:func:`qencode_nb.studies.run`);
 - :mod:`~qencode_nb.commands.robustness`: ``robustness``
   (:mod:`qencode_nb.studies.robustness`);
+- :mod:`~qencode_nb.commands.curve`: ``curve`` (:mod:`qencode_nb.studies.curve`);
 - :mod:`~qencode_nb.commands.report`: ``report`` (:mod:`qencode_nb.readout.report`);
 - :mod:`~qencode_nb.commands.stack`: ``stack create | list | remove``
   (:mod:`qencode_nb.studies.stacks`);

@@ -11,8 +11,9 @@
 - :mod:`~qencode_nb.readout.robustness_tables`: a robustness study's rows, per-entry
   summary (``fragile_measured``) and drift counts;
 - :mod:`~qencode_nb.readout.plots` (margin plot, study strips, optimiser figure),
-  :mod:`~qencode_nb.readout.adapt_plot` (ADAPT operators against system size) and
-  :mod:`~qencode_nb.readout.robustness_plot` (the robustness figure), each drawn and saved
+  :mod:`~qencode_nb.readout.adapt_plot` (ADAPT operators against system size) ,
+  :mod:`~qencode_nb.readout.robustness_plot` (the robustness figure) and
+  :mod:`~qencode_nb.readout.curve_plot` (a dissociation curve's figure), each drawn and saved
   by :mod:`qencode_nb.figstyle`;
 - :mod:`~qencode_nb.readout.cross_host`: two folders of audits compared entry by entry;
 - :mod:`~qencode_nb.readout.report` (``qencode-nb report``: one self-contained HTML
