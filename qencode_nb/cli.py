@@ -14,11 +14,12 @@ from __future__ import annotations
 import argparse
 import sys
 
-from qencode_nb.commands import (audit, compare, data, report, robustness, show, stack, study,
-                                 sweep, trust)
+from qencode_nb.commands import (audit, claims, compare, data, report, robustness, show, stack,
+                                 study, sweep, trust)
 
 #: The command modules, in the order their subcommands are registered.
-COMMANDS = (audit, show, sweep, study, robustness, report, stack, data, trust, compare)
+COMMANDS = (audit, show, sweep, study, robustness, report, stack, data, trust, compare,
+            claims)
 
 
 def build_parser() -> argparse.ArgumentParser:
