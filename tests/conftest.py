@@ -49,6 +49,9 @@ threadpool_limits(limits=1)
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DB = ROOT.parent / "shared" / "qencode-v4" / "db"
+#: QEncode's published history (leaderboards, receipts, releases v1-v3.1, its README,
+#: CITATION.cff, CHANGELOG.md, docs/): ../shared/qencode-history/NOTICE.md.
+SHARED_HISTORY = ROOT.parent / "shared" / "qencode-history"
 #: The files of ``SHARED_DB.parent`` the tests read (entry ids, then the release files):
 #: ``qencode-nb data fetch --only`` fetches exactly these (tests/test_clone.py).
 SHARED_LIST = ROOT / "tests" / "data" / "shared-v4.txt"
@@ -57,7 +60,7 @@ AUDIT_NB = ROOT / "notebooks" / "audit.ipynb"
 LIH_PAR_HEA = SHARED_DB / "LiH_ccpvdz_PAR_HEA_v4_tapered__sha256_e94da71e7eb3b98e.json"
 H2_JW_UCCSD = SHARED_DB / "H2_ccpvdz_JW_UCCSD_v4_tapered__sha256_93a0f8a8604d9aed.json"
 
-__all__ = ["ROOT", "SHARED_DB", "AUDIT_NB", "LIH_PAR_HEA", "H2_JW_UCCSD", "THREAD_VARS",
+__all__ = ["ROOT", "SHARED_DB", "SHARED_HISTORY", "AUDIT_NB", "LIH_PAR_HEA", "H2_JW_UCCSD", "THREAD_VARS",
            "HOST_ENV", "TEST_PROFILE", "KERNEL_PIN_VARS", "needs_profile", "reference_only",
            "by_profile",
            "pinned_env", "unpinned_env", "openblas_kernels", "LIH_PAR_HEA_ERROR_MHA",
