@@ -14,7 +14,8 @@ against its database (``qencode-nb claims FOLDER``).
   folder's README, CITATION.cff, CHANGELOG and docs (id, quote, file, check);
 - :mod:`~qencode_nb.claims.facts`: the named checks that compute each stated claim's
   true value from the database;
-- :mod:`~qencode_nb.claims.check`: all of it over one folder (:func:`~qencode_nb.claims.check.check_folder`).
+- :mod:`~qencode_nb.claims.check`: all of it over one folder
+  (:func:`~qencode_nb.claims.check.check_folder`).
 
 It reads entries (:mod:`qencode_nb.entry`) and keys (:mod:`qencode_nb.trust`); the
 report (:mod:`qencode_nb.readout.report_claims`) shows its table.  Importing it loads

@@ -3,10 +3,12 @@
 A row **holds** when its ``entry_id`` names an entry file in the database whose
 SHA-256 recomputes (QEncode's rule, :func:`qencode_nb.entry.hashing.qencode_sha256`;
 its id ends in the hash's first 16 hex digits) and whose gap, VQE, CASCI and HF
-energies and trust level equal the row's.  The tolerance is **zero**: QEncode's
-exporter (``scripts/export_leaderboard_v4.py``) writes the entry's own floats with
-Python's ``repr``, which round-trips, so ``float(cell) == value`` exactly; a
-missing number must be an empty cell.  The trust level a row claims is its table's:
+energies and trust level equal the row's, and so do the other columns the exporter
+copies from the entry where the table has them (CCSD(T) correlation, circuit depth,
+two-qubit gates, beats_classical; :data:`NUMBERS`).  The tolerance is **zero**:
+QEncode's exporter (``scripts/export_leaderboard_v4.py``) writes the entry's own
+floats with Python's ``repr``, which round-trips, so ``float(cell) == value``
+exactly; a missing number must be an empty cell.  The trust level a row claims is its table's:
 the accuracy, balanced and hardware-cost tables hold certified entries only
 (``leaderboard_metadata.json``: ``trust_filter: certified_only``), the research table
 validated (not certified) ones.
@@ -30,12 +32,17 @@ from qencode_nb.claims.table import ClaimRow
 KIND = "leaderboard"
 #: The table whose rows are validated (research) entries; every other is certified.
 RESEARCH_TABLE = "leaderboard_research.csv"
-#: Row column -> where the v4 entry states it (QEncode's export_leaderboard_v4.py).
+#: Row column -> where the v4 entry states it, first path with a value (QEncode's
+#: export_leaderboard_v4.py, entry_to_row; depth and 2q gates: v4 name, else v3 name).
 NUMBERS = {
-    "gap": ("results", "quality", "abs_vqe_exact_gap"),
-    "vqe_energy": ("results", "vqe", "best_energy_hartree"),
-    "casci_energy": ("results", "reference", "casci_ground_energy_hartree"),
-    "hf_energy": ("results", "classical_comparison", "hf_energy_hartree"),
+    "gap": (("results", "quality", "abs_vqe_exact_gap"),),
+    "vqe_energy": (("results", "vqe", "best_energy_hartree"),),
+    "casci_energy": (("results", "reference", "casci_ground_energy_hartree"),),
+    "hf_energy": (("results", "classical_comparison", "hf_energy_hartree"),),
+    "ccsd_t_correlation": (("results", "classical_comparison", "ccsd_t_correlation"),),
+    "depth": (("circuit_stats", "circuit_depth"), ("circuit_stats", "ansatz_depth")),
+    "2q_gates": (("circuit_stats", "num_2q_gates"), ("circuit_stats", "ansatz_num_2q_gates")),
+    "beats_classical": (("results", "quality", "beats_classical"),),
 }
 NOT_IN_FOLDER = "unverifiable: in the v4.4 registry, not in this database folder"
 NO_ENTRY = "false: resolves to no entry"
@@ -53,10 +60,20 @@ def expected_trust(csv_name: str) -> str:
     return "validated" if csv_name == RESEARCH_TABLE else "certified"
 
 
+def _first(raw: dict, paths):
+    """The value as the exporter reads it: ``a or b`` over the paths."""
+    value = _get(raw, paths[0])
+    for path in paths[1:]:
+        value = value or _get(raw, path)
+    return value
+
+
 def _same(cell: str, value) -> bool:
     if cell is None or cell.strip() == "":
         return value is None
-    if value is None or isinstance(value, bool):
+    if isinstance(value, bool):
+        return cell.strip() == str(value)
+    if value is None:
         return False
     try:
         got = float(cell)
@@ -77,10 +94,10 @@ def compare_row(row: dict, raw: dict, csv_name: str) -> list[str]:
     entry_id = row.get("entry_id", "")
     if not entry_id.endswith("__sha256_" + recomputed[:16]):
         out.append(f"entry id does not end in the hash's first 16 hex digits {recomputed[:16]}")
-    for column, path in NUMBERS.items():
-        if column in row and not _same(row[column], _get(raw, path)):
-            out.append(f"{column} {row[column]!r} != entry's {'.'.join(path)} "
-                       f"{_get(raw, path)!r}")
+    for column, paths in NUMBERS.items():
+        if column in row and not _same(row[column], _first(raw, paths)):
+            out.append(f"{column} {row[column]!r} != entry's {'.'.join(paths[0])} "
+                       f"{_first(raw, paths)!r}")
     level = _get(raw, ("trust", "level"))
     if level != expected_trust(csv_name):
         out.append(f"table lists {expected_trust(csv_name)} entries; the entry's trust.level "
@@ -118,8 +135,9 @@ def _check_row(folder, registry, path, line, row) -> ClaimRow:
                 else "not byte-identical to the v4.4 release's file" if released
                 else "not in the v4.4 registry")
         return ClaimRow(KIND, claim, where, "holds",
-                        f"{rel(folder, file)}: SHA-256 recomputes; gap, energies equal "
-                        f"exactly; trust.level {_get(raw, ('trust', 'level'))}; {byte}")
+                        f"{rel(folder, file)}: SHA-256 recomputes; "
+                        + ", ".join(c for c in NUMBERS if c in row)
+                        + f" equal exactly; trust.level {_get(raw, ('trust', 'level'))}; {byte}")
     if entry_id in registry:
         return ClaimRow(KIND, claim, where, NOT_IN_FOLDER,
                         f"registry.txt lists db/{entry_id}.json (SHA-256 "

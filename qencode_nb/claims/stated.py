@@ -97,12 +97,13 @@ def check_stated(folder: Folder, registry: dict | None = None, table=STATED) -> 
         label = f"{claim.id}: \u201c{claim.quote}\u201d"
         if found is None:
             why = "file not in the folder" if text is None else "quote not found"
+            said = "is missing" if text is None else "no longer says this"
             rows.append(ClaimRow(KIND, label, claim.file, f"unverifiable: {why}",
-                                 f"{claim.file} {'is missing' if text is None else 'no longer says this'}"))
+                                 f"{claim.file} {said}"))
             continue
         line, section = found
         where = f"{claim.file}:{line}" + (f" ({section})" if section else "")
         status, evidence = claim.check(folder, registry)
-        rows.append(ClaimRow(KIND, label, where, status,
-                             f"{evidence} [check: {getattr(claim.check, '__name__', claim.check)}]"))
+        name = getattr(claim.check, "__name__", claim.check)
+        rows.append(ClaimRow(KIND, label, where, status, f"{evidence} [check: {name}]"))
     return rows

@@ -127,3 +127,22 @@ def test_a_folder_that_is_not_one_is_refused(tmp_path, bad):
         target.write_text("")
     with pytest.raises(ClaimsError, match="not a folder"):
         open_folder(target)
+
+
+def test_a_changed_circuit_cost_cell_is_flagged(tmp_path):
+    """The hardware-cost table's depth and two-qubit gates come from the entry's
+    circuit_stats (QEncode's exporter: the v4 name, else the v3 one)."""
+    root, db = _copy(tmp_path)
+    table = root / DATA / "leaderboard_hardware_cost.csv"
+    lines = table.read_text().splitlines()
+    cells = lines[1].split(",")
+    header = lines[0].split(",")
+    cells[header.index("depth")] = str(int(cells[header.index("depth")]) + 1)
+    lines[1] = ",".join(cells)
+    table.write_text("\n".join(lines) + "\n")
+    rows = check_leaderboards(open_folder(root, db=db))
+    first = next(r for r in rows if r.where == f"{DATA}/leaderboard_hardware_cost.csv:2")
+    assert first.status == "false: differs from its entry"
+    assert "depth" in first.evidence and "circuit_stats.circuit_depth" in first.evidence
+    second = next(r for r in rows if r.where == f"{DATA}/leaderboard_hardware_cost.csv:3")
+    assert second.status == "holds" and "2q_gates" in second.evidence
