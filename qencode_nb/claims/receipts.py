@@ -104,7 +104,14 @@ def check_receipts(folder: Folder, public_key=None) -> list[ClaimRow]:
         payload = receipt.get("payload") or {}
         entry_id = payload.get("entry_id") or (item or {}).get("entry_id") or "?"
         where = f"{where_file}, receipt {n}"
-        rows.append(_hash_row(folder, entry_id, payload, where))
+        outer = (item or {}).get("entry_id")
+        if outer and payload.get("entry_id") and outer != payload["entry_id"]:
+            rows.append(ClaimRow(HASH_KIND, f"{outer}: receipt for {payload['entry_id']}",
+                                 where, "false: receipt names two entries",
+                                 f"the receipt's entry_id {outer} is not its payload's "
+                                 f"{payload['entry_id']}"))
+        else:
+            rows.append(_hash_row(folder, entry_id, payload, where))
         rows.append(_signature_row(entry_id, receipt, payload, where, key, kid, public_key))
     return rows
 

@@ -86,10 +86,13 @@ def test_a_tampered_payload_hash_of_an_absent_entry_is_flagged(tmp_path):
     first = json.loads(json.dumps(real[0]))
     h = first["receipt"]["payload"]["entry_hash_sha256"]
     first["receipt"]["payload"]["entry_hash_sha256"] = ("f" if h[0] != "f" else "e") + h[1:]
-    root = _folder(tmp_path, [first, real[1]])
+    swapped = json.loads(json.dumps(real[2]))
+    swapped["entry_id"] = real[3]["entry_id"]
+    root = _folder(tmp_path, [first, real[1], swapped])
     rows = [r for r in check_receipts(open_folder(root)) if r.kind == HASH_KIND]
     assert rows[0].status == "false: payload hash disagrees with its entry id"
     assert rows[1].status == ABSENT
+    assert rows[2].status == "false: receipt names two entries"
 
 
 def test_a_signature_made_as_qencode_would_verifies_and_a_tampered_one_fails(tmp_path):
