@@ -14,11 +14,12 @@ from __future__ import annotations
 import argparse
 import sys
 
-from qencode_nb.commands import (audit, compare, curve, data, report, robustness, show, stack,
-                                 study, sweep, trust)
+from qencode_nb.commands import (audit, claims, compare, curve, data, report, robustness, show,
+                                 stack, study, sweep, trust)
 
 #: The command modules, in the order their subcommands are registered.
-COMMANDS = (audit, show, sweep, study, robustness, curve, report, stack, data, trust, compare)
+COMMANDS = (audit, show, sweep, study, robustness, curve, report, stack, data, trust, compare,
+            claims)
 
 
 def build_parser() -> argparse.ArgumentParser:

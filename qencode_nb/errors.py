@@ -221,6 +221,12 @@ class ReportError(QencodeNbError, FileNotFoundError):
         super().__init__(message)
 
 
+class ClaimsError(QencodeNbError, ValueError):
+    """A folder whose claims cannot be checked: not a folder, no leaderboard, receipt or
+    claim file in it, no database folder, or a file that cannot be read (the message
+    names it and what is accepted; :mod:`qencode_nb.claims`)."""
+
+
 class StackError(QencodeNbError, RuntimeError):
     """A package stack could not be created, found or removed: venv, pip or
     ipykernel failed (the log is kept), or no such stack (the message says why;

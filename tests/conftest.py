@@ -49,7 +49,9 @@ threadpool_limits(limits=1)
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DB = ROOT.parent / "shared" / "qencode-v4" / "db"
-#: The QEncode release history (v1, v2, v3, v3.1 entries at commit a46b4ec; its NOTICE.md).
+#: QEncode's published history (releases v1-v3.1 entries, curves, leaderboards, receipts,
+#: its README, CITATION.cff, CHANGELOG.md, docs/ at commit a46b4ec):
+#: ../shared/qencode-history/NOTICE.md.
 SHARED_HISTORY = ROOT.parent / "shared" / "qencode-history"
 #: The files of ``SHARED_DB.parent`` the tests read (entry ids, then the release files):
 #: ``qencode-nb data fetch --only`` fetches exactly these (tests/test_clone.py).

@@ -1,8 +1,10 @@
-"""``qencode-nb report RUNS_DIR [--out PAGE.html] [--no-notebooks]``: one self-contained
-HTML page of the audit notebooks of a folder, each linked to its notebook rendered in
-``PAGE_notebooks/`` (:func:`qencode_nb.readout.report.write_report`; default
-``RUNS_DIR/report.html``); exit status 2 when RUNS_DIR holds no audit notebook.  A record sweep's folder (``record.json``)
-gets one page grouped by release, with the claims and the curves
+"""``qencode-nb report RUNS_DIR [--out PAGE.html] [--no-notebooks] [--claims CLAIMS.csv]``:
+one self-contained HTML page of the audit notebooks of a folder, each linked to its
+notebook rendered in ``PAGE_notebooks/`` (:func:`qencode_nb.readout.report.write_report`;
+default ``RUNS_DIR/report.html``); ``--claims`` adds the claims section (a ``claims.csv``
+of ``qencode-nb claims --out``); exit status 2 when RUNS_DIR holds no audit notebook or
+``--claims`` is not a claims table.  A record sweep's folder (``record.json``) gets one
+page grouped by release, with its claims and curves
 (:func:`qencode_nb.readout.record_report.write_record_report`).
 """
 
@@ -21,6 +23,8 @@ def add_parsers(sub) -> None:
     rp.add_argument("--out", default=None, help="the page (default RUNS_DIR/report.html)")
     rp.add_argument("--no-notebooks", dest="notebooks", action="store_false",
                     help="do not render the executed notebooks to HTML (rows link nowhere)")
+    rp.add_argument("--claims", default=None, metavar="CLAIMS.csv",
+                    help="a claims.csv (qencode-nb claims --out) shown as its own section")
     rp.set_defaults(func=_report)
 
 
@@ -42,7 +46,8 @@ def _report(args) -> int:
         return 0
 
     try:
-        report = write_report(args.runs_dir, args.out, notebooks=args.notebooks)
+        report = write_report(args.runs_dir, args.out, notebooks=args.notebooks,
+                              claims=args.claims)
     except QencodeNbError as exc:
         print(f"qencode-nb: {exc}", file=sys.stderr)
         return 2

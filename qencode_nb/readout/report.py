@@ -206,7 +206,7 @@ def page_script(env) -> tuple[str, str]:
 
 
 def render_report(table, *, title: str, figures=(), pages=None, generated=None,
-                  csv_name: str | None = None) -> str:
+                  csv_name: str | None = None, claims=None) -> str:
     """The page (HTML text) of a :func:`~qencode_nb.readout.report_tables.report_table`
     (whose paths :func:`write_report` has scrubbed: the page shows them as they are).
 
@@ -219,6 +219,9 @@ def render_report(table, *, title: str, figures=(), pages=None, generated=None,
         generated: the time stamp shown (default: now, UTC).
         csv_name: the file name the CSV link downloads (:func:`table_csv` of ``table``
             as a data: URL); None: no link.
+        claims: the claims section's HTML
+            (:func:`qencode_nb.readout.report_claims.claims_section`), after the figures;
+            None: no section.
 
     The header names the dataset, the environments and the toolkit
     (:mod:`qencode_nb.readout.report_header`) and the columns that read the same on
@@ -267,7 +270,7 @@ def render_report(table, *, title: str, figures=(), pages=None, generated=None,
         groups=spans, summary=summary_counts(table), legend=BADGE_MEANING, rows=rows,
         csv_name=csv_name, csv_href=("data:text/csv;charset=utf-8," + quote(table_csv(table))
                                      if csv_name else None),
-        figures=list(figures))
+        figures=list(figures), claims=claims)
 
 
 def _shared(rows: list[dict], i: int) -> dict:
@@ -343,7 +346,7 @@ class Report(NamedTuple):
     csv: Path | None = None
 
 
-def write_report(folder, out=None, *, notebooks: bool = True) -> Report:
+def write_report(folder, out=None, *, notebooks: bool = True, claims=None) -> Report:
     """Write the report of a runs folder: the page, its table as CSV beside it
     (``<out's stem>.csv``, :func:`table_csv`) and the notebook pages.  No absolute path
     of the machine is written: every path in the table and the pages is shortened
@@ -355,12 +358,15 @@ def write_report(folder, out=None, *, notebooks: bool = True) -> Report:
         out: the page (default ``<folder>/report.html``); the notebook pages go to
             ``<out's folder>/<out's stem>_notebooks/`` (e.g. ``report_notebooks/``).
         notebooks: render the notebook pages (False: the labels link nowhere).
+        claims: a ``claims.csv`` (``qencode-nb claims --out``) shown as the page's claims
+            section (:mod:`qencode_nb.readout.report_claims`); None: no section.
 
     Returns:
         :class:`Report` (the page's path, the table, the notebook pages' folder, the CSV).
 
     Raises:
-        ReportError: ``folder`` is not a folder, or holds no audit notebook.
+        ReportError: ``folder`` is not a folder, or holds no audit notebook, or
+            ``claims`` is not a claims table.
     """
     from urllib.parse import quote
 
@@ -383,7 +389,13 @@ def write_report(folder, out=None, *, notebooks: bool = True) -> Report:
         pages = {run: f"{quote(pages_dir.name)}/{quote(p.name)}" for run, p in written.items()}
     csv = out.with_suffix(".csv")
     csv.write_text(table_csv(shown), encoding="utf-8")
+    section = None
+    if claims is not None:
+        from qencode_nb.readout.report_claims import claims_section
+
+        section = claims_section(claims)
     html = render_report(shown, title=folder.resolve().name, pages=pages,
-                         figures=report_figures(table, folder), csv_name=csv.name)
+                         figures=report_figures(table, folder), csv_name=csv.name,
+                         claims=section)
     out.write_text(html, encoding="utf-8")
     return Report(out, table, pages_dir, csv)
