@@ -105,6 +105,7 @@ def _sweep_record(record, args) -> int:
               + ", ".join(f"{k} {v}" for k, v in manifest["claims"]["statuses"].items()) + ")")
     for curve in manifest["curves"]:
         print(f"curve {curve['curve']}: {curve['status']}"
+              + (f": {curve['summary']}" if curve.get("summary") else "")
               + (f" ({curve['reason']})" if curve.get("reason") else ""))
     print(f"summary: {out / 'summary.csv'}; per release: {out / 'releases.csv'}; "
           f"report: qencode-nb report {out}")

@@ -103,7 +103,7 @@ def curves_section(folder: Path, curves: list) -> str:
     parts = ['<h2 id="curves">Dissociation curves</h2>']
     for c in curves:
         name = html.escape(c["curve"])
-        if c["status"] != "done":
+        if "summary" not in c:   # not audited (replay), or the command failed
             parts.append(f"<p><b>{name}</b>: {html.escape(c['status'])}"
                          f" ({html.escape(str(c.get('reason')))})</p>")
             continue
@@ -112,7 +112,8 @@ def curves_section(folder: Path, curves: list) -> str:
         img = "".join(f'<img src="{quote(sub)}/{quote(p.name)}" style="max-width:48em" '
                       f'alt="{name}">' for p in figs[:1])
         changed = c.get("changed") or []
-        parts.append(f"<h3>{name}</h3><p>{html.escape(str(c.get('summary', '')))}</p>"
+        why = f" ({c['reason']})" if c.get("reason") else ""
+        parts.append(f"<h3>{name}</h3><p>{html.escape(c['status'] + ': ' + c['summary'] + why)}</p>"
                      f"<p>points whose certification changes: "
                      f"{html.escape(', '.join(map(str, changed)) or 'none')}; "
                      f'<a href="{quote(sub)}/curve.csv">curve.csv</a></p>{img}')

@@ -29,16 +29,13 @@ CURVES_NOT_REPLAYED = ("not audited in mode replay: a curve point stores no para
                        "replay (run the sweep with --mode full, or qencode-nb curve FILE)")
 
 
-def sweep_record(record, out_dir, options=None, *, curve=None):
+def sweep_record(record, out_dir, options=None):
     """Audit every group of ``record``; return the combined summary table.
 
     Args:
         record: :class:`qencode_nb.batch.record.Record` (:func:`~qencode_nb.batch.record.discover`).
         out_dir: the output folder (one sub-folder per group, the files listed above).
         options: :class:`~qencode_nb.batch.options.RunOptions` of every run.
-        curve: the curve audit ``curve(file, out_folder, options) -> summary dict``
-            (default :func:`qencode_nb.studies.curve.audit_curve_file`); called only in
-            modes full and rerun.
 
     Raises:
         OutputFolderError: ``out_dir`` cannot be written (before any run).
@@ -68,7 +65,7 @@ def sweep_record(record, out_dir, options=None, *, curve=None):
     if counts is not None:
         write_text_atomic(out / "releases.csv", counts.to_csv(index=False))
     claims = _claims(record, out)
-    curves = _curves(record, out, opts, curve)
+    curves = _curves(record, out, opts)
     manifest = {
         "mode": opts.mode, "engine": opts.engine,
         "groups": [{"label": g.label, "folder": g.slug, "entries": len(g.targets),
@@ -90,34 +87,80 @@ def _shown(path) -> str | None:
 
 
 def _claims(record, out: Path) -> dict | None:
-    """The claims audit of the first record folder into ``out/claims.csv``; None when
-    no target was a record folder."""
+    """The claims audit of the first record folder into ``out/claims.csv``
+    (:func:`qencode_nb.claims.check.check_folder`, the v4 database of the sweep as its
+    ``db``); None when no target was a record folder."""
     if not record.record_roots:
         return None
-    from qencode_nb.claims.audit import audit_claims, write_claims
+    from qencode_nb.claims.check import check_folder
+    from qencode_nb.claims.table import STATUSES, status_word, write_csv
 
     db = next((g.source for g in record.groups if g.label == "v4" and g.source), None)
-    table = audit_claims(record.record_roots[0], db=db)
-    write_claims(table, out / "claims.csv")
-    return {"file": "claims.csv", "rows": len(table),
-            "statuses": {str(k): int(v) for k, v in table["status"].value_counts().items()}}
+    rows = check_folder(record.record_roots[0], db=db)
+    path = write_csv(rows, out)
+    words = [status_word(r.status) for r in rows]
+    return {"file": path.name, "rows": len(rows),
+            "statuses": {s: words.count(s) for s in STATUSES if s in words}}
 
 
-def _curves(record, out: Path, opts, curve) -> list:
-    """Each curve's audit (modes full and rerun) or why it was not audited."""
+def _curves(record, out: Path, opts) -> list:
+    """Each curve's audit (modes full and rerun: :func:`audit_curve_pinned`) or why it
+    was not audited (mode replay)."""
     rows = []
     for path in record.curves:
         name = Path(path).stem
         if opts.mode == "replay":
             rows.append({"curve": name, "status": "not audited", "reason": CURVES_NOT_REPLAYED})
             continue
-        if curve is None:
-            from qencode_nb.studies.curve import audit_curve_file as curve
-        try:
-            summary = curve(path, out / "curves" / name, opts)
-            rows.append({"curve": name, "status": "done", "folder": f"curves/{name}",
-                         **(summary or {})})
-        except Exception as exc:   # noqa: BLE001 - one curve's fault never loses the sweep
-            rows.append({"curve": name, "status": "failed",
-                         "reason": f"{type(exc).__name__}: {exc}"})
+        rows.append({"curve": name, **audit_curve_pinned(path, out / "curves" / name, opts),
+                     "folder": f"curves/{name}"})
     return rows
+
+
+def audit_curve_pinned(path, out: Path, opts) -> dict:
+    """Audit one curve in a fresh process (``qencode-nb curve``), so its BLAS threads
+    and OpenBLAS kernels are pinned before numpy loads, as each audit notebook's are.
+
+    Args:
+        path: the curve file.  out: its output folder (``curve.csv``, the figure,
+            ``curve.log``: the command's output).
+        opts: the sweep's :class:`~qencode_nb.batch.options.RunOptions`: its
+            ``blas_threads``, ``blas_coretype`` and ``engine`` (``sector`` stays
+            ``sector``; any other engine is ``fast``, the curve audit's default).
+
+    Returns:
+        ``{"status": "done" | "failed", "summary": str, "changed": [R, ...],
+        "points": int, "agree": int, "failed_points": int, "reason": str | None}``;
+        a command that fails leaves its ``curve.log`` and is a ``failed`` row, never an
+        exception (one curve's fault never loses the sweep).
+    """
+    import subprocess
+    import sys
+
+    out.mkdir(parents=True, exist_ok=True)
+    engine = "sector" if opts.engine == "sector" else "fast"
+    cmd = [sys.executable, "-m", "qencode_nb.cli", "curve", str(path), "--engine", engine,
+           "--out", str(out), "--blas-threads", str(opts.blas_threads)]
+    if opts.blas_coretype:
+        cmd += ["--blas-coretype", opts.blas_coretype]
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    (out / "curve.log").write_text(done.stdout + done.stderr, encoding="utf-8")
+    table = out / "curve.csv"
+    if done.returncode == 2 or not table.is_file():
+        last = (done.stderr.strip() or done.stdout.strip()).splitlines()[-1:] or ["no output"]
+        return {"status": "failed", "reason": f"qencode-nb curve exit {done.returncode}: "
+                f"{last[0]} (curve.log)"}
+    import pandas as pd
+
+    t = pd.read_csv(table)
+    ok = t[t["error"].isna()]
+    changed = ok.loc[ok["changed"].astype(bool), "R"].tolist()
+    summary = (f"{len(t)} points, {len(ok)} re-run on the {engine} engine, "
+               f"{int(ok['agrees'].astype(bool).sum())} agree with the published energy and "
+               f"operator count, {len(t) - len(ok)} failed, {len(changed)} certification "
+               f"changes")
+    return {"status": "done" if len(ok) == len(t) else "failed", "summary": summary,
+            "changed": changed, "points": len(t), "agree": int(ok["agrees"].astype(bool).sum()),
+            "failed_points": len(t) - len(ok),
+            "reason": None if len(ok) == len(t) else f"{len(t) - len(ok)} points failed "
+            "(their rows in curve.csv hold the error)"}

@@ -7,11 +7,9 @@ import shutil
 
 import pytest
 
-from conftest import ROOT, SHARED_DB
+from conftest import SHARED_DB, SHARED_HISTORY as HISTORY
 from qencode_nb.batch.record import discover, is_record_folder
 from qencode_nb.readout.record_counts import certification_held, refusal
-
-HISTORY = ROOT.parent / "shared" / "qencode-history"
 
 
 def test_the_history_folder_is_discovered_release_by_release():
@@ -121,3 +119,31 @@ def test_a_record_sweep_counts_each_release_and_writes_one_report(tmp_path, caps
         assert text in page, text
     assert (out / "v4" / "report.html").is_file()
     assert str(tmp_path) not in page and "/work/" not in page
+
+
+@pytest.mark.notebook
+def test_a_rerun_record_sweep_audits_its_curves_with_pinned_threads(tmp_path):
+    """Mode rerun audits each curve in its own pinned process (``qencode-nb curve``): QEncode's
+    H2 curve, 16 points, regenerates on the fast engine within STRICT_REPRODUCTION_HA
+    (1e-6 Ha) with the same operator counts and no certification change (16/16 measured on
+    the portable and Haswell kernels); the H2 entry's certification holds."""
+    import json
+
+    import pandas as pd
+
+    from qencode_nb.batch.options import RunOptions
+    from qencode_nb.batch.record import discover
+    from qencode_nb.studies.record_sweep import sweep_record
+
+    root, out = _record_copy(tmp_path), tmp_path / "runs"
+    shutil.rmtree(root / "releases" / "v9")
+    sweep_record(discover([root]), out, RunOptions(mode="rerun", engine="fast", workers=1,
+                                                   progress=False))
+    curve = json.loads((out / "record.json").read_text())["curves"][0]
+    assert curve["status"] == "done", curve
+    assert (curve["points"], curve["agree"], curve["failed_points"], curve["changed"]) == (
+        16, 16, 0, [])
+    log = (out / "curves" / "h2_dissociation" / "curve.log").read_text()
+    assert "16 agree" in log
+    counts = pd.read_csv(out / "releases.csv").set_index("release")
+    assert counts.loc["v4", ["audited", "certification_held"]].tolist() == [1, 1]
