@@ -7,7 +7,10 @@ layout at commit a46b4ec (``NOTICE.md`` of the history folder):
 - ``releases/<release>/db/*.json``: the entries of a release (``v1``, ``v2``, ``v3``,
   ``v3.1``, ``v4``), one group each, labelled by the release;
 - ``releases/<release>/trusted/*.json``: a release's trusted copies (``v2/trusted``),
-  their own group, since an entry id may repeat between groups;
+  their own group, since an entry id may repeat between groups; a JSON object there
+  without ``schema_version`` is the release's own metadata (``index.json``,
+  ``manifest.json``, ``entry_content_hashes.json``, ``trusted_index.json``), listed in
+  :attr:`Group.not_entries`, not audited (:func:`is_release_metadata`);
 - ``releases/<release>/curves/*.json``: dissociation curves (``v4/curves``), audited by
   :mod:`qencode_nb.studies.curve`, not by ``audit.ipynb``;
 - the rest (``website/public/data``, ``README.md``, ``CITATION.cff``, ...): what the claims
@@ -44,11 +47,14 @@ class Group:
             plain folder of schema 4.0.0 entries; ``entries`` for loose files).
         source: the folder the targets came from (None for loose files and names).
         targets: entry files (absolute paths) or bundled names, sorted.
+        not_entries: file names of the release's metadata beside its entries (a record
+            folder's only; :func:`is_release_metadata`).
     """
 
     label: str
     source: Path | None
     targets: list = field(default_factory=list)
+    not_entries: list = field(default_factory=list)
 
     @property
     def slug(self) -> str:
@@ -83,6 +89,18 @@ def is_record_folder(path) -> bool:
     return releases.is_dir() and any(
         (rel / sub).is_dir() for rel in releases.iterdir() if rel.is_dir()
         for sub in (*ENTRY_FOLDERS, CURVE_FOLDER))
+
+
+def is_release_metadata(path) -> bool:
+    """True when a JSON file of a release folder is a JSON object without
+    ``schema_version``: every QEncode entry (schemas 1.0.0 to 4.0.0) states its schema,
+    the release's index, manifest and hash lists do not.  A file that does not parse is
+    not metadata: its audit refuses it with the parse error."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and "schema_version" not in data
 
 
 def _release_key(name: str):
@@ -130,9 +148,12 @@ def discover(items) -> Record:
                               key=lambda p: _release_key(p.name))
             for rel in releases:
                 for sub, suffix in ENTRY_FOLDERS.items():
-                    if (rel / sub).is_dir() and any((rel / sub).glob("*.json")):
+                    files = sorted((rel / sub).glob("*.json"))
+                    entries = [f for f in files if not is_release_metadata(f)]
+                    if entries:
                         groups.append(Group(rel.name + suffix, (rel / sub).resolve(),
-                                            resolve_targets([rel / sub])))
+                                            resolve_targets(entries),
+                                            [f.name for f in files if f not in entries]))
                 curves += sorted(p.resolve() for p in (rel / CURVE_FOLDER).glob("*.json"))
         elif path.is_dir():
             groups.append(Group(folder_label(path), path.resolve(), resolve_targets([path])))

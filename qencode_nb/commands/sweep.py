@@ -100,6 +100,10 @@ def _sweep_record(record, args) -> int:
         if reasons and release != "all":
             print(f"refused in {release}: {reasons}")
     manifest = json.loads((out / RECORD_MANIFEST).read_text())
+    for group in manifest["groups"]:
+        if group.get("not_entries"):
+            print(f"not entries in {group['label']} (release metadata, no schema_version): "
+                  + ", ".join(group["not_entries"]))
     if manifest["claims"]:
         print(f"claims: {out / manifest['claims']['file']} ("
               + ", ".join(f"{k} {v}" for k, v in manifest["claims"]["statuses"].items()) + ")")

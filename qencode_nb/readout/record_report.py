@@ -171,8 +171,10 @@ def write_record_report(folder, out=None, *, notebooks: bool = True) -> Path:
     for g in manifest["groups"]:
         part = table[table[RELEASE_COLUMN] == g["label"]]
         body.append(f'<h2 id="{anchors[g["label"]]}">{html.escape(g["label"])}</h2>'
-                    f"<p>{len(part)} entries from {html.escape(str(g['source']))}; "
-                    f'<a href="{quote(g["folder"])}/report.html">full report</a></p>')
+                    f"<p>{len(part)} entries from {html.escape(str(g['source']))}"
+                    + (f" (not entries, not audited: {html.escape(', '.join(g['not_entries']))})"
+                       if g.get("not_entries") else "")
+                    + f'; <a href="{quote(g["folder"])}/report.html">full report</a></p>')
         body.append(_table(["entry"] + [h for _, h in RUN_COLUMNS],
                            _run_rows(part, g["folder"], folders)))
     if manifest.get("claims") and (folder / manifest["claims"]["file"]).is_file():

@@ -69,7 +69,8 @@ def sweep_record(record, out_dir, options=None):
     manifest = {
         "mode": opts.mode, "engine": opts.engine,
         "groups": [{"label": g.label, "folder": g.slug, "entries": len(g.targets),
-                    "source": _shown(g.source)} for g in record.groups],
+                    "source": _shown(g.source), "not_entries": g.not_entries}
+                   for g in record.groups],
         "record_roots": [Path(p).name for p in record.record_roots],
         "claims": claims, "curves": curves,
     }

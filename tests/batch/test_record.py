@@ -13,12 +13,17 @@ from qencode_nb.readout.record_counts import certification_held, refusal
 
 
 def test_the_history_folder_is_discovered_release_by_release():
-    """QEncode's record at a46b4ec (its NOTICE.md): v1 10 entries, v2 12 + 4 trusted, v3 36,
+    """QEncode's record at a46b4ec (its NOTICE.md): v1 9 entries, v2 9 + 3 trusted, v3 36,
     v3.1 42, four v4 curves; the v4 database beside it is one more group, labelled by its
-    entries' schema_version 4.0.0."""
+    entries' schema_version 4.0.0.  The releases' index, manifest and hash lists (JSON
+    without schema_version) are listed, not audited."""
     record = discover([HISTORY, SHARED_DB])
     assert [(g.label, len(g.targets)) for g in record.groups] == [
-        ("v1", 10), ("v2", 12), ("v2/trusted", 4), ("v3", 36), ("v3.1", 42), ("v4", 40)]
+        ("v1", 9), ("v2", 9), ("v2/trusted", 3), ("v3", 36), ("v3.1", 42), ("v4", 40)]
+    assert [g.not_entries for g in record.groups[:3]] == [
+        ["index.json"], ["entry_content_hashes.json", "index.json", "manifest.json"],
+        ["trusted_index.json"]]
+    assert not any(g.not_entries for g in record.groups[3:])
     assert [g.slug for g in record.groups][2] == "v2-trusted"
     assert sorted(p.name for p in record.curves) == [
         "h2_dissociation.json", "h4_dissociation.json", "hf_dissociation.json",
