@@ -11,8 +11,10 @@ A sweep over a benchmark's whole record (:mod:`qencode_nb.batch.record`) writes 
 - ``replay_pass`` / ``replay_fail`` / ``replay_na``: the completed audits' replay of the
   stored parameters (:func:`qencode_nb.readout.counts.replay_counts`);
 - ``published_certified``: completed audits of entries published as certified;
-  ``certification_held``: of those, the ones whose certification the audit reproduced
-  (:func:`certification_held`).
+  ``certification_held`` / ``certification_lost``: of those, the ones whose
+  certification the audit reproduced / contradicted (:func:`certification_held`);
+  ``certification_unchecked``: the ones the audit could not check (a replay ``n/a``:
+  schemas 1.0.0 and 2.0.0 store no parameters this toolkit replays).
 
 Pure pandas on the table: no run is started.
 """
@@ -27,7 +29,7 @@ RELEASE_COLUMN = "record_release"
 #: The columns of :func:`release_counts`, in order.
 COUNT_COLUMNS = ("release", "entries", "audited", "refused", "failed", "replay_pass",
                  "replay_fail", "replay_na", "published_certified", "certification_held",
-                 "refused_reasons")
+                 "certification_lost", "certification_unchecked", "refused_reasons")
 
 #: A failure of the ``load`` stage: the entry was refused when read (stage: type: message).
 REFUSED = re.compile(r"^load: EntryError: (?:[^:]*\.json: )?(?P<reason>.*)$", re.S)
@@ -86,6 +88,8 @@ def release_counts(table, order=None):
         done = [r for r in records if r["status"] == "done"]
         reasons = [refusal(r.get("failure")) for r in records if r["status"] != "done"]
         held = [certification_held(r) for r in done]
+        published = [h is not None or r.get("published_certified") in (True, "True")
+                     for h, r in zip(held, done)]
         rows.append({
             "release": release, "entries": len(records), "audited": len(done),
             "refused": sum(x is not None for x in reasons),
@@ -93,9 +97,10 @@ def release_counts(table, order=None):
             "replay_pass": sum(r.get("replay_status") == "pass" for r in done),
             "replay_fail": sum(r.get("replay_status") == "fail" for r in done),
             "replay_na": sum(r.get("replay_status") not in ("pass", "fail") for r in done),
-            "published_certified": sum(h is not None or r.get("published_certified")
-                                       in (True, "True") for h, r in zip(held, done)),
+            "published_certified": sum(published),
             "certification_held": sum(h is True for h in held),
+            "certification_lost": sum(h is False for h in held),
+            "certification_unchecked": sum(p and h is None for p, h in zip(published, held)),
             "refused_reasons": " | ".join(dict.fromkeys(x for x in reasons if x)) or None,
         })
     counts = pd.DataFrame(rows, columns=list(COUNT_COLUMNS))

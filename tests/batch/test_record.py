@@ -66,6 +66,35 @@ def test_certification_held_reads_the_rerun_else_the_replay(row, held):
     assert certification_held(row) is held
 
 
+def test_release_counts_keep_refused_failed_and_unchecked_apart():
+    """Counts per release and over all: a refusal is not a failure; a certified entry
+    whose replay is n/a (schemas 1.0.0, 2.0.0) is unchecked, not lost."""
+    import pandas as pd
+
+    from qencode_nb.readout.record_counts import release_counts
+
+    rows = [
+        ("v2", "done", None, "n/a", True, "n/a", None),
+        ("v2", "failed", "load: EntryError: /x/e.json: field schema_version: '9.9.9' is "
+         "not accepted", None, None, None, None),
+        ("v3", "done", None, "pass", True, "n/a", None),
+        ("v3", "done", None, "fail", True, "n/a", None),
+        ("v3", "done", None, "pass", False, "n/a", None),
+        ("v3", "failed", "rerun: RuntimeError: boom", None, None, None, None),
+    ]
+    table = pd.DataFrame(rows, columns=["record_release", "status", "failure",
+                                        "replay_status", "published_certified",
+                                        "tier_certification", "certified"])
+    counts = release_counts(table, ["v2", "v3"]).set_index("release")
+    cols = ["entries", "audited", "refused", "failed", "replay_pass", "replay_fail",
+            "replay_na", "published_certified", "certification_held", "certification_lost",
+            "certification_unchecked"]
+    assert counts.loc["v2", cols].tolist() == [2, 1, 1, 0, 0, 0, 1, 1, 0, 0, 1]
+    assert counts.loc["v3", cols].tolist() == [4, 3, 0, 1, 2, 1, 0, 2, 1, 1, 0]
+    assert counts.loc["all", cols].tolist() == [6, 4, 1, 1, 2, 1, 1, 3, 1, 1, 1]
+    assert counts.loc["v2", "refused_reasons"] == "field schema_version: '9.9.9' is not accepted"
+
+
 def _record_copy(tmp_path):
     """A small record folder laid out as QEncode's: a v4 entry, an entry of a schema no
     reader knows ("9.9.9"), the H2 curve and the history's public data (the claims)."""
