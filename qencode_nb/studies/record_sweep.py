@@ -39,7 +39,8 @@ def sweep_record(record, out_dir, options=None):
 
     Raises:
         OutputFolderError: ``out_dir`` cannot be written (before any run).
-        the errors of :func:`~qencode_nb.batch.sweep.sweep` (checked before any run).
+        EntryError, ParameterError: as :func:`~qencode_nb.batch.sweep.sweep` (checked
+            before any run).
     """
     import pandas as pd
 
