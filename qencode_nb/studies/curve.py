@@ -9,7 +9,8 @@ gap against the rebuilt CASCI (mHa) and operator count are compared with the pub
 point.  A point that fails becomes a row with its error; the others go on.
 
 Outputs in ``out``: ``curve.csv`` (:data:`CSV_COLUMNS`), ``curve_points.json`` (every
-point's undeclared values with their sources, its tapering and engine), and the figure
+point's undeclared values with their sources, its tapering and engine; the measured BLAS
+threads and kernels, ``blas``), and the figure
 ``curve.{png,pdf,svg}`` + ``curve.caption.md``
 (:func:`qencode_nb.readout.curve_plot.curve_plot`).
 
@@ -152,6 +153,15 @@ def _row(point, regenerated: dict | None, error: str | None, wall: float,
     return row
 
 
+def _measured_blas() -> dict:
+    """The BLAS threads and each OpenBLAS copy's kernel in force in this process, as
+    threadpoolctl measures them after the points ran (:mod:`qencode_nb.notebook.pins`);
+    ``qencode-nb curve`` pins them before numpy loads, a caller in-process does not."""
+    from qencode_nb.notebook.pins import copy_kernels, measured_blas_threads
+
+    return {"threads": measured_blas_threads(), "kernels": copy_kernels()}
+
+
 def audit_curve(curve, engine: str = "fast", out=None, points=None, active_space=None,
                 max_operators: int = CURVE_MAX_OPERATORS, plot: bool = True) -> CurveResult:
     """Audit a dissociation curve point by point (module docstring).
@@ -216,8 +226,8 @@ def audit_curve(curve, engine: str = "fast", out=None, points=None, active_space
     table.to_csv(out / "curve.csv", index=False)
     (out / "curve_points.json").write_text(json.dumps(
         {"curve": str(cf.path), "label": cf.label(), "engine": engine,
-         "active_space": list(asp), "points": records}, indent=1, default=str) + "\n",
-        encoding="utf-8")
+         "active_space": list(asp), "blas": _measured_blas(), "points": records},
+        indent=1, default=str) + "\n", encoding="utf-8")
     figure = None
     if plot and table["error"].isna().any():
         from qencode_nb.figstyle import figure_paths

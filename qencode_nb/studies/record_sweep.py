@@ -132,7 +132,8 @@ def audit_curve_pinned(path, out: Path, opts) -> dict:
 
     Returns:
         ``{"status": "done" | "failed", "summary": str, "changed": [R, ...],
-        "points": int, "agree": int, "failed_points": int, "reason": str | None}``;
+        "points": int, "agree": int, "failed_points": int, "blas": {"threads": int,
+        "kernels": {copy: kernel}} (measured in the curve process), "reason": str | None}``;
         a command that fails leaves its ``curve.log`` and is a ``failed`` row, never an
         exception (one curve's fault never loses the sweep).
     """
@@ -155,6 +156,10 @@ def audit_curve_pinned(path, out: Path, opts) -> dict:
     import pandas as pd
 
     t = pd.read_csv(table)
+    try:   # the threads and kernels the curve process measured (studies.curve)
+        blas = json.loads((out / "curve_points.json").read_text(encoding="utf-8"))["blas"]
+    except (OSError, ValueError, KeyError):
+        blas = None
     ok = t[t["error"].isna()]
     changed = ok.loc[ok["changed"].astype(bool), "R"].tolist()
     summary = (f"{len(t)} points, {len(ok)} re-run on the {engine} engine, "
@@ -163,6 +168,6 @@ def audit_curve_pinned(path, out: Path, opts) -> dict:
                f"changes")
     return {"status": "done" if len(ok) == len(t) else "failed", "summary": summary,
             "changed": changed, "points": len(t), "agree": int(ok["agrees"].astype(bool).sum()),
-            "failed_points": len(t) - len(ok),
+            "failed_points": len(t) - len(ok), "blas": blas,
             "reason": None if len(ok) == len(t) else f"{len(t) - len(ok)} points failed "
             "(their rows in curve.csv hold the error)"}

@@ -177,6 +177,7 @@ def test_a_rerun_record_sweep_audits_its_curves_with_pinned_threads(tmp_path):
     assert curve["status"] == "done", curve
     assert (curve["points"], curve["agree"], curve["failed_points"], curve["changed"]) == (
         16, 16, 0, [])
+    assert curve["blas"]["threads"] == 1    # measured in the curve's own process
     log = (out / "curves" / "h2_dissociation" / "curve.log").read_text()
     assert "16 agree" in log
     counts = pd.read_csv(out / "releases.csv").set_index("release")

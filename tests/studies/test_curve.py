@@ -84,6 +84,8 @@ def test_h2_curve_records_every_assumption_per_point(h2_run):
     result, out = h2_run
     records = json.loads((out / "curve_points.json").read_text())
     assert records["active_space"] == [2, 2]
+    # measured, not requested: the tests' process runs 1 BLAS thread (conftest.py)
+    assert records["blas"]["threads"] == 1 and "numpy" in records["blas"]["kernels"]
     for rec in records["points"]:
         undeclared = rec["undeclared"]
         for name in ("mapping", "tapering", "adapt.gradient_threshold", "adapt.max_operators",
