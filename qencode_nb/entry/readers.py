@@ -74,9 +74,42 @@ def from_qencode(raw: dict, path: Path) -> Entry:
     """
     try:
         check_schema_version(raw)
+        check_sections(raw)
     except EntryError as err:
         raise err.with_path(path) from None
-    return READERS[raw["schema_version"]](raw, path)
+    version = raw["schema_version"]
+    try:
+        return READERS[version](raw, path)
+    except EntryError:
+        raise
+    except (AttributeError, TypeError, KeyError, ValueError, IndexError) as exc:
+        # a nested member of the wrong type the reader met before its own checks
+        raise EntryError(f"QEncode schema {version} cannot be read from it: a member has "
+                         f"the wrong type or is missing ({type(exc).__name__}: {exc}); "
+                         f"accepted: a QEncode schema {version} JSON object as "
+                         "QEncode's generator writes it", path=path) from None
+
+
+#: Top-level members of a QEncode entry that are strings (schemas 1.0.0 to 4.0.0, every
+#: entry of ../shared/qencode-history and ../shared/qencode-v4 at a46b4ec); every other
+#: top-level member is a section (a JSON object).
+STRING_MEMBERS = ("schema_version", "entry_id", "created_utc")
+
+
+def check_sections(raw: dict) -> None:
+    """Refuse a top-level member of the wrong type before a reader reads it: the
+    :data:`STRING_MEMBERS` are strings, every other member a JSON object.
+
+    Raises:
+        EntryError: names the member, its value and what is accepted.
+    """
+    for key, value in raw.items():
+        want, ok = (("a string", isinstance(value, str)) if key in STRING_MEMBERS
+                    else ("a JSON object (a section)", isinstance(value, dict)))
+        if not ok:
+            shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+            raise EntryError(f"{shown} ({type(value).__name__}) is not accepted; accepted: "
+                             f"{want}", field=key)
 
 
 def from_params(data: dict, path: Path) -> Entry:
@@ -247,12 +280,14 @@ def read_qencode_json(path) -> Entry:
         raise EntryError(f"cannot read: {exc.strerror}", path=path) from None
     except UnicodeDecodeError as exc:
         raise EntryError(f"not UTF-8 text ({exc.reason} at byte {exc.start}); accepted: "
-                         "a QEncode schema 4.0.0 JSON file", path=path) from None
+                         "a QEncode JSON file (schema " + accepted_versions() + ")",
+                         path=path) from None
     try:
         raw = json.loads(text)
     except json.JSONDecodeError as exc:
         raise EntryError(f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
-                         "accepted: a complete QEncode schema 4.0.0 JSON object",
+                         "accepted: a complete QEncode JSON object (schema "
+                         + accepted_versions() + ")",
                          path=path) from None
     entry = from_qencode(raw, path)
     entry.file_sha256 = hashlib.sha256(data).hexdigest()

@@ -264,3 +264,31 @@ def test_the_audit_command_replays_a_v3_entry_and_a_v1_entry(tmp_path):
     assert v1["tiers"]["certification"]["status"] == "n/a"
     assert "Qiskit QPY" in v1["tiers"]["certification"]["reasons"][0]
     assert v1["hamiltonian"]["status"] == "pass"
+
+
+@pytest.mark.parametrize("path,member,value,said", [
+    (V1_H2_UCCSD, "problem", "x", "field problem: 'x' (str) is not accepted; accepted: a "
+     "JSON object (a section)"),
+    (V2_BEH2, "results", [], "field results: [] (list) is not accepted; accepted: a JSON "
+     "object (a section)"),
+    (V2_BEH2, "entry_id", None, "field entry_id: None (NoneType) is not accepted; accepted: "
+     "a string"),
+])
+def test_a_section_of_the_wrong_type_is_refused_by_name(path, member, value, said):
+    """Every schema's top-level members are strings (schema_version, entry_id,
+    created_utc) or sections: a wrong type is refused naming it, never a crash."""
+    raw = json.loads(path.read_text())
+    raw[member] = value
+    with pytest.raises(EntryError) as err:
+        from_qencode(raw, path)
+    assert said in str(err.value)
+
+
+def test_a_nested_member_of_the_wrong_type_is_refused_not_a_crash():
+    """A v3 entry whose encoding.tapering is a string: an EntryError naming the schema
+    and the reader's fault, not an AttributeError."""
+    path = V3_LIH_PAR_HEA
+    raw = json.loads(path.read_text())
+    raw["encoding"]["tapering"] = "x"
+    with pytest.raises(EntryError, match=r"QEncode schema 3\.0\.0 cannot be read from it"):
+        from_qencode(raw, path)
