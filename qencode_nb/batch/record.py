@@ -58,9 +58,13 @@ class Group:
 
     @property
     def slug(self) -> str:
-        """The group's sub-folder name in a sweep's output (``v2/trusted`` ->
-        ``v2-trusted``)."""
-        return self.label.replace("/", "-")
+        """The group's sub-folder name in a sweep's output and its anchor in the report:
+        the label with every character but letters, digits, ``.``, ``_`` and ``-``
+        replaced by ``-`` (``v2/trusted`` -> ``v2-trusted``, ``v4 (copy/db)`` ->
+        ``v4--copy-db-``)."""
+        import re
+
+        return re.sub(r"[^A-Za-z0-9._-]", "-", self.label)
 
 
 @dataclass
@@ -92,15 +96,16 @@ def is_record_folder(path) -> bool:
 
 
 def is_release_metadata(path) -> bool:
-    """True when a JSON file of a release folder is a JSON object without
-    ``schema_version``: every QEncode entry (schemas 1.0.0 to 4.0.0) states its schema,
-    the release's index, manifest and hash lists do not.  A file that does not parse is
-    not metadata: its audit refuses it with the parse error."""
+    """True when a JSON file of a release folder is a JSON object with neither
+    ``schema_version`` nor ``entry_id``: every QEncode entry (schemas 1.0.0 to 4.0.0)
+    states both, the release's index, manifest and hash lists neither.  An entry that
+    lost one of them, or a file that does not parse, is not metadata: its audit refuses
+    it with the reason."""
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
-    return isinstance(data, dict) and "schema_version" not in data
+    return isinstance(data, dict) and not {"schema_version", "entry_id"} & set(data)
 
 
 def _release_key(name: str):
@@ -122,6 +127,14 @@ def folder_label(folder: Path) -> str:
     return folder.name
 
 
+def _where(source: Path) -> str:
+    """How a repeated label is told apart: a record folder's group by the record
+    folder's name, a plain folder by ``<parent>/<name>``."""
+    if source.parent.parent.name == "releases":
+        return source.parents[2].name
+    return f"{source.parent.name}/{source.name}"
+
+
 def discover(items) -> Record:
     """Group a sweep's targets (:func:`qencode_nb.batch.sweep.resolve_targets` for each
     group's folder).
@@ -131,7 +144,9 @@ def discover(items) -> Record:
 
     Returns:
         :class:`Record`: groups in release order (record folders first), two groups
-        never sharing a label (a repeated label gets its folder's name appended).
+        never sharing a label or a sub-folder (a repeated label gets its record folder's
+        name, or a plain folder's ``<parent>/<name>``, appended); a folder given twice
+        is swept once.
 
     Raises:
         EntryError: a target that does not exist, or a folder without entries (as
@@ -139,9 +154,13 @@ def discover(items) -> Record:
     """
     from qencode_nb.batch.sweep import resolve_targets
 
-    groups, curves, roots, loose = [], [], [], []
+    groups, curves, roots, loose, seen_folders = [], [], [], [], set()
     for item in items:
         path = Path(item)
+        if path.is_dir():   # a folder given twice is swept once
+            if path.resolve() in seen_folders:
+                continue
+            seen_folders.add(path.resolve())
         if path.is_dir() and is_record_folder(path):
             roots.append(path.resolve())
             releases = sorted((p for p in (path / "releases").iterdir() if p.is_dir()),
@@ -163,8 +182,10 @@ def discover(items) -> Record:
         groups.append(Group("entries", None, loose))
     seen = set()
     for g in groups:
-        if g.label in seen:
-            g.label = f"{g.label} ({g.source.parent.name}/{g.source.name})" if g.source \
-                else f"{g.label} (files)"
+        if g.label in seen or g.slug in {Group(x, None).slug for x in seen}:
+            base = f"{g.label} ({_where(g.source)})" if g.source else f"{g.label} (files)"
+            g.label, n = base, 2
+            while g.label in seen:
+                g.label, n = f"{base} #{n}", n + 1
         seen.add(g.label)
     return Record(groups, curves, roots)

@@ -43,6 +43,33 @@ from qencode_nb.batch.options import RunOptions, with_changes
 from qencode_nb.batch.pool import longest_first
 
 
+def check_options(opts):
+    """Check a sweep's :class:`~qencode_nb.batch.options.RunOptions` before anything is
+    written; return the engine as :func:`~qencode_nb.engines.selection.check_engine`
+    gives it.
+
+    Raises:
+        ParameterError: an unknown mode or engine, a bad thread count or kernel.
+        EntryError: ``timeout`` not > 0 (field ``timeout``), ``workers`` not an integer
+            >= 1 (field ``workers``).
+    """
+    from qencode_nb.engines.selection import check_engine
+    from qencode_nb.notebook.parameters import check_mode
+    from qencode_nb.notebook.pins import pin_environment
+
+    check_mode(opts.mode)
+    engine = check_engine(opts.engine)
+    pin_environment(opts.blas_threads, opts.blas_coretype)   # validates both early
+    if opts.timeout is not None and not opts.timeout > 0:
+        raise EntryError(f"{opts.timeout!r} is not accepted; accepted: seconds > 0 or None",
+                         field="timeout")
+    if opts.scheduler is None and (isinstance(opts.workers, bool)
+                                   or not isinstance(opts.workers, int) or opts.workers < 1):
+        raise EntryError(f"{opts.workers!r} is not accepted; accepted: an integer >= 1 "
+                         "(local processes)", field="workers")
+    return engine
+
+
 def resolve_targets(items) -> list[str]:
     """Expand sweep targets: a folder gives its ``*.json`` files (sorted), a file
     itself, anything else a bundled ``params/`` name.
@@ -321,19 +348,11 @@ def sweep(targets, out_dir, options: RunOptions | None = None, *, subset: str | 
     """
     from qencode_nb.batch.progress_bar import advance, progress_bar
     from qencode_nb.batch.run_folder import folder_lock, write_text_atomic, writable_folder
-    from qencode_nb.engines.selection import check_engine
-    from qencode_nb.notebook.parameters import check_mode
-    from qencode_nb.notebook.pins import pin_environment
     from qencode_nb.readout.collect import audit_table
 
     opts = with_changes(options, changes)
-    check_mode(opts.mode)
-    engine = check_engine(opts.engine)
-    pin_environment(opts.blas_threads, opts.blas_coretype)   # validates both early
+    engine = check_options(opts)
     timeout = opts.timeout
-    if timeout is not None and not timeout > 0:
-        raise EntryError(f"{timeout!r} is not accepted; accepted: seconds > 0 or None",
-                         field="timeout")
     selected = select_subset(resolve_targets(targets), subset)   # a typo: nothing written
     out = writable_folder(out_dir)   # before any run: a clear error naming the folder
     todo, names = [], []

@@ -4,7 +4,8 @@ notebook rendered in ``PAGE_notebooks/`` (:func:`qencode_nb.readout.report.write
 default ``RUNS_DIR/report.html``); ``--claims`` adds the claims section (a ``claims.csv``
 of ``qencode-nb claims --out``); exit status 2 when RUNS_DIR holds no audit notebook or
 ``--claims`` is not a claims table.  A record sweep's folder (``record.json``) gets one
-page grouped by release, with its claims and curves
+page grouped by release, with its claims and curves (``--out`` only directly in that
+folder, no ``--claims``: exit status 2)
 (:func:`qencode_nb.readout.record_report.write_record_report`).
 """
 
@@ -36,6 +37,17 @@ def _report(args) -> int:
     if (Path(args.runs_dir) / "record.json").is_file():   # a record sweep's folder
         from qencode_nb.readout.record_report import write_record_report
 
+        folder = Path(args.runs_dir).resolve()
+        if args.claims is not None:
+            print(f"qencode-nb: --claims {args.claims!r} is not accepted with a record "
+                  "sweep's folder; accepted: no --claims (its claims.csv is read from "
+                  "record.json)", file=sys.stderr)
+            return 2
+        if args.out is not None and Path(args.out).resolve().parent != folder:
+            print(f"qencode-nb: --out {args.out!r} is not accepted for a record sweep's "
+                  f"page; accepted: a page directly in {args.runs_dir} (its links are "
+                  "relative to that folder)", file=sys.stderr)
+            return 2
         try:
             page = write_record_report(args.runs_dir, args.out, notebooks=args.notebooks)
         except QencodeNbError as exc:

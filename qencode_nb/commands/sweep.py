@@ -6,7 +6,8 @@ replay and boundary counts (:mod:`qencode_nb.readout.counts`).  A record folder 
 targets (:mod:`qencode_nb.batch.record`) sweeps each release into its own sub-folder and
 prints the per-release counts (:mod:`qencode_nb.studies.record_sweep`); an entry refused when
 read is counted per release, not a failure.  Exit status 1 when any
-audit failed (each failure listed first, with its notebook), 2 on bad arguments.
+audit failed (each failure listed first, with its notebook; in a record sweep also a
+curve or the claims audit that failed), 2 on bad arguments.
 """
 
 from __future__ import annotations
@@ -83,8 +84,7 @@ def _sweep_record(record, args) -> int:
 
     from qencode_nb.studies.record_sweep import RECORD_MANIFEST, sweep_record
     from qencode_nb.errors import EntryError
-    from qencode_nb.readout.counts import failures
-    from qencode_nb.readout.record_counts import refusal, release_counts
+    from qencode_nb.readout.record_counts import RELEASE_COLUMN, refusal, release_counts
 
     if args.subset is not None:
         raise EntryError(f"{args.subset!r} is not accepted with a record folder; accepted: "
@@ -92,8 +92,12 @@ def _sweep_record(record, args) -> int:
                          field="subset")
     out = Path(args.out)
     table = sweep_record(record, out, run_options(args))
-    failed = {name: why for name, why in failures(table).items() if refusal(why) is None}
-    status = print_failures(failed)
+    status = 0
+    for r in table.to_dict("records"):   # failures first: release, reason, notebook
+        if r["status"] != "done" and refusal(r["failure"]) is None:
+            status = 1
+            print(f"FAILED {r[RELEASE_COLUMN]} {Path(r['notebook']).stem}: {r['failure']}"
+                  f"\n  executed notebook: {r['notebook']}")
     counts = release_counts(table, [g.label for g in record.groups])
     print(counts.drop(columns="refused_reasons").to_string(index=False))
     for release, reasons in zip(counts["release"], counts["refused_reasons"]):
@@ -104,11 +108,20 @@ def _sweep_record(record, args) -> int:
         if group.get("not_entries"):
             print(f"not entries in {group['label']} (release metadata, no schema_version): "
                   + ", ".join(group["not_entries"]))
-    if manifest["claims"]:
-        print(f"claims: {out / manifest['claims']['file']} ("
-              + ", ".join(f"{k} {v}" for k, v in manifest["claims"]["statuses"].items()) + ")")
+    claims = manifest["claims"]
+    if claims and claims.get("file"):
+        print(f"claims of {claims['folder']}: {out / claims['file']} ("
+              + ", ".join(f"{k} {v}" for k, v in claims["statuses"].items()) + ")")
+    elif claims:
+        status = 1
+        print(f"FAILED claims of {claims['folder']}: {claims['error']}")
+    if claims and claims["not_checked"]:
+        print("claims not checked (one claims table per sweep; run qencode-nb claims on "
+              "each): " + ", ".join(claims["not_checked"]))
     for curve in manifest["curves"]:
-        print(f"curve {curve['curve']}: {curve['status']}"
+        status = 1 if curve["status"] == "failed" else status
+        print(("FAILED " if curve["status"] == "failed" else "")
+              + f"curve {curve['curve']}: {curve['status']}"
               + (f": {curve['summary']}" if curve.get("summary") else "")
               + (f" ({curve['reason']})" if curve.get("reason") else ""))
     print(f"summary: {out / 'summary.csv'}; per release: {out / 'releases.csv'}; "

@@ -139,12 +139,13 @@ def write_record_report(folder, out=None, *, notebooks: bool = True) -> Path:
     from qencode_nb.errors import ReportError
     from qencode_nb.readout.record_counts import RELEASE_COLUMN, release_counts
     from qencode_nb.readout.report import write_report
-    from qencode_nb.readout.report_paths import known_folders
+    from qencode_nb.readout.report_paths import known_folders, scrub
 
     folder = Path(folder)
     try:
         manifest = json.loads((folder / "record.json").read_text(encoding="utf-8"))
-        table = pd.read_csv(folder / "summary.csv")
+        # "n/a" is a value here (a replay or tier that did not apply), not a missing one
+        table = pd.read_csv(folder / "summary.csv", keep_default_na=False, na_values=[""])
     except (OSError, ValueError) as exc:
         raise ReportError(f"{str(folder)!r} is not a record sweep's folder "
                           f"({type(exc).__name__}: {exc}); looked for record.json and "
@@ -177,10 +178,20 @@ def write_record_report(folder, out=None, *, notebooks: bool = True) -> Path:
                     + f'; <a href="{quote(g["folder"])}/report.html">full report</a></p>')
         body.append(_table(["entry"] + [h for _, h in RUN_COLUMNS],
                            _run_rows(part, g["folder"], folders)))
-    if manifest.get("claims") and (folder / manifest["claims"]["file"]).is_file():
-        body.append(claims_section(folder / manifest["claims"]["file"], folders))
+    claims = manifest.get("claims")
+    if claims and claims.get("file") and (folder / claims["file"]).is_file():
+        body.append(claims_section(folder / claims["file"], folders))
+    elif claims:
+        body.append(f'<h2 id="claims">Claims</h2><p class="failed">the claims audit of '
+                    f"{html.escape(claims['folder'])} failed: "
+                    f"{html.escape(scrub(claims.get('error') or '', folders))}</p>")
+    if claims and claims.get("not_checked"):
+        body.append("<p>claims not checked (one claims table per sweep): "
+                    f"{html.escape(', '.join(claims['not_checked']))}</p>")
     if manifest.get("curves"):
-        body.append(curves_section(folder, manifest["curves"]))
+        body.append(curves_section(folder, [
+            {**c, "reason": scrub(c["reason"], folders) if c.get("reason") else None}
+            for c in manifest["curves"]]))
     out = Path(out) if out is not None else folder / "report.html"
     out.write_text(f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>'
                    f"Record audit</title><style>{PAGE_CSS}</style></head><body>"

@@ -46,10 +46,11 @@ def sweep_record(record, out_dir, options=None):
 
     from qencode_nb.batch.options import with_changes
     from qencode_nb.batch.run_folder import writable_folder, write_text_atomic
-    from qencode_nb.batch.sweep import sweep
+    from qencode_nb.batch.sweep import check_options, sweep
     from qencode_nb.readout.record_counts import RELEASE_COLUMN, release_counts
 
     opts = with_changes(options, {})
+    check_options(opts)           # a bad option: nothing written
     out = writable_folder(out_dir)
     tables = []
     for group in record.groups:
@@ -60,11 +61,10 @@ def sweep_record(record, out_dir, options=None):
         table.insert(0, RELEASE_COLUMN, group.label)
         tables.append(table)
     table = (pd.concat([t.astype(object) for t in tables], ignore_index=True) if tables
-             else pd.DataFrame())
+             else pd.DataFrame(columns=[RELEASE_COLUMN, "notebook", "status", "failure"]))
     write_text_atomic(out / "summary.csv", table.to_csv(index=False))
-    counts = release_counts(table, [g.label for g in record.groups]) if tables else None
-    if counts is not None:
-        write_text_atomic(out / "releases.csv", counts.to_csv(index=False))
+    counts = release_counts(table, [g.label for g in record.groups])
+    write_text_atomic(out / "releases.csv", counts.to_csv(index=False))
     claims = _claims(record, out)
     curves = _curves(record, out, opts)
     manifest = {
@@ -84,24 +84,34 @@ def _shown(path) -> str | None:
     machine's absolute path, which the report would have to scrub)."""
     if path is None:
         return None
-    path = Path(path)
-    return "/".join(path.parts[-3:]) if len(path.parts) > 3 else str(path)
+    parts = Path(path).parts
+    return "/".join((parts[1:] if Path(path).is_absolute() else parts)[-3:])
 
 
 def _claims(record, out: Path) -> dict | None:
     """The claims audit of the first record folder into ``out/claims.csv``
     (:func:`qencode_nb.claims.check.check_folder`, the v4 database of the sweep as its
-    ``db``); None when no target was a record folder."""
+    ``db``); None when no target was a record folder.  A folder the claims audit cannot
+    read (no leaderboard, receipts or README; a broken file) is ``{"file": None,
+    "error": why}``, never the loss of the sweep; other record folders are listed in
+    ``not_checked`` (one claims table per sweep)."""
     if not record.record_roots:
         return None
     from qencode_nb.claims.check import check_folder
     from qencode_nb.claims.table import STATUSES, status_word, write_csv
+    from qencode_nb.errors import QencodeNbError
 
+    root = record.record_roots[0]
+    done = {"folder": Path(root).name,
+            "not_checked": [Path(r).name for r in record.record_roots[1:]]}
     db = next((g.source for g in record.groups if g.label == "v4" and g.source), None)
-    rows = check_folder(record.record_roots[0], db=db)
+    try:
+        rows = check_folder(root, db=db)
+    except QencodeNbError as exc:
+        return {**done, "file": None, "error": f"{type(exc).__name__}: {exc}"}
     path = write_csv(rows, out)
     words = [status_word(r.status) for r in rows]
-    return {"file": path.name, "rows": len(rows),
+    return {**done, "file": path.name, "rows": len(rows),
             "statuses": {s: words.count(s) for s in STATUSES if s in words}}
 
 
@@ -127,7 +137,8 @@ def audit_curve_pinned(path, out: Path, opts) -> dict:
         path: the curve file.  out: its output folder (``curve.csv``, the figure,
             ``curve.log``: the command's output).
         opts: the sweep's :class:`~qencode_nb.batch.options.RunOptions`: its
-            ``blas_threads``, ``blas_coretype`` and ``engine`` (``sector`` stays
+            ``blas_threads``, ``blas_coretype``, ``timeout`` (s, the whole curve) and
+            ``engine`` (``sector`` stays
             ``sector``; any other engine is ``fast``, the curve audit's default).
 
     Returns:
@@ -146,7 +157,13 @@ def audit_curve_pinned(path, out: Path, opts) -> dict:
            "--out", str(out), "--blas-threads", str(opts.blas_threads)]
     if opts.blas_coretype:
         cmd += ["--blas-coretype", opts.blas_coretype]
-    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, check=False,
+                              timeout=opts.timeout)
+    except subprocess.TimeoutExpired as exc:
+        (out / "curve.log").write_text(_text(exc.stdout) + _text(exc.stderr), encoding="utf-8")
+        return {"status": "failed", "reason": f"timed out after {opts.timeout:g} s (the "
+                "sweep's --timeout; curve.log)"}
     (out / "curve.log").write_text(done.stdout + done.stderr, encoding="utf-8")
     table = out / "curve.csv"
     if done.returncode == 2 or not table.is_file():
@@ -171,3 +188,10 @@ def audit_curve_pinned(path, out: Path, opts) -> dict:
             "failed_points": len(t) - len(ok), "blas": blas,
             "reason": None if len(ok) == len(t) else f"{len(t) - len(ok)} points failed "
             "(their rows in curve.csv hold the error)"}
+
+
+def _text(data) -> str:
+    """A timed-out process's captured output (bytes, str or None) as text."""
+    if data is None:
+        return ""
+    return data if isinstance(data, str) else data.decode("utf-8", "replace")

@@ -42,8 +42,24 @@ def test_a_plain_database_folder_is_not_a_record(tmp_path):
     copy = tmp_path / "copy" / "db"
     copy.mkdir(parents=True)
     shutil.copy(next(SHARED_DB.glob("H2_*.json")), copy)
-    labels = [g.label for g in discover([SHARED_DB, copy]).groups]
-    assert labels == ["v4", "v4 (copy/db)"]
+    groups = discover([SHARED_DB, copy, SHARED_DB]).groups    # a folder given twice: once
+    assert [(g.label, g.slug) for g in groups] == [("v4", "v4"), ("v4 (copy/db)", "v4--copy-db-")]
+
+
+def test_two_records_with_the_same_releases_keep_their_groups_apart(tmp_path):
+    """Two record folders holding the same releases: each group labelled by its record
+    folder's name, no two sharing a sub-folder; the same record given twice is swept once."""
+    roots = []
+    for name in ("base", "base2"):
+        db = tmp_path / name / "releases" / "v1" / "db"
+        db.mkdir(parents=True)
+        shutil.copy(next((HISTORY / "releases" / "v1" / "db").glob("H2_*.json")), db)
+        shutil.copy(HISTORY / "releases" / "v1" / "db" / "index.json", db)
+        roots.append(tmp_path / name)
+    record = discover([roots[0], roots[1], roots[0]])
+    assert [(g.label, g.slug, len(g.targets)) for g in record.groups] == [
+        ("v1", "v1", 1), ("v1 (base2)", "v1--base2-", 1)]
+    assert record.record_roots == [r.resolve() for r in roots]
 
 
 def test_refusal_is_only_a_failure_of_reading_the_entry():
@@ -182,3 +198,30 @@ def test_a_rerun_record_sweep_audits_its_curves_with_pinned_threads(tmp_path):
     assert "16 agree" in log
     counts = pd.read_csv(out / "releases.csv").set_index("release")
     assert counts.loc["v4", ["audited", "certification_held"]].tolist() == [1, 1]
+
+
+@pytest.mark.notebook
+def test_a_claims_audit_that_fails_loses_nothing_of_the_sweep(tmp_path, capsys):
+    """A record folder with a v1 entry and nothing for the claims audit to read (no
+    leaderboard, receipts or README): the entry is audited, the claims audit's failure is
+    recorded with its reason (exit 1), and the page still shows the release, its n/a
+    replay as "n/a", and the failure."""
+    import json
+
+    from qencode_nb.cli import main
+
+    db = tmp_path / "bare" / "releases" / "v1" / "db"
+    db.mkdir(parents=True)
+    shutil.copy(HISTORY / "releases" / "v1" / "db" /
+                "H2_sto3g_JW_uccsd_v1__sha256_35b2b9a55f67ff1e.json", db)
+    out = tmp_path / "runs"
+    assert main(["sweep", str(tmp_path / "bare"), "--mode", "replay", "--out", str(out)]) == 1
+    printed = capsys.readouterr().out
+    assert "FAILED claims of bare: ClaimsError" in printed
+    manifest = json.loads((out / "record.json").read_text())
+    assert manifest["claims"]["file"] is None and "README" in manifest["claims"]["error"]
+    assert main(["report", str(out), "--no-notebooks"]) == 0
+    page = (out / "report.html").read_text()
+    assert "the claims audit of bare failed" in page and str(tmp_path) not in page
+    assert ">n/a<" in page       # read as a value, not as missing
+    assert main(["report", str(out), "--out", str(tmp_path / "elsewhere.html")]) == 2
