@@ -180,12 +180,12 @@ def discover(items) -> Record:
             loose += resolve_targets([item])
     if loose:
         groups.append(Group("entries", None, loose))
-    seen = set()
+    seen = set()   # sub-folders taken (a unique slug is a unique label)
     for g in groups:
-        if g.label in seen or g.slug in {Group(x, None).slug for x in seen}:
+        if g.slug in seen:
             base = f"{g.label} ({_where(g.source)})" if g.source else f"{g.label} (files)"
             g.label, n = base, 2
-            while g.label in seen:
+            while g.slug in seen:
                 g.label, n = f"{base} #{n}", n + 1
-        seen.add(g.label)
+        seen.add(g.slug)
     return Record(groups, curves, roots)

@@ -1,5 +1,5 @@
 """``qencode-nb curve FILE [--engine fast|sector] [--out DIR] [--points R,...]
-[--active-space NE,NO] [--cap N] [--no-plot] [--blas-threads N] [--blas-coretype K]``:
+[--active-space NE,NO] [--cap N] [--no-plot] [--threads N] [--coretype K]``:
 a QEncode v4 dissociation curve audited point by point (:func:`qencode_nb.studies.curve.audit_curve`): each point rebuilt from the
 curve's molecule, basis, active space and orbitals, re-run with ADAPT-VQE under the
 curve's operator cap, and compared with the published energy, gap and operator count.
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import sys
 
+from qencode_nb.commands.run_args import CORETYPE_HELP
 from qencode_nb.errors import QencodeNbError
 
 
@@ -36,12 +37,11 @@ def add_parsers(sub) -> None:
     cv.add_argument("--cap", type=int, default=None,
                     help="ADAPT operator cap (default the curves' 40)")
     cv.add_argument("--no-plot", action="store_true", help="write no figure")
-    cv.add_argument("--blas-threads", type=int, default=1,
+    cv.add_argument("--threads", type=int, default=1, dest="blas_threads", metavar="THREADS",
                     help="BLAS and OpenMP threads, pinned before numpy loads (default 1: "
                          "PySCF's threaded sums change the last bits from run to run)")
-    cv.add_argument("--blas-coretype", default=None,
-                    help="OpenBLAS kernels as audit.ipynb's blas_coretype (default: the "
-                         "host's)")
+    cv.add_argument("--coretype", default=None, dest="blas_coretype", metavar="CORETYPE",
+                    help=CORETYPE_HELP)
     cv.set_defaults(func=_curve)
 
 

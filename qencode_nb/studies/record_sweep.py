@@ -154,9 +154,9 @@ def audit_curve_pinned(path, out: Path, opts) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     engine = "sector" if opts.engine == "sector" else "fast"
     cmd = [sys.executable, "-m", "qencode_nb.cli", "curve", str(path), "--engine", engine,
-           "--out", str(out), "--blas-threads", str(opts.blas_threads)]
+           "--out", str(out), "--threads", str(opts.blas_threads)]
     if opts.blas_coretype:
-        cmd += ["--blas-coretype", opts.blas_coretype]
+        cmd += ["--coretype", opts.blas_coretype]
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, check=False,
                               timeout=opts.timeout)

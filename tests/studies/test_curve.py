@@ -156,7 +156,7 @@ def test_cli_curve(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["curve", str(H2_BUNDLED), "--engine", "qnode"])
     # threads are pinned before any point (a bad count is refused, exit status 2)
-    assert main(["curve", str(H2_BUNDLED), "--blas-threads", "0", "--out",
+    assert main(["curve", str(H2_BUNDLED), "--threads", "0", "--out",
                  str(tmp_path / "bad")]) == 2
 
 
