@@ -246,13 +246,47 @@ def needs_profile(name: str):
         f"{blas_profiles.describe_missing(missing)}"))
 
 
+#: The three host kinds this project runs on (README, "Run the tests"; CONTRIBUTING.md).
+#: What decides the bits is the kernel profile a host resolves to, not the vendor: the
+#: pin sets every copy's kernel, whatever the host presets.
+HOST_KINDS = {
+    "intel-avx512": "an Intel Xeon with AVX-512 and no OpenBLAS preset",
+    "amd-avx512-haswell": "an AMD EPYC with AVX-512 presetting OPENBLAS_CORETYPE=Haswell "
+                          "and OPENBLAS_L2_SIZE=512",
+    "amd-zen3": "an AMD EPYC (Zen 3) without AVX-512 and no preset",
+}
+#: The kernel profile the tests run under on each host kind (conftest pins
+#: ``resolve("reference").used``): the host kinds that measure a profile's rows.
+PROFILE_HOST_KINDS = {"reference": ("intel-avx512", "amd-avx512-haswell"),
+                      "portable": ("amd-zen3",)}
+
+
+def profile_hosts(profile: str) -> str:
+    """The host kinds whose tests run under kernel profile ``profile`` (in words)."""
+    kinds = [HOST_KINDS[k] for k in PROFILE_HOST_KINDS[profile]]
+    return f"{' or '.join(kinds)} (any CPU {'with' if profile == 'reference' else 'without'} " \
+           "AVX-512)"
+
+
+def _deciding_flags() -> str:
+    """Each CPU flag the choice of the test profile reads, present (+) or absent (-):
+    the flags of the reference profile's kernels, then the portable profile's
+    (blas_profiles.CORETYPE_CPU_FLAGS)."""
+    flags = blas_profiles.cpu_flags()
+    need = dict.fromkeys(f for prof in (blas_profiles.REFERENCE, blas_profiles.PORTABLE)
+                         for kernel in prof.coretypes.values()
+                         for f in blas_profiles.CORETYPE_CPU_FLAGS[kernel])
+    return " ".join(("+" if f in flags else "-") + f for f in need)
+
+
 #: Why a :data:`reference_only` test does not run under another profile.
 _REFERENCE_ONLY_REASON = (
-    f"holds under the reference kernel triple only (numpy SkylakeX, scipy SkylakeX, "
-    f"pyscf Prescott; measured on an Intel Xeon), the tests run under {TEST_PROFILE!r}"
+    f"holds under the reference kernel triple only "
+    f"({blas_profiles.triple_text(blas_profiles.REFERENCE.coretypes)}; runs on "
+    f"{profile_hosts('reference')}), the tests run under {TEST_PROFILE!r}"
     + ("" if TEST_PROFILE != "portable" else ": this CPU cannot run reference ("
        + blas_profiles.describe_missing(blas_profiles.missing_flags(
-           blas_profiles.REFERENCE, __import__("qencode_nb.notebook.pins", fromlist=["x"]).cpu_flags()))
+           blas_profiles.REFERENCE, blas_profiles.cpu_flags()))
        + ")"))
 
 #: A test whose exact expectation was measured under the reference triple only.
@@ -261,11 +295,40 @@ reference_only = pytest.mark.skipif(TEST_PROFILE != "reference", reason=_REFEREN
 
 def by_profile(values: dict):
     """The expectation measured under the test process's profile: ``values`` is
-    ``{profile name: value}``; a profile with no row skips the test, naming it."""
+    ``{profile name: value}`` with a row for every profile of
+    :data:`qencode_nb.notebook.blas_profiles.PROFILES` (tests/test_profile_tables.py
+    checks every table in the tests).  A name that is not a profile fails the test; a
+    table without a row for this process's profile skips it, naming the host kinds
+    whose profile has the row."""
+    unknown = sorted(set(values) - set(blas_profiles.PROFILES))
+    if unknown:
+        pytest.fail(f"by_profile: {unknown} are not kernel profiles; accepted: "
+                    f"{', '.join(blas_profiles.PROFILES)}")
     if TEST_PROFILE not in values:
-        pytest.skip(f"no value measured under the {TEST_PROFILE!r} kernel profile "
-                    f"(measured: {', '.join(values)}); " + _REFERENCE_ONLY_REASON)
+        pytest.skip(f"no value measured under the {TEST_PROFILE!r} kernel profile, which "
+                    f"the tests run under here; the rows ({', '.join(values)}) run on "
+                    + "; ".join(profile_hosts(p) for p in values))
     return values[TEST_PROFILE]
+
+
+def pytest_report_header(config):
+    """pytest's header says which half of the suite runs: the kernel profile the tests
+    run under, the CPU flags that decided it, the host's preset and the kernels the pin
+    measured (issue 34)."""
+    from qencode_nb.notebook.fingerprint import cpu_identity
+    from qencode_nb.notebook.pins import copy_kernels
+
+    cpu = cpu_identity()
+    preset = ", ".join(f"{v}={HOST_ENV[v]}" for v in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+                       if v in HOST_ENV) or "none"
+    return [f"qencode-nb kernel profile: {TEST_PROFILE} (reference_only tests "
+            f"{'run' if TEST_PROFILE == 'reference' else 'skip'}; runs on "
+            f"{profile_hosts(TEST_PROFILE)})"
+            + (f"; reference not used: {_RESOLVED.fallback}" if _RESOLVED.fallback else ""),
+            f"qencode-nb CPU: {cpu['vendor']} {cpu['model']}; flags deciding the profile: "
+            f"{_deciding_flags()}",
+            f"qencode-nb host OpenBLAS preset: {preset} (overridden per copy by the pin); "
+            f"kernels measured: {blas_profiles.triple_text(copy_kernels())}"]
 
 
 def check_summary_against_table(table, summary, by):

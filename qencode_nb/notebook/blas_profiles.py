@@ -276,6 +276,22 @@ def triple_text(kernels: dict) -> str:
     return ", ".join(f"{c} {kernels.get(c) or 'not loaded'}" for c in COPIES)
 
 
+def reference_clause(kernels: dict) -> str:
+    """The kernels in force, said against the reference triple: ``numpy SkylakeX, scipy
+    SkylakeX, pyscf Prescott (the reference triple)`` when ``{copy: kernel}`` is
+    :data:`REFERENCE`'s, else the triple in force followed by ``; the QEncode v4 entries
+    were generated under the reference triple ... (-p blas_coretype reference, on a CPU
+    with AVX-512)``.  The one sentence every message about a kernel-dependent rebuild
+    uses (:mod:`qencode_nb.problem.check`, :mod:`qencode_nb.problem.sources`); tests
+    build their expected text with it, so it holds under every profile."""
+    triple = triple_text(kernels)
+    if is_reference(kernels):
+        return f"{triple} (the reference triple)"
+    return (f"{triple}; the QEncode v4 entries were generated under the reference triple "
+            f"{triple_text(REFERENCE.coretypes)} (-p blas_coretype reference, on a CPU "
+            "with AVX-512)")
+
+
 def is_reference(kernels: dict) -> bool:
     """Whether ``{copy: kernel}`` (threadpoolctl's architectures) is the
     :data:`REFERENCE` triple (case-insensitive)."""

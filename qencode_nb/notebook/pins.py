@@ -165,6 +165,13 @@ def copy_kernels(pools: list[dict] | None = None) -> dict:
             for p in pools if p.get("internal_api") == "openblas"}
 
 
+def kernel_mismatch(copy: str, ran: str | None, asked: str) -> str:
+    """``numpy's OpenBLAS runs SkylakeX (asked: Cooperlake)``: one entry of the pin's
+    ``kernel_mismatches`` (a copy whose OpenBLAS build lacks the asked kernel maps it to
+    its nearest one)."""
+    return f"{copy}'s OpenBLAS runs {ran} (asked: {asked})"
+
+
 def pin(blas_threads: int = 1, blas_coretype: str | None = None) -> dict:
     """Pin BLAS threads and the OpenBLAS kernel of every copy, then load the copies.
 
@@ -261,7 +268,7 @@ def pin(blas_threads: int = 1, blas_coretype: str | None = None) -> dict:
     kernels = copy_kernels(pools)
     profile = resolution.to_record()
     profile["kernels"] = kernels
-    mismatches = [f"{copy}'s OpenBLAS runs {kernels.get(copy)} (asked: {want})"
+    mismatches = [kernel_mismatch(copy, kernels.get(copy), want)
                   for copy, want in resolution.coretypes.items()
                   if want and copy in kernels
                   and str(kernels.get(copy)).lower() != want.lower()]

@@ -161,22 +161,21 @@ def rebuild_mismatch(entry, rebuilt) -> str | None:
     n_stored, n_found = entry.tapered_num_qubits, int(tap.n_qubits_tapered)
     if stored == found and n_stored == n_found:
         return None
-    from qencode_nb.notebook.blas_profiles import REFERENCE, is_reference, triple_text
+    from qencode_nb.notebook.blas_profiles import is_reference, reference_clause
     from qencode_nb.notebook.pins import copy_kernels
 
     from qencode_nb.problem.tapering import declared_tapering_line
 
     kernels = copy_kernels()
-    triple, reference = triple_text(kernels), triple_text(REFERENCE.coretypes)
     # the field, its value, the rebuilt count and what is accepted first
     head = declared_tapering_line(entry, tap.z2_sectors, n_found)
     if entry.orbital_optimization != "casscf":      # Hartree-Fock orbitals: no kernel story
         return head
-    head += f"; PySCF's CASSCF orbitals depend on the OpenBLAS kernels, here {triple}"
+    head += ("; PySCF's CASSCF orbitals depend on the OpenBLAS kernels, here "
+             + reference_clause(kernels))
     if is_reference(kernels):
-        return head + " (the reference triple): the entry's procedure does not rebuild it"
-    return (head + f"; the QEncode v4 entries were generated under the reference triple "
-                   f"{reference} (-p blas_coretype reference, on a CPU with AVX-512)")
+        return head + ": the entry's procedure does not rebuild it"
+    return head
 
 
 def check_structure(entry, rebuilt) -> None:

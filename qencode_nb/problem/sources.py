@@ -179,7 +179,7 @@ def kernel_note() -> str | None:
     (:data:`qencode_nb.notebook.blas_profiles.REFERENCE`)."""
     import os
 
-    from qencode_nb.notebook.blas_profiles import REFERENCE, is_reference, triple_text
+    from qencode_nb.notebook.blas_profiles import REFERENCE, is_reference, reference_clause
     from qencode_nb.notebook.pins import PROFILE_VAR, copy_kernels
 
     kernels = copy_kernels()
@@ -188,10 +188,7 @@ def kernel_note() -> str | None:
         kernels["pyscf"] = REFERENCE.coretypes["pyscf"]
     if is_reference(kernels):
         return None
-    return (f"rebuilt under the OpenBLAS kernels {triple_text(kernels)}; the QEncode v4 "
-            f"entries were generated under the reference triple "
-            f"{triple_text(REFERENCE.coretypes)} (-p blas_coretype reference, on a CPU "
-            "with AVX-512)")
+    return f"rebuilt under the OpenBLAS kernels {reference_clause(kernels)}"
 
 
 def _difference(name: str, p: dict) -> str:

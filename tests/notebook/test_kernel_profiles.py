@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from conftest import TEST_PROFILE, by_profile, needs_profile, unpinned_env
+from conftest import TEST_PROFILE, needs_profile, unpinned_env
 from qencode_nb.errors import PinError, RebuildMismatch
 from qencode_nb.notebook import blas_profiles
 from qencode_nb.notebook.blas_profiles import PORTABLE, REFERENCE, resolve
@@ -176,9 +176,17 @@ def test_a_rebuild_with_another_z2_count_says_so_first():
             f"symmetries") in text
     assert f"the rebuild of the declared procedure finds {n}, sectors " in text
     assert f"accepted: {n} sectors" in text
-    assert by_profile({"reference": "numpy SkylakeX, scipy SkylakeX, pyscf Prescott",
-                       "portable": "numpy Haswell, scipy Haswell, pyscf Prescott"}) in text
-    assert "reference triple numpy SkylakeX, scipy SkylakeX, pyscf Prescott" in text
+    # the kernels in force (this process's profile), said against the reference triple
+    # by the kernel profiles' own sentence, whichever profile the host resolves to
+    from qencode_nb.notebook.blas_profiles import reference_clause, triple_text
+    from qencode_nb.notebook.pins import copy_kernels
+
+    assert copy_kernels() == blas_profiles.PROFILES[TEST_PROFILE].coretypes
+    assert f"here {triple_text(blas_profiles.PROFILES[TEST_PROFILE].coretypes)}" in text
+    assert f"here {reference_clause(copy_kernels())}" in text
+    assert (text.endswith("(the reference triple): the entry's procedure does not rebuild it")
+            if TEST_PROFILE == "reference" else
+            f"reference triple {triple_text(REFERENCE.coretypes)}" in text)
 
 
 def test_the_card_and_the_report_header_name_the_profile_and_the_fingerprint():

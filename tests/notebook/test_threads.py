@@ -104,24 +104,34 @@ def test_disagreeing_pools_are_reported():
         threads.measured_blas_threads(pools)
 
 
-@pytest.mark.skipif("avx512_bf16" not in threads.cpu_flags(), reason="CPU lacks avx512_bf16")
+#: The kernel each OpenBLAS copy of the lock's stack runs when asked for Cooperlake, as
+#: measured on an Intel Xeon and an AMD EPYC (Zen 4), both with avx512_bf16: scipy
+#: 1.13.1's OpenBLAS 0.3.27 has the kernel; numpy 2.2.6's 0.3.29 (built without it) maps
+#: it to SkylakeX; PySCF 2.6.2's bundled 0.3.3 predates it and every AVX-512 kernel and
+#: stays on Prescott.
+COOPERLAKE_RUNS = {"numpy": "SkylakeX", "scipy": "Cooperlake", "pyscf": "Prescott"}
+
+
+@pytest.mark.skipif("avx512_bf16" not in threads.cpu_flags(),
+                    reason="the Cooperlake kernel needs the CPU flag avx512_bf16, which this "
+                           "CPU lacks (it runs on an Intel Xeon with AVX-512 or an AMD EPYC "
+                           "Zen 4)")
 def test_cooperlake_kernel_is_taken_by_scipys_openblas():
-    """Measured: scipy 1.13.1's OpenBLAS 0.3.27 runs Cooperlake; numpy 2.2.6's 0.3.29
-    maps the request to SkylakeX, which the pin lists as a mismatch (not an error)."""
+    """Asked for Cooperlake, each copy runs what its OpenBLAS build has
+    (:data:`COOPERLAKE_RUNS`), and the pin lists every copy that cannot run the asked
+    kernel as a mismatch (not an error), in the pin's load order, in its own words."""
     code = ("import json; from qencode_nb.notebook.pins import pin;"
             "r = pin(1, 'Cooperlake');"
             "print(json.dumps([r['blas_coretype'], r['kernel_mismatches'], "
-            "{p['filepath']: p.get('architecture') for p in r['pools'] "
-            "if p['user_api'] == 'blas'}]))")
+            "r['profile']['kernels']]))")
     out = _run(code)
     assert out.returncode == 0, out.stderr
-    coretype, mismatches, arch = json.loads(out.stdout)
-    by_lib = {lib: [a for path, a in arch.items() if f"/{lib}" in path]
-              for lib in ("scipy", "numpy")}
+    coretype, mismatches, kernels = json.loads(out.stdout)
     assert coretype == "Cooperlake"
-    assert by_lib == {"scipy": ["Cooperlake"], "numpy": ["SkylakeX"]}, arch
-    assert len(mismatches) == 1 and "numpy" in mismatches[0] and \
-        mismatches[0].endswith("runs SkylakeX")
+    assert kernels == COOPERLAKE_RUNS
+    cannot = [c for c in threads.blas_profiles.COPIES if kernels[c] != "Cooperlake"]
+    assert cannot == ["numpy", "pyscf"]
+    assert mismatches == [threads.kernel_mismatch(c, kernels[c], "Cooperlake") for c in cannot]
 
 
 def test_every_coretype_below_this_cpu_is_runnable_including_prescott():
