@@ -63,7 +63,7 @@ H2_JW_UCCSD = SHARED_DB / "H2_ccpvdz_JW_UCCSD_v4_tapered__sha256_93a0f8a8604d9ae
 
 __all__ = ["ROOT", "SHARED_DB", "SHARED_HISTORY", "AUDIT_NB", "LIH_PAR_HEA", "H2_JW_UCCSD", "THREAD_VARS",
            "HOST_ENV", "TEST_PROFILE", "KERNEL_PIN_VARS", "needs_profile", "reference_only",
-           "by_profile",
+           "by_profile", "needs_coretype", "coretype_missing", "HOST_KINDS",
            "pinned_env", "unpinned_env", "openblas_kernels", "LIH_PAR_HEA_ERROR_MHA",
            "lih_par_hea_error_mha"]
 
@@ -277,6 +277,24 @@ def _deciding_flags() -> str:
                          for kernel in prof.coretypes.values()
                          for f in blas_profiles.CORETYPE_CPU_FLAGS[kernel])
     return " ".join(("+" if f in flags else "-") + f for f in need)
+
+
+def coretype_missing(coretype: str) -> str | None:
+    """Why this CPU cannot run OpenBLAS's ``coretype`` kernel (naming the CPU flags it
+    lacks, :data:`qencode_nb.notebook.blas_profiles.CORETYPE_CPU_FLAGS`), or None."""
+    flags = blas_profiles.cpu_flags()
+    lack = [f for f in blas_profiles.CORETYPE_CPU_FLAGS[coretype] if f not in flags]
+    return (f"needs OpenBLAS's {coretype} kernel, which needs the CPU "
+            f"flag{'s' if len(lack) > 1 else ''} {', '.join(lack)}, which this CPU lacks"
+            if lack else None)
+
+
+def needs_coretype(coretype: str):
+    """A skip marker for a test that pins OpenBLAS's ``coretype`` kernel where this CPU
+    cannot run it, naming the missing CPU flags (Cooperlake: ``avx512_bf16``, which the
+    Intel Xeon and the AMD EPYC with AVX-512 of this project have)."""
+    reason = coretype_missing(coretype)
+    return pytest.mark.skipif(reason is not None, reason=reason or "")
 
 
 #: Why a :data:`reference_only` test does not run under another profile.

@@ -10,8 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from conftest import SHARED_DB, TEST_PROFILE, pinned_env, reference_only
-from qencode_nb.notebook import pins as threads
+from conftest import SHARED_DB, TEST_PROFILE, needs_coretype, pinned_env, reference_only
 
 
 @pytest.fixture(scope="module")
@@ -140,8 +139,7 @@ print(json.dumps({"pool": len(pool), "dim": sec.dim, "energy": E,
 
 
 @pytest.mark.slow
-@pytest.mark.skipif("avx512_bf16" not in threads.cpu_flags(),
-                    reason="needs the Cooperlake OpenBLAS kernel (CPU flag avx512_bf16)")
+@needs_coretype("Cooperlake")
 def test_h10_adapt_replay_on_the_sector_engine_with_the_cooperlake_kernel(tmp_path):
     """H10 [10e,10o], 63,504 determinants, 300 operators: within 1e-10 Ha of the
     published energy (measured 1.6e-14 Ha; the replay itself ~25 s).  Under the

@@ -11,7 +11,8 @@ import pytest
 from papermill.exceptions import PapermillExecutionError
 
 from conftest import (AUDIT_NB, H2_JW_UCCSD, LIH_PAR_HEA, ROOT, SHARED_DB, TEST_PROFILE,
-                      by_profile, lih_par_hea_error_mha, openblas_kernels, reference_only)
+                      by_profile, lih_par_hea_error_mha, needs_coretype, openblas_kernels,
+                      reference_only)
 from qencode_nb import read_records
 from qencode_nb.notebook import pins as threads
 from qencode_nb.errors import ParameterError, RunFailed
@@ -362,7 +363,7 @@ def test_cli_audit_json(tmp_path):
     assert r["done"] is True and r["replay"]["delta_ha"] == 0.0 and out.exists()
 
 
-@pytest.mark.skipif("avx512_bf16" not in threads.cpu_flags(), reason="CPU lacks avx512_bf16")
+@needs_coretype("Cooperlake")
 @pytest.mark.notebook
 def test_lih_with_the_cooperlake_kernel(tmp_path):
     out, r = _papermill(tmp_path, "coop", entry=_yaml_alone(tmp_path, "lih"),

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from conftest import unpinned_env
+from conftest import needs_coretype, unpinned_env
 from qencode_nb.notebook import pins as threads
 from qencode_nb.errors import PinError
 
@@ -112,10 +112,7 @@ def test_disagreeing_pools_are_reported():
 COOPERLAKE_RUNS = {"numpy": "SkylakeX", "scipy": "Cooperlake", "pyscf": "Prescott"}
 
 
-@pytest.mark.skipif("avx512_bf16" not in threads.cpu_flags(),
-                    reason="the Cooperlake kernel needs the CPU flag avx512_bf16, which this "
-                           "CPU lacks (it runs on an Intel Xeon with AVX-512 or an AMD EPYC "
-                           "Zen 4)")
+@needs_coretype("Cooperlake")
 def test_cooperlake_kernel_is_taken_by_scipys_openblas():
     """Asked for Cooperlake, each copy runs what its OpenBLAS build has
     (:data:`COOPERLAKE_RUNS`), and the pin lists every copy that cannot run the asked

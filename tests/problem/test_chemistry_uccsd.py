@@ -12,11 +12,11 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, SHARED_DB as DB, pinned_env, reference_only  # noqa: E402,F401
+from conftest import (ROOT, SHARED_DB as DB, coretype_missing, pinned_env,  # noqa: E402,F401
+                      reference_only)
 
 UCCSD = {
     "H2_JW": "H2_ccpvdz_JW_UCCSD_v4_tapered__sha256_93a0f8a8604d9aed.json",
@@ -262,14 +262,6 @@ print(json.dumps(out))
 """
 
 
-def _cpu_flags() -> set:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("flags"):
-                return set(line.split(":", 1)[1].split())
-    except OSError:
-        pass
-    return set()
 
 
 def test_cooperlake_kernel_makes_the_rebuild_bit_identical():
@@ -277,8 +269,8 @@ def test_cooperlake_kernel_makes_the_rebuild_bit_identical():
     every Hamiltonian coefficient and the constant correction equal the entries'
     to the last bit (measured on an AMD EPYC with AVX-512 BF16; without the pin,
     LiH moves by ~2e-15 Ha and HF by ~1e-13 Ha)."""
-    if "avx512_bf16" not in _cpu_flags():
-        pytest.skip("this CPU cannot run OpenBLAS's Cooperlake kernel")
+    if coretype_missing("Cooperlake"):
+        pytest.skip(coretype_missing("Cooperlake"))
     env = pinned_env(1, "Cooperlake", PYTHONPATH=str(ROOT))
     paths = [str(DB / UCCSD[k]) for k in ("LiH_JW", "HF_BK", "BeH2_PAR", "N2_JW_casscf")]
     done = subprocess.run([sys.executable, "-c", _BIT_SCRIPT, *paths], cwd=ROOT, env=env,

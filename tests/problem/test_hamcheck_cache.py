@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (ROOT, SHARED_DB as DB, TEST_PROFILE, pinned_env,  # noqa: E402,F401
-                      reference_only)
+from conftest import (ROOT, SHARED_DB as DB, TEST_PROFILE, coretype_missing,  # noqa: E402,F401
+                      pinned_env, reference_only)
 
 ENTRIES = {
     "H2_JW": "H2_ccpvdz_JW_UCCSD_v4_tapered__sha256_93a0f8a8604d9aed.json",
@@ -619,10 +619,8 @@ def test_cooperlake_rebuild_is_bit_identical_and_keyed_apart(tmp_path, monkeypat
     rebuilt coefficients and exact ground energy equal the entry's to the bit;
     without it they move by ~1e-15 Ha.  The two runs get different keys."""
     from qencode_nb.problem import cache
-    from qencode_nb.notebook.pins import cpu_flags
-
-    if "avx512_bf16" not in cpu_flags():
-        pytest.skip("this CPU cannot run OpenBLAS's Cooperlake kernel")
+    if coretype_missing("Cooperlake"):
+        pytest.skip(coretype_missing("Cooperlake"))
     path = str(DB / ENTRIES["LiH_PAR_HEA"])
     env = dict(SUBPROCESS_ENV, OPENBLAS_CORETYPE="Cooperlake")
     out = subprocess.run([sys.executable, "-c", _COOPERLAKE, path, str(tmp_path)], env=env,

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import AUDIT_NB, ROOT, TEST_PROFILE, THREAD_VARS, pinned_env
+from conftest import AUDIT_NB, ROOT, TEST_PROFILE, THREAD_VARS, coretype_missing, pinned_env
 from qencode_nb.cli import main
 from qencode_nb.notebook.record import read_records
 from qencode_nb.trust.crate import FAILED, PROFILE, READ_RECORDS, WFRUN_CONTEXT
@@ -31,10 +31,8 @@ def _sha256(path: Path) -> str:
 def audit(tmp_path_factory) -> Path:
     """``papermill notebooks/audit.ipynb OUT -p entry h2 -p mode replay`` with the
     OpenBLAS kernel pinned to Haswell (so the crate's kernel is known in advance)."""
-    from qencode_nb.notebook.pins import cpu_flags, runnable_coretypes
-
-    if CORETYPE not in runnable_coretypes(cpu_flags()):
-        pytest.skip(f"this CPU cannot run OpenBLAS's {CORETYPE} kernel")
+    if coretype_missing(CORETYPE):
+        pytest.skip(coretype_missing(CORETYPE))
     out = tmp_path_factory.mktemp("crate") / "audit" / "h2.ipynb"
     out.parent.mkdir()
     proc = subprocess.run(PAPERMILL + [str(AUDIT_NB), str(out), "-p", "entry", "h2",
