@@ -160,6 +160,23 @@ PORTABLE = KernelProfile(
 
 PROFILES = {p.name: p for p in (REFERENCE, PORTABLE)}
 
+#: The kernel triple each QEncode release was made under: the one table of release
+#: triples (issue 35), keyed by the release environment's name
+#: (:data:`qencode_nb.entry.recorded_env.RELEASE_STACKS`).  A release without a row has no
+#: known triple, and its entries say so.  Not profiles of ``blas_coretype``:
+#: ``reference`` stays the v4 triple for now.
+RELEASE_KERNELS = {
+    "v4": REFERENCE,
+    "v3": KernelProfile(
+        "v3", {"numpy": "Haswell", "scipy": "Haswell", "pyscf": "Haswell"},
+        source="issue 35, measured on an Intel Xeon with AVX-512 in QEncode's v3 stack "
+               "(requirements-v3.txt), full mode on the recorded backend, 1 thread, "
+               "OPENBLAS_CORETYPE=Haswell for every copy: 34 of the 36 v3 entries "
+               "bit-identical (the 2 others' stored Hamiltonians equal no generator path), "
+               "and H2 6-31G JW/HEA of v3.1 (the rest of v3.1 not yet confirmed); under the "
+               "v4 triple H2 6-31G misses by 1.2e-10 Ha and LiH STO-3G by 1.3e-9 Ha"),
+}
+
 
 @dataclass(frozen=True)
 class Resolution:

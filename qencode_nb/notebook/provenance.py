@@ -50,9 +50,10 @@ def version_drift(tool_versions: dict) -> dict:
     """Compare installed versions with an entry's ``provenance.tool_versions``.
 
     Packages are compared on their exact version string.  Python is compared
-    on ``major.minor``: QEncode's ``requirements-v4.txt`` pins "Python 3.11"
-    and the five packages, so a patch release (3.11.7 vs the recorded
-    3.11.15) is reported in ``note`` but is not drift.
+    on ``major.minor``: QEncode's requirements files pin "Python 3.11"
+    (``requirements-v4.txt``; ``requirements-v3.txt``: "Python 3.11.x") and the
+    five packages, so a patch release (3.11.7 vs the recorded 3.11.15) is reported
+    in ``note`` but is not drift.
 
     Returns:
         ``{name: {"want": str, "have": str|None, "match": bool[, "note"]}}``
@@ -68,8 +69,8 @@ def version_drift(tool_versions: dict) -> dict:
             match = have.split(".")[:2] == str(want).split(".")[:2]
             out[name] = {"want": str(want), "have": have, "match": match}
             if match and have != str(want):
-                out[name]["note"] = ("patch release differs; requirements-v4.txt pins "
-                                     "Python " + ".".join(str(want).split(".")[:2]))
+                out[name]["note"] = ("patch release differs; QEncode's requirements files "
+                                     "pin Python " + ".".join(str(want).split(".")[:2]))
             continue
         have = installed_version(name)
         out[name] = {"want": str(want), "have": have, "match": have == str(want)}

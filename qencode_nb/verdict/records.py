@@ -20,6 +20,7 @@ AUDIT_RECORDS = {
     "entry_id": "QEncode entry_id",
     "entry_source": "the file the entry was read from",
     "entry_provenance": "the entry's own provenance: tool_versions (pins, git_commit), environment (platform, BLAS threads)",
+    "recorded_environment": "the environment the entry records (qencode_nb.entry.recorded_env): its release (v3, v4; None when no QEncode requirements file pins its tool_versions), the stack's pip requirements, the release's requirements file and kernel triple with its source, and what is unknown and why",
     "mode": "audit mode: full, replay or rerun",
     "strict": "whether strict mode was requested",
     "provenance": "versions vs pins, git, platform, CPU, every BLAS pool, the numeric fingerprint (numeric: every OpenBLAS copy, numpy dispatch, numba CPU, libc, variables, hash)",

@@ -251,7 +251,10 @@ def _tier3(entry, rerun_energy: float, diff: dict, provenance: dict, blas_thread
     measured = (f"measured: re-run {diff['energy_hex']} vs published {diff['published_hex']}"
                 + (f", ΔE {diff['delta_ha']:+.3e} Ha" if is_number(diff["delta_ha"]) else "")
                 + (f", {diff['ulps']} ulps" if diff["ulps"] is not None else ""))
-    kernel_note, off_reference = kernel_reason(provenance, blas_coretype)
+    from qencode_nb.entry.recorded_env import recorded_environment
+
+    recorded = recorded_environment(entry.tool_versions)
+    kernel_note, off_reference = kernel_reason(provenance, blas_coretype, recorded)
     bad = []
     if not is_number(entry.published_energy):
         path = field_name(entry, "published_energy")
@@ -268,7 +271,9 @@ def _tier3(entry, rerun_energy: float, diff: dict, provenance: dict, blas_thread
         reasons.append("the entry records no package pins (provenance.tool_versions), so "
                        "no environment can be called its reference")
     if drift:
-        reasons.append("not the reference environment: " + ", ".join(drift))
+        stack = (f" ({recorded.release}, {recorded.requirements_file})"
+                 if recorded.release else "")
+        reasons.append(f"not the entry's recorded stack{stack}: " + ", ".join(drift))
     if blas_threads != 1:
         reasons.append(f"{blas_threads} BLAS threads measured (reference: 1)")
     for row in (procedure or {}).get("fields") or []:
@@ -307,17 +312,25 @@ def tier_line(tiers: dict) -> str:
                      for name in ("procedure", "certification", "bit_identical"))
 
 
-def kernel_reason(provenance: dict, blas_coretype=None) -> tuple[str, str | None]:
-    """Tier 3's kernel reasons: ``(note, reason it is not the reference)``.
+def kernel_reason(provenance: dict, blas_coretype=None,
+                  recorded=None) -> tuple[str, str | None]:
+    """Tier 3's kernel reasons: ``(note, reason it is not the release's triple)``.
 
     ``note`` names the OpenBLAS kernel triple this run used (numpy's, scipy's,
-    PySCF's copy, from the provenance's numeric fingerprint) and the reference
-    triple (:data:`qencode_nb.notebook.blas_profiles.REFERENCE`, under which the
-    QEncode v4 entries reproduce); the second item is None when the triple is the
-    reference one, else the sentence that makes tier 3 ``n/a`` (docs/explanations/tiers.md: tier 3
-    is claimed only on the reference kernel triple).
+    PySCF's copy, from the provenance's numeric fingerprint) and the triple of the
+    entry's release (:data:`qencode_nb.notebook.blas_profiles.RELEASE_KERNELS`: v4's is
+    the reference triple, v3's AVX2 Haswell); the second item is None when the two
+    are the same, else the sentence that makes tier 3 ``n/a`` (docs/explanations/tiers.md:
+    tier 3 is claimed only in the entry's recorded environment, its release's kernels
+    included).
+
+    Args:
+        provenance: the ``provenance`` record (``numeric.openblas`` or ``blas.pools``).
+        blas_coretype: ``OPENBLAS_CORETYPE`` at numpy's load, or None.
+        recorded: the entry's :class:`~qencode_nb.entry.recorded_env.RecordedEnvironment`;
+            None, or one without recorded pins, compares with the reference triple.
     """
-    from qencode_nb.notebook.blas_profiles import REFERENCE, is_reference, triple_text
+    from qencode_nb.notebook.blas_profiles import REFERENCE, triple_text
     from qencode_nb.notebook.pins import copy_of
 
     copies = (provenance.get("numeric") or {}).get("openblas")
@@ -326,8 +339,18 @@ def kernel_reason(provenance: dict, blas_coretype=None) -> tuple[str, str | None
                   for p in (provenance.get("blas") or {}).get("pools") or []
                   if p.get("library") == "openblas"]
     used = {c.get("copy"): c.get("kernel") for c in copies}
-    triple, reference = triple_text(used), triple_text(REFERENCE.coretypes)
-    note = (f"OpenBLAS kernels: {triple}"
-            + (f" (OPENBLAS_CORETYPE={blas_coretype} at numpy load)" if blas_coretype else "")
-            + f"; reference triple: {reference} (-p blas_coretype reference)")
-    return note, None if is_reference(used) else f"not the reference kernel triple ({triple})"
+    triple = triple_text(used)
+    head = (f"OpenBLAS kernels: {triple}"
+            + (f" (OPENBLAS_CORETYPE={blas_coretype} at numpy load)" if blas_coretype else ""))
+    want = REFERENCE.coretypes if recorded is None or not recorded.pins else recorded.kernels
+    if want is None:        # pins, but no release triple known: say so, never guess
+        return (head + "; the entry's release has no known kernel triple",
+                "; ".join(recorded.unknown))
+    same = all(str(used.get(c) or "").lower() == str(k).lower() for c, k in want.items())
+    if want == REFERENCE.coretypes:
+        return (head + f"; reference triple: {triple_text(want)} (-p blas_coretype reference)",
+                None if same else f"not the reference kernel triple ({triple})")
+    one = set(want.values())
+    hint = f" (-p blas_coretype {one.pop()})" if len(one) == 1 else ""
+    return (head + f"; the {recorded.release} release's triple: {triple_text(want)}{hint}",
+            None if same else f"not the {recorded.release} release's kernel triple ({triple})")

@@ -259,7 +259,14 @@ def test_the_audit_command_replays_a_v3_entry_and_a_v1_entry(tmp_path):
     assert abs(v3["replay"]["energy"] - published) <= 1e-12
     assert v3["integrity"]["status"] == "pass" and "3.0.0" in v3["integrity"]["hash_rule"]
     assert v3["tiers"]["procedure"]["status"] == "incomplete"
+    # its recorded environment: QEncode's v3 stack and the v3 release's AVX2 triple
+    env = v3["recorded_environment"]
+    assert env["release"] == "v3" and env["requirements_file"] == "requirements-v3.txt"
+    assert env["kernels"] == {"numpy": "Haswell", "scipy": "Haswell", "pyscf": "Haswell"}
+    assert "numpy==1.26.4" in env["requirements"] and env["unknown"] == []
     v1 = audit(V1_H2_UCCSD, "v1")
+    assert v1["recorded_environment"]["release"] is None
+    assert "records no package versions" in v1["recorded_environment"]["unknown"][0]
     assert v1["replay"]["status"] == "n/a" and "Qiskit QPY" in v1["replay"]["reason"]
     assert v1["tiers"]["certification"]["status"] == "n/a"
     assert "Qiskit QPY" in v1["tiers"]["certification"]["reasons"][0]

@@ -1,0 +1,106 @@
+"""An entry's recorded environment (issue 35, item 1): every real QEncode entry is named
+its release environment from its own ``provenance.tool_versions`` and QEncode's
+requirements files, with its release's kernel triple; tier 3 compares the kernels in
+force with that triple, not with the v4 one."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import SHARED_DB, SHARED_HISTORY
+from qencode_nb.entry.recorded_env import (RELEASE_STACKS, REQUIREMENTS_DIR,
+                                           recorded_environment, requirement_pins)
+from qencode_nb.notebook.blas_profiles import REFERENCE, RELEASE_KERNELS
+from qencode_nb.verdict.tiers import kernel_reason
+
+RELEASES = SHARED_HISTORY / "releases"
+V3_PINS = {"pyscf": "2.5.0", "pennylane": "0.44.1", "openfermion": "1.7.1",
+           "numpy": "1.26.4", "scipy": "1.17.0"}       # requirements-v3.txt, verbatim
+V4_PINS = {"pennylane": "0.45.0", "numpy": "2.2.6", "pyscf": "2.6.2", "scipy": "1.13.1",
+           "openfermion": "1.6.1"}                     # requirements-v4.txt
+HASWELL = {"numpy": "Haswell", "scipy": "Haswell", "pyscf": "Haswell"}
+
+
+def _tool_versions(path):
+    return (json.loads(path.read_text()).get("provenance") or {}).get("tool_versions")
+
+
+def test_the_bundled_requirements_files_are_qencodes_own():
+    """data/qencode-history/ holds QEncode's files byte for byte (../shared's copies)."""
+    for name, _ in RELEASE_STACKS.values():
+        assert (REQUIREMENTS_DIR / name).read_bytes() == (SHARED_HISTORY / name).read_bytes()
+    assert requirement_pins("v3") == V3_PINS and requirement_pins("v4") == V4_PINS
+    with pytest.raises(KeyError, match="'v2' is not known; known: v4, v3"):
+        requirement_pins("v2")
+
+
+@pytest.mark.parametrize("folder,release,n", [
+    (SHARED_DB, "v4", 40), (RELEASES / "v3" / "db", "v3", 36),
+    (RELEASES / "v3.1" / "db", "v3", 42)])
+def test_every_real_entry_is_named_its_release_environment(folder, release, n):
+    paths = sorted(folder.glob("*__sha256_*.json"))
+    assert len(paths) == n
+    for path in paths:
+        env = recorded_environment(_tool_versions(path))
+        assert env.release == release and env.unknown == [], path.name
+        assert env.requirements_file == RELEASE_STACKS[release][0]
+        assert env.kernels == RELEASE_KERNELS[release].coretypes
+        assert env.python.startswith("3.11.")
+        assert json.loads(json.dumps(env.to_record())) == env.to_record()
+
+
+def test_the_stack_pins_what_the_entry_records_and_matches_lightning():
+    v3 = recorded_environment(_tool_versions(next((RELEASES / "v3" / "db").glob("H2_*"))))
+    assert v3.pins == V3_PINS and v3.python == "3.11.14"
+    # requirements-v3.txt does not pin the plugin: pip would bring 0.45.0 beside 0.44.1
+    assert sorted(v3.requirements) == sorted(
+        [f"{k}=={v}" for k, v in V3_PINS.items()] + ["pennylane-lightning==0.44.*"])
+    assert v3.kernels == HASWELL and "34 of the 36 v3 entries" in v3.kernels_source
+    v4 = recorded_environment(_tool_versions(next(SHARED_DB.glob("LiH_ccpvdz_PAR_HEA_*"))))
+    assert v4.kernels == REFERENCE.coretypes and "pennylane-lightning==0.45.*" in v4.requirements
+
+
+def test_what_cannot_be_named_says_why():
+    v1 = next((RELEASES / "v1" / "db").glob("*__sha256_*.json"))
+    none = recorded_environment(_tool_versions(v1))
+    assert none.release is None and none.requirements == [] and none.kernels is None
+    assert none.unknown == ["the entry records no package versions "
+                            "(provenance.tool_versions), so no stack can be named its own"]
+    other = recorded_environment({**V3_PINS, "numpy": "1.26.3", "python": "3.11.9"})
+    assert other.release is None and other.kernels is None and "numpy==1.26.3" in other.requirements
+    assert other.unknown[0].startswith("no QEncode requirements file pins these "
+                                       "versions (known: v4 requirements-v4.txt, v3 "
+                                       "requirements-v3.txt)")
+    # a package the entry adds to its release's pins keeps the release, in the stack
+    more = recorded_environment({**V4_PINS, "qiskit-nature": "0.7.2"})
+    assert more.release == "v4" and "qiskit-nature==0.7.2" in more.requirements
+
+
+def _provenance(kernels: dict) -> dict:
+    return {"numeric": {"openblas": [{"copy": c, "kernel": k} for c, k in kernels.items()]}}
+
+
+def test_tier_3_compares_the_kernels_with_the_entrys_release_triple():
+    v3 = recorded_environment(V3_PINS)
+    v4 = recorded_environment(V4_PINS)
+    note, off = kernel_reason(_provenance(HASWELL), "Haswell", v3)
+    assert off is None
+    assert note == ("OpenBLAS kernels: numpy Haswell, scipy Haswell, pyscf Haswell "
+                    "(OPENBLAS_CORETYPE=Haswell at numpy load); the v3 release's triple: "
+                    "numpy Haswell, scipy Haswell, pyscf Haswell (-p blas_coretype Haswell)")
+    note, off = kernel_reason(_provenance(REFERENCE.coretypes), None, v3)
+    assert off == ("not the v3 release's kernel triple (numpy SkylakeX, scipy SkylakeX, "
+                   "pyscf Prescott)")
+    # a v4 entry keeps the reference triple, and its words
+    assert kernel_reason(_provenance(REFERENCE.coretypes), None, v4)[1] is None
+    note, off = kernel_reason(_provenance(HASWELL), None, v4)
+    assert off == "not the reference kernel triple (numpy Haswell, scipy Haswell, pyscf Haswell)"
+    assert note.endswith("reference triple: numpy SkylakeX, scipy SkylakeX, pyscf Prescott "
+                         "(-p blas_coretype reference)")
+    # pins that no release file holds: no triple to compare with, said, never guessed
+    note, off = kernel_reason(_provenance(HASWELL), None,
+                              recorded_environment({**V3_PINS, "numpy": "1.26.3"}))
+    assert note.endswith("the entry's release has no known kernel triple")
+    assert off.startswith("no QEncode requirements file pins these versions")
