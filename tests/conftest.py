@@ -176,7 +176,8 @@ def unpinned_env(**extra: str) -> dict[str, str]:
 
 #: Fixtures that install packages from a registry (pip from PyPI); every test that
 #: uses one, directly or through another fixture, must carry ``network``.
-NETWORK_FIXTURES = frozenset({"stack"})   # test_environments.py: SciPy 1.16.3 from PyPI
+NETWORK_FIXTURES = frozenset({"stack",      # test_environments.py: SciPy 1.16.3 from PyPI
+                              "v3_stack"})  # test_recorded_stack.py: QEncode's v3 pins
 
 
 @pytest.hookimpl(tryfirst=True)
