@@ -2,8 +2,11 @@
 for ``qencode-nb study environments`` (:mod:`qencode_nb.studies.stacks`).
 
 ``qencode-nb stack create NAME [--recipe reference|latest | --requirements
-FILE_OR_SPECS... [--overlay]]``, ``stack list`` and ``stack remove NAME``; exit status 1
-when pip or ipykernel failed (the log is kept), 2 on bad arguments.
+FILE_OR_SPECS... [--overlay] | --from-entry ENTRY]``, ``stack list`` and ``stack remove
+NAME``; exit status 1 when pip or ipykernel failed (the log is kept), 2 on bad arguments
+(an entry that records no stack among them).  ``--from-entry`` builds the stack an entry
+records (:func:`qencode_nb.entry.recorded_env.recorded_environment`) and prints the
+``blas_coretype`` of its release's kernel triple.
 """
 
 from __future__ import annotations
@@ -29,6 +32,10 @@ def add_parsers(sub) -> None:
                     help="start from this environment's packages, install only "
                          "--requirements on top (without it, --requirements are installed "
                          "with pyproject's dependencies in a fresh venv)")
+    cr.add_argument("--from-entry", default=None, metavar="ENTRY",
+                    help="the stack ENTRY records (its provenance.tool_versions, the "
+                         "release's requirements file, pennylane-lightning matched); prints "
+                         "the -p blas_coretype of its release's kernel triple")
     cr.add_argument("--replace", action="store_true",
                     help="remove an existing stack of that name first")
     acts.add_parser("list", help="list the stacks")
@@ -49,6 +56,10 @@ def _stack(args) -> int:
             reqs = args.requirements or None
             if reqs and len(reqs) == 1 and Path(reqs[0]).suffix in (".txt", ".lock", ".in"):
                 reqs = reqs[0]
+            recorded = None
+            if args.from_entry is not None:
+                recorded = _recorded(args.from_entry, args)
+                reqs = recorded.requirements
             rec = stacks.create_stack(args.name, args.recipe, requirements=reqs,
                                       overlay=args.overlay, jupyter_prefix=args.jupyter_prefix,
                                       replace=args.replace)
@@ -56,6 +67,8 @@ def _stack(args) -> int:
                   f"{rec['path']}")
             for pkg in ("numpy", "scipy", "pennylane", "pyscf", "openfermion"):
                 print(f"  {pkg} {rec['freeze'].get(pkg)}")
+            if recorded is not None:
+                print(_kernels_hint(recorded, rec["kernelspec"]))
         elif args.action == "list":
             for rec in stacks.list_stacks():
                 print(f"{rec['name']}\t{rec.get('kernelspec')}\t{rec.get('status')}\t"
@@ -68,3 +81,32 @@ def _stack(args) -> int:
         print(f"qencode-nb: {exc}", file=sys.stderr)
         return 2 if not isinstance(exc, StackError) else 1
     return 0
+
+
+def _recorded(entry, args):
+    """The recorded environment of ``entry`` (a bundled name or a path), refused with a
+    ParameterError when it names no stack or is given with a recipe / requirements."""
+    from qencode_nb.entry import load
+    from qencode_nb.entry.recorded_env import recorded_environment
+    from qencode_nb.errors import ParameterError
+
+    if args.recipe or args.requirements or args.overlay:
+        raise ParameterError("--from-entry builds the stack the entry records: give it "
+                             "without --recipe, --requirements or --overlay")
+    recorded = recorded_environment(load(entry).tool_versions)
+    if not recorded.requirements:
+        raise ParameterError(f"--from-entry {entry}: " + "; ".join(recorded.unknown))
+    return recorded
+
+
+def _kernels_hint(recorded, kernelspec: str) -> str:
+    """How to run an audit in the stack under its release's kernel triple."""
+    from qencode_nb.notebook.blas_profiles import triple_text
+
+    if recorded.kernels is None:
+        return ("  kernel triple: " + "; ".join(recorded.unknown))
+    one = set(recorded.kernels.values())
+    coretype = one.pop() if len(one) == 1 else "reference"
+    return (f"  {recorded.release} release's kernel triple: {triple_text(recorded.kernels)}; "
+            f"run: papermill notebooks/audit.ipynb OUT.ipynb -k {kernelspec} --engine "
+            f"qencode-nb -p entry ENTRY -p blas_coretype {coretype}")

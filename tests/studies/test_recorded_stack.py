@@ -103,3 +103,22 @@ def test_elsewhere_tier_3_is_na_naming_each_difference(v3_stack, tmp_path):
     assert t3["status"] == "n/a" and t3["reasons"][0].startswith(
         "not the v3 release's kernel triple (numpy ")
     assert all(v["match"] for v in v3_ref["provenance"]["versions"].values())
+
+
+@pytest.mark.parametrize("args,said", [
+    (["--from-entry", str(next((RELEASES / "v1" / "db").glob("*__sha256_*.json")))],
+     "the entry records no package versions (provenance.tool_versions), so no stack can "
+     "be named its own"),
+    (["--from-entry", str(H2_STO3G), "--recipe", "latest"],
+     "--from-entry builds the stack the entry records: give it without --recipe"),
+])
+def test_stack_from_an_entry_refuses_what_names_no_stack(args, said, capsys, tmp_path,
+                                                         monkeypatch):
+    """``qencode-nb stack create NAME --from-entry ENTRY``: exit 2 before anything is
+    built, saying why."""
+    from qencode_nb.cli import main
+
+    monkeypatch.setenv("QENCODE_NB_STACKS", str(tmp_path / "stacks"))
+    assert main(["stack", "create", "x", *args]) == 2
+    assert said in capsys.readouterr().err
+    assert not (tmp_path / "stacks" / "x").exists()
