@@ -5,8 +5,8 @@ for ``qencode-nb study environments`` (:mod:`qencode_nb.studies.stacks`).
 FILE_OR_SPECS... [--overlay] | --from-entry ENTRY]``, ``stack list`` and ``stack remove
 NAME``; exit status 1 when pip or ipykernel failed (the log is kept), 2 on bad arguments
 (an entry that records no stack among them).  ``--from-entry`` builds the stack an entry
-records (:func:`qencode_nb.entry.recorded_env.recorded_environment`) and prints the
-``blas_coretype`` of its release's kernel triple.
+records (:func:`qencode_nb.entry.recorded_env.recorded_environment`) and prints how to
+audit in it (``reference``, the default, pins the release's kernel triple).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def add_parsers(sub) -> None:
     cr.add_argument("--from-entry", default=None, metavar="ENTRY",
                     help="the stack ENTRY records (its provenance.tool_versions, the "
                          "release's requirements file, pennylane-lightning matched); prints "
-                         "the -p blas_coretype of its release's kernel triple")
+                         "how to audit in it")
     cr.add_argument("--replace", action="store_true",
                     help="remove an existing stack of that name first")
     acts.add_parser("list", help="list the stacks")
@@ -105,8 +105,7 @@ def _kernels_hint(recorded, kernelspec: str) -> str:
 
     if recorded.kernels is None:
         return ("  kernel triple: " + "; ".join(recorded.unknown))
-    one = set(recorded.kernels.values())
-    coretype = one.pop() if len(one) == 1 else "reference"
-    return (f"  {recorded.release} release's kernel triple: {triple_text(recorded.kernels)}; "
-            f"run: papermill notebooks/audit.ipynb OUT.ipynb -k {kernelspec} --engine "
-            f"qencode-nb -p entry ENTRY -p blas_coretype {coretype}")
+    return (f"  {recorded.release} release's kernel triple: {triple_text(recorded.kernels)} "
+            "(what blas_coretype 'reference', the default, pins for its entries); run: "
+            f"papermill notebooks/audit.ipynb OUT.ipynb -k {kernelspec} --engine qencode-nb "
+            "-p entry ENTRY")

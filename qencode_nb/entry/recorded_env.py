@@ -156,3 +156,26 @@ def recorded_environment(tool_versions: dict | None) -> RecordedEnvironment:
         release, pins, python, requirements, RELEASE_STACKS[release][0],
         None if profile is None else dict(profile.coretypes),
         None if profile is None else profile.source, unknown)
+
+
+def entry_release(entry, db=None) -> str | None:
+    """The release environment of the entry an audit is given, read before the pin
+    cell loads numpy (loading an entry imports no numpy), so that ``reference`` pins
+    that release's kernel triple
+    (:func:`qencode_nb.notebook.blas_profiles.resolve`).
+
+    Args:
+        entry, db: the audit's ``entry`` and ``db`` parameters
+            (:func:`qencode_nb.entry.lookup.load`).
+
+    Returns:
+        ``"v4"``, ``"v3"`` or None (no recorded stack, or an entry that cannot be read:
+        the audit's load stage then says why, under the v4 reference triple).
+    """
+    from qencode_nb.entry.lookup import load
+    from qencode_nb.errors import QencodeNbError
+
+    try:
+        return recorded_environment(load(entry, db=db).tool_versions).release
+    except (QencodeNbError, OSError, ValueError):
+        return None

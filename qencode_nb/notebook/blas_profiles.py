@@ -227,12 +227,14 @@ def describe_missing(missing: dict) -> str:
     groups: dict = {}
     for copy, (kernel, lack) in missing.items():
         groups.setdefault((kernel, tuple(lack)), []).append(f"{copy}'s")
-    return "; ".join(f"{' and '.join(copies)} {kernel} "
+    return "; ".join(f"{', '.join(copies[:-1]) + ' and ' if len(copies) > 1 else ''}"
+                     f"{copies[-1]} {kernel} "
                      f"{'need' if len(copies) > 1 else 'needs'} {', '.join(lack)}"
                      for (kernel, lack), copies in groups.items())
 
 
-def resolve(blas_coretype, flags: set[str] | None = None, *, strict: bool = False) -> Resolution:
+def resolve(blas_coretype, flags: set[str] | None = None, *, strict: bool = False,
+            release: str | None = None) -> Resolution:
     """What ``blas_coretype`` pins on this CPU.
 
     Args:
@@ -242,6 +244,11 @@ def resolve(blas_coretype, flags: set[str] | None = None, *, strict: bool = Fals
         strict: refuse a profile this CPU cannot run instead of falling back to
             the host's kernels (``portable`` is always strict: it exists to give
             the same bits everywhere).
+        release: the audited entry's release environment
+            (:attr:`qencode_nb.entry.recorded_env.RecordedEnvironment.release`, e.g.
+            ``"v3"``): ``reference`` then means that release's triple
+            (:data:`RELEASE_KERNELS`; issue 35), the reason in ``fallback``.  None, or
+            a release without a row, keeps the v4 reference triple.
 
     Returns:
         a :class:`Resolution`.  ``reference`` on a CPU that cannot run one of its
@@ -271,6 +278,9 @@ def resolve(blas_coretype, flags: set[str] | None = None, *, strict: bool = Fals
                                + ", ".join(accepted_values()[len(PROFILES) + 1:]) + ")") from None
             raise
         return Resolution(kernel, kernel, {c: kernel for c in COPIES})
+    own = RELEASE_KERNELS.get(release) if profile is REFERENCE else None
+    if own is not None and own is not REFERENCE:
+        return _release_triple(release, own, flags, strict)
     missing = missing_flags(profile, flags)
     if not missing:
         return Resolution(profile.name, profile.name, dict(profile.coretypes),
@@ -285,6 +295,27 @@ def resolve(blas_coretype, flags: set[str] | None = None, *, strict: bool = Fals
                       PORTABLE.numpy_disable,
                       fallback=reason + f"; the portable profile is used "
                                         f"({triple_text(PORTABLE.coretypes)})")
+
+
+def _release_triple(release: str, own: KernelProfile, flags: set, strict: bool) -> Resolution:
+    """``reference`` for an entry of ``release``, whose triple ``own`` is not v4's."""
+    why = (f"the entry is of the {release} release, made under {triple_text(own.coretypes)} "
+           "(blas_profiles.RELEASE_KERNELS)")
+    missing = missing_flags(own, flags)
+    if not missing:
+        return Resolution(REFERENCE.name, own.name, dict(own.coretypes), own.numpy_disable,
+                          fallback=why)
+    reason = f"this CPU cannot run it: {describe_missing(missing)}"
+    if strict:
+        raise PinError(f"blas_coretype 'reference': {why}; {reason}")
+    return Resolution(REFERENCE.name, HOST, {c: None for c in COPIES},
+                      fallback=f"{why}; {reason}; the host's kernels are used")
+
+
+def named_profiles() -> dict:
+    """``{name: KernelProfile}`` of every named triple a pin can apply: the
+    :data:`PROFILES` and the release triples of :data:`RELEASE_KERNELS`."""
+    return {**{p.name: p for p in RELEASE_KERNELS.values()}, **PROFILES}
 
 
 def triple_text(kernels: dict) -> str:

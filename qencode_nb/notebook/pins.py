@@ -55,7 +55,8 @@ def check_thread_count(blas_threads) -> int:
     return blas_threads
 
 
-def pin_environment(blas_threads: int = 1, blas_coretype: str | None = None) -> dict[str, str]:
+def pin_environment(blas_threads: int = 1, blas_coretype: str | None = None,
+                    release: str | None = None) -> dict[str, str]:
     """The environment variables that pin ``blas_threads`` (and the BLAS kernel) at
     launch, before numpy loads.
 
@@ -65,7 +66,8 @@ def pin_environment(blas_threads: int = 1, blas_coretype: str | None = None) -> 
     for numpy's copy (the first to load), ``NPY_DISABLE_CPU_FEATURES`` (the AVX-512
     loops a profile turns off, else empty) and :data:`PROFILE_VAR`.  ``host``/None
     leaves an inherited ``OPENBLAS_CORETYPE`` as it is; ``reference`` on a CPU
-    without AVX-512 pins the ``portable`` profile.
+    without AVX-512 pins the ``portable`` profile, and for an entry of ``release``
+    (``"v3"``) that release's triple (:func:`blas_profiles.resolve`).
     Used by the pin cell and by the papermill engine for the Jupyter kernel's
     launch environment.
 
@@ -75,7 +77,8 @@ def pin_environment(blas_threads: int = 1, blas_coretype: str | None = None) -> 
     """
     n = check_thread_count(blas_threads)
     env = {var: str(n) for var in THREAD_VARS}
-    env.update(profile_environment(blas_profiles.resolve(blas_coretype), "numpy"))
+    env.update(profile_environment(blas_profiles.resolve(blas_coretype, release=release),
+                                   "numpy"))
     return env
 
 
@@ -89,7 +92,7 @@ def profile_environment(resolution, copy: str) -> dict[str, str]:
     env = {}
     if copy == "numpy":
         env[PROFILE_VAR] = resolution.used
-        if resolution.used in blas_profiles.PROFILES:
+        if resolution.used in blas_profiles.named_profiles():
             env["NPY_DISABLE_CPU_FEATURES"] = " ".join(resolution.numpy_disable)
     if resolution.coretypes.get(copy):
         env["OPENBLAS_CORETYPE"] = resolution.coretypes[copy]
@@ -172,7 +175,8 @@ def kernel_mismatch(copy: str, ran: str | None, asked: str) -> str:
     return f"{copy}'s OpenBLAS runs {ran} (asked: {asked})"
 
 
-def pin(blas_threads: int = 1, blas_coretype: str | None = None) -> dict:
+def pin(blas_threads: int = 1, blas_coretype: str | None = None,
+        release: str | None = None) -> dict:
     """Pin BLAS threads and the OpenBLAS kernel of every copy, then load the copies.
 
     The pin cell of every notebook calls this before anything else imports
@@ -201,6 +205,9 @@ def pin(blas_threads: int = 1, blas_coretype: str | None = None) -> dict:
     Args:
         blas_threads: requested BLAS threads (int >= 1).
         blas_coretype: a ``blas_coretype`` value (see step 1).
+        release: the audited entry's release environment (``"v3"``, ``"v4"``,
+            None; :func:`qencode_nb.entry.recorded_env.entry_release`): with
+            ``reference``, that release's kernel triple.
 
     Returns:
         ``{"blas_threads": measured int, "blas_coretype": the OPENBLAS_CORETYPE
@@ -217,8 +224,8 @@ def pin(blas_threads: int = 1, blas_coretype: str | None = None) -> dict:
     """
     import importlib
 
-    env = pin_environment(blas_threads, blas_coretype)
-    resolution = blas_profiles.resolve(blas_coretype)
+    env = pin_environment(blas_threads, blas_coretype, release)
+    resolution = blas_profiles.resolve(blas_coretype, release=release)
     coretype = env.get("OPENBLAS_CORETYPE")
     preloaded = sorted(m for m in ("numpy", "scipy") if m in sys.modules)
     if preloaded:

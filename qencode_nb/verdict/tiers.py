@@ -350,7 +350,6 @@ def kernel_reason(provenance: dict, blas_coretype=None,
     if want == REFERENCE.coretypes:
         return (head + f"; reference triple: {triple_text(want)} (-p blas_coretype reference)",
                 None if same else f"not the reference kernel triple ({triple})")
-    one = set(want.values())
-    hint = f" (-p blas_coretype {one.pop()})" if len(one) == 1 else ""
-    return (head + f"; the {recorded.release} release's triple: {triple_text(want)}{hint}",
+    return (head + f"; the {recorded.release} release's triple: {triple_text(want)} "
+                   "(-p blas_coretype reference)",
             None if same else f"not the {recorded.release} release's kernel triple ({triple})")

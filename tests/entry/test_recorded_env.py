@@ -89,7 +89,7 @@ def test_tier_3_compares_the_kernels_with_the_entrys_release_triple():
     assert off is None
     assert note == ("OpenBLAS kernels: numpy Haswell, scipy Haswell, pyscf Haswell "
                     "(OPENBLAS_CORETYPE=Haswell at numpy load); the v3 release's triple: "
-                    "numpy Haswell, scipy Haswell, pyscf Haswell (-p blas_coretype Haswell)")
+                    "numpy Haswell, scipy Haswell, pyscf Haswell (-p blas_coretype reference)")
     note, off = kernel_reason(_provenance(REFERENCE.coretypes), None, v3)
     assert off == ("not the v3 release's kernel triple (numpy SkylakeX, scipy SkylakeX, "
                    "pyscf Prescott)")
@@ -104,3 +104,43 @@ def test_tier_3_compares_the_kernels_with_the_entrys_release_triple():
                               recorded_environment({**V3_PINS, "numpy": "1.26.3"}))
     assert note.endswith("the entry's release has no known kernel triple")
     assert off.startswith("no QEncode requirements file pins these versions")
+
+
+AVX2 = {"pni", "ssse3", "sse4_2", "avx", "avx2", "fma"}
+AVX512 = AVX2 | {"avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl"}
+
+
+def test_reference_resolves_to_the_entrys_release_triple():
+    """``reference`` means the audited entry's release triple (issue 35 item 3), on
+    every CPU that runs it; an explicit profile or coretype is not changed."""
+    from qencode_nb.errors import PinError
+    from qencode_nb.notebook.blas_profiles import resolve
+
+    for flags in (AVX2, AVX512):
+        r = resolve("reference", flags, release="v3")
+        assert (r.requested, r.used, r.coretypes) == ("reference", "v3", HASWELL)
+        assert r.fallback == ("the entry is of the v3 release, made under numpy Haswell, "
+                              "scipy Haswell, pyscf Haswell (blas_profiles.RELEASE_KERNELS)")
+        assert resolve("portable", flags, release="v3").used == "portable"
+        assert resolve("Haswell", flags, release="v3").used == "Haswell"
+    assert resolve("reference", AVX512, release="v4").used == "reference"
+    assert resolve("reference", AVX512, release=None).used == "reference"
+    assert resolve("reference", AVX2, release=None).used == "portable"
+    no_avx2 = {"pni", "ssse3", "sse4_2", "avx"}
+    host = resolve("reference", no_avx2, release="v3")
+    assert host.used == "host" and host.fallback.endswith(
+        "this CPU cannot run it: numpy's, scipy's and pyscf's Haswell need avx2, fma; the "
+        "host's kernels are used")
+    with pytest.raises(PinError, match="the entry is of the v3 release"):
+        resolve("reference", no_avx2, strict=True, release="v3")
+
+
+def test_the_audit_reads_the_release_before_the_pin():
+    """entry_release: the release of what the audit is given, None where it cannot be
+    read (the load stage says why); reading it loads no numpy (tests/test_imports.py)."""
+    from qencode_nb.entry.recorded_env import entry_release
+
+    assert entry_release("lih") == "v4"
+    assert entry_release(str(next((RELEASES / "v3.1" / "db").glob("H2_*.json")))) == "v3"
+    assert entry_release(str(next((RELEASES / "v2" / "db").glob("*__sha256_*.json")))) is None
+    assert entry_release("no-such-entry") is None and entry_release(3) is None

@@ -2,13 +2,14 @@
 by the toolkit from what the entry records (``recorded_environment(...).requirements``:
 pyscf 2.5.0, pennylane 0.44.1, openfermion 1.7.1, numpy 1.26.4, scipy 1.17.0,
 pennylane-lightning 0.44.*, with qencode-nb's other dependencies resolved around them),
-and the v3 release's kernel triple (Haswell for every OpenBLAS copy).
+and the v3 release's kernel triple (Haswell for every OpenBLAS copy), which
+``blas_coretype`` ``reference``, the audit's default, pins for a v3 entry.
 
 There the H2 STO-3G JW/UCCSD (v3) and H2 6-31G JW/HEA (v3.1) entries re-run in full mode
 on their recorded backend to the published energy bit for bit, and tier 3 reads
 ``pass``.  The same entry reads ``n/a`` in the current (v4) stack, naming every package
-that differs and the requirements file, and in the v3 stack under the ``reference``
-profile, naming the kernels.  Measured 2026-12-04 on an AMD EPYC (Zen 4) with AVX-512,
+that differs and the requirements file, and in the v3 stack under the ``portable``
+profile (PySCF's copy on Prescott), naming the kernels.  Measured 2026-12-04 on an AMD EPYC (Zen 4) with AVX-512,
 numpy's AVX-512 loops on and off (``NPY_DISABLE_CPU_FEATURES``): 0 ulps both ways, as
 QEncode's own figures on an Intel Xeon (issue 35); LiH STO-3G JW/HEA too (not run here:
 it adds 30 s).
@@ -60,9 +61,12 @@ def v3_stack(tmp_path_factory):
                 os.environ[k] = v
 
 
-def _audit(tmp_path, path, kernel, blas_coretype):
+def _audit(tmp_path, path, kernel, blas_coretype=None):
+    """A full audit of ``path`` in Jupyter kernel ``kernel`` (None: this stack's),
+    ``blas_coretype`` left at its default (``reference``) when None."""
+    extra = {} if blas_coretype is None else {"blas_coretype": blas_coretype}
     return run_notebook(AUDIT_NB, tmp_path / f"{path.stem[:20]}-{blas_coretype}.ipynb",
-                        {"entry": str(path), "mode": "full", "blas_coretype": blas_coretype},
+                        {"entry": str(path), "mode": "full", **extra},
                         kernel_name=kernel, timeout=600)
 
 
@@ -77,9 +81,12 @@ def test_a_v3_entry_in_its_recorded_environment_is_bit_identical(v3_stack, path,
     assert {k: v3_stack["freeze"][k] for k in recorded.pins} == recorded.pins
     # neither requirements file pins the plugin: matched to pennylane, not the newest
     assert v3_stack["freeze"]["pennylane_lightning"].startswith("0.44.")
-    r = _audit(tmp_path, path, v3_stack["kernelspec"], "Haswell")
+    r = _audit(tmp_path, path, v3_stack["kernelspec"])     # blas_coretype "reference"
     assert r["done"] is True
     assert r["recorded_environment"]["release"] == "v3"
+    profile = r["blas_profile"]
+    assert (profile["requested"], profile["used"]) == ("reference", "v3")
+    assert profile["kernels"] == {"numpy": "Haswell", "scipy": "Haswell", "pyscf": "Haswell"}
     assert all(v["match"] for v in r["provenance"]["versions"].values()), r["provenance"]["versions"]
     published = json.loads(path.read_text())["results"]["vqe"]["best_energy_hartree"]
     assert r["rerun_energy"] == published
@@ -93,16 +100,16 @@ def test_a_v3_entry_in_its_recorded_environment_is_bit_identical(v3_stack, path,
 @pytest.mark.slow
 def test_elsewhere_tier_3_is_na_naming_each_difference(v3_stack, tmp_path):
     # the current (v4) stack: every package of requirements-v3.txt differs
-    current = _audit(tmp_path, H2_STO3G, None, "Haswell")["tiers"]["bit_identical"]
+    current = _audit(tmp_path, H2_STO3G, None)["tiers"]["bit_identical"]
     assert current["status"] == "n/a"
     assert current["reasons"][0].startswith(
         "not the entry's recorded stack (v3, requirements-v3.txt): numpy 2.2.6 (want 1.26.4)")
-    # the recorded stack under the reference profile (v4's triple, or portable)
-    v3_ref = _audit(tmp_path, H2_STO3G, v3_stack["kernelspec"], "reference")
-    t3 = v3_ref["tiers"]["bit_identical"]
-    assert t3["status"] == "n/a" and t3["reasons"][0].startswith(
-        "not the v3 release's kernel triple (numpy ")
-    assert all(v["match"] for v in v3_ref["provenance"]["versions"].values())
+    # the recorded stack under the portable profile: PySCF's copy on Prescott
+    v3_portable = _audit(tmp_path, H2_STO3G, v3_stack["kernelspec"], "portable")
+    t3 = v3_portable["tiers"]["bit_identical"]
+    assert t3["status"] == "n/a" and t3["reasons"][0] == (
+        "not the v3 release's kernel triple (numpy Haswell, scipy Haswell, pyscf Prescott)")
+    assert all(v["match"] for v in v3_portable["provenance"]["versions"].values())
 
 
 @pytest.mark.parametrize("args,said", [
