@@ -167,7 +167,7 @@ def replay_reason(hamiltonian) -> str | None:
     if not hamiltonian.terms_match or d is None or d > SECTOR_REPLAY_MAX_DCOEFF_HA:
         return ("the rebuilt Hamiltonian differs from the stored one (max |Δ coefficient| "
                 f"{d if d is not None else 'n/a'} Ha > {SECTOR_REPLAY_MAX_DCOEFF_HA:g}): the "
-                "stored angles belong to the stored orbitals (try blas_coretype='reference', the entries' kernel triple)")
+                "stored angles belong to the stored orbitals (try blas_coretype='reference', the entry's release triple)")
     return None
 
 
