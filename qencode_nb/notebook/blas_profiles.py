@@ -163,8 +163,8 @@ PROFILES = {p.name: p for p in (REFERENCE, PORTABLE)}
 #: The kernel triple each QEncode release was made under: the one table of release
 #: triples (issue 35), keyed by the release environment's name
 #: (:data:`qencode_nb.entry.recorded_env.RELEASE_STACKS`).  A release without a row has no
-#: known triple, and its entries say so.  Not profiles of ``blas_coretype``:
-#: ``reference`` stays the v4 triple for now.
+#: known triple, and its entries say so.  Not values of ``blas_coretype``: ``reference``
+#: means the audited entry's row (:func:`resolve`'s ``release``).
 RELEASE_KERNELS = {
     "v4": REFERENCE,
     "v3": KernelProfile(
@@ -174,7 +174,9 @@ RELEASE_KERNELS = {
                "OPENBLAS_CORETYPE=Haswell for every copy: 34 of the 36 v3 entries "
                "bit-identical (the 2 others' stored Hamiltonians equal no generator path), "
                "and H2 6-31G JW/HEA of v3.1 (the rest of v3.1 not yet confirmed); under the "
-               "v4 triple H2 6-31G misses by 1.2e-10 Ha and LiH STO-3G by 1.3e-9 Ha"),
+               "v4 triple H2 6-31G misses by 1.2e-10 Ha and LiH STO-3G by 1.3e-9 Ha. "
+               "Confirmed 2026-12-04 on an AMD EPYC (Zen 4): H2 STO-3G JW/UCCSD, H2 6-31G "
+               "JW/HEA, LiH STO-3G JW/HEA at 0 ulps (tests/studies/test_recorded_stack.py)"),
 }
 
 
