@@ -9,6 +9,7 @@ package registry, ``browser`` drives a real headless Chromium (tests/browser.py)
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -178,6 +179,19 @@ def unpinned_env(**extra: str) -> dict[str, str]:
 #: uses one, directly or through another fixture, must carry ``network``.
 NETWORK_FIXTURES = frozenset({"stack",      # test_environments.py: SciPy 1.16.3 from PyPI
                               "v3_stack"})  # test_recorded_stack.py: QEncode's v3 pins
+
+
+@contextlib.contextmanager
+def private_stacks(base: Path):
+    """Stacks (``QENCODE_NB_STACKS``) and their kernelspecs under ``base``, which Jupyter
+    here and in every child process finds through ``JUPYTER_PATH``; yields the Jupyter
+    prefix to give :func:`qencode_nb.studies.stacks.create_stack`.  Both variables are
+    restored afterwards."""
+    prefix = base / "jupyter"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("JUPYTER_PATH", str(prefix / "share" / "jupyter"))
+        mp.setenv("QENCODE_NB_STACKS", str(base / "stacks"))
+        yield prefix
 
 
 @pytest.hookimpl(tryfirst=True)

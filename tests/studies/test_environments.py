@@ -24,7 +24,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from conftest import ERROR_LABEL_GLYPHS, ROOT, svg_has_text
+from conftest import ERROR_LABEL_GLYPHS, ROOT, private_stacks, svg_has_text
 from qencode_nb.studies import stacks
 from qencode_nb.rerun.compare import ulp_distance
 from qencode_nb.errors import ParameterError, StackError
@@ -48,21 +48,9 @@ def stack(tmp_path_factory):
     Needs a package registry: pip installs the SciPy 1.16.3 wheel (about 35 MB) from
     PyPI into a new virtual environment.  Every test that uses this fixture (directly
     or through ``env_run``) carries ``@pytest.mark.network``."""
-    base = tmp_path_factory.mktemp("stacks")
-    prefix = base / "jupyter"
-    old = {k: os.environ.get(k) for k in ("JUPYTER_PATH", "QENCODE_NB_STACKS")}
-    os.environ["JUPYTER_PATH"] = str(prefix / "share" / "jupyter")
-    os.environ["QENCODE_NB_STACKS"] = str(base / "stacks")
-    try:
-        rec = stacks.create_stack("scipy116", requirements=[f"scipy=={OTHER_SCIPY}"],
+    with private_stacks(tmp_path_factory.mktemp("stacks")) as prefix:
+        yield stacks.create_stack("scipy116", requirements=[f"scipy=={OTHER_SCIPY}"],
                                   overlay=True, jupyter_prefix=prefix)
-        yield rec
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 @pytest.mark.network

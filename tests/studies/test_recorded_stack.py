@@ -22,11 +22,10 @@ carries ``network``.
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 
-from conftest import AUDIT_NB, SHARED_HISTORY
+from conftest import AUDIT_NB, SHARED_HISTORY, private_stacks
 from qencode_nb.entry.recorded_env import recorded_environment
 from qencode_nb.notebook.runner import run_notebook
 from qencode_nb.studies import stacks
@@ -45,20 +44,9 @@ def v3_stack(tmp_path_factory):
     """The v3 entries' recorded stack as a Jupyter kernel under a private prefix, built
     from the record alone (both entries record the same stack)."""
     assert _recorded(H2_STO3G).requirements == _recorded(H2_631G).requirements
-    base = tmp_path_factory.mktemp("recorded-stack")
-    prefix = base / "jupyter"
-    old = {k: os.environ.get(k) for k in ("JUPYTER_PATH", "QENCODE_NB_STACKS")}
-    os.environ["JUPYTER_PATH"] = str(prefix / "share" / "jupyter")
-    os.environ["QENCODE_NB_STACKS"] = str(base / "stacks")
-    try:
+    with private_stacks(tmp_path_factory.mktemp("recorded-stack")) as prefix:
         yield stacks.create_stack("qencode-v3", requirements=_recorded(H2_STO3G).requirements,
                                   jupyter_prefix=prefix)
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 def _audit(tmp_path, path, kernel, blas_coretype=None):
