@@ -27,6 +27,9 @@ class RunOptions:
         blas_coretype: BLAS kernels of every run (a profile, ``host`` or one
             ``OPENBLAS_CORETYPE``); None: audit.ipynb's default.
         db: folder of QEncode JSON files completing bundled entries, or None.
+        stack: the package stack every audit runs in
+            (:mod:`qencode_nb.batch.stack_choice`): None or "current" (this
+            environment), "recorded" (each entry's own, built once), or a stack name.
         workers: local processes, each running one notebook (own kernel) at a time.
         scheduler: a Dask distributed scheduler address (``tcp://host:port``); None
             runs on the local pool.
@@ -41,6 +44,7 @@ class RunOptions:
     blas_threads: int = 1
     blas_coretype: str | None = None
     db: str | None = None
+    stack: str | None = None
     workers: int = 1
     scheduler: str | None = None
     timeout: float | None = None

@@ -51,14 +51,16 @@ def run_jobs(entry, jobs, out_dir, options: RunOptions, *, desc: str,
         out_dir: folder for the executed notebooks (created).
         options: :class:`~qencode_nb.batch.options.RunOptions`; used here: ``mode``
             ("rerun" or "full", :data:`STUDY_MODES`), ``engine``, ``db``, ``workers``,
-            ``timeout`` (per run, s) and ``progress`` (a bar titled ``desc`` on stderr,
+            ``timeout`` (per run, s), ``stack`` (the package stack of every job,
+            :mod:`qencode_nb.batch.stack_choice`) and ``progress`` (a bar titled ``desc`` on stderr,
             :func:`qencode_nb.batch.progress_bar.progress_bar`; in a kernel too).  The
             BLAS pins are each job's extra parameters.
         desc: the progress bar's title.
-        kernelspecs: ``{run name: Jupyter kernelspec}`` (default the notebook's).
+        kernelspecs: ``{run name: Jupyter kernelspec}`` (default the notebook's, or the
+            ``stack`` option's kernel).
 
     Raises:
-        ParameterError: ``mode`` "replay", ``timeout`` <= 0.
+        ParameterError: ``mode`` "replay", ``timeout`` <= 0, an unknown ``stack``.
         EntryError: an unknown mode or engine, an entry that does not exist
             or is a folder.
     """
@@ -90,6 +92,13 @@ def run_jobs(entry, jobs, out_dir, options: RunOptions, *, desc: str,
         base["engine"] = engine
     if options.db is not None:
         base["db"] = str(Path(options.db).resolve())
+    from qencode_nb.batch.stack_choice import check_stack, kernels_for, stack_parameter
+
+    stack = check_stack(options.stack)
+    base.update(stack_parameter(stack))
+    if kernelspecs is None and stack != "current":    # every job in the --stack kernel
+        kernel = kernels_for(stack, [target], options.db)[target]
+        kernelspecs = {name: kernel for _, _, name, _ in jobs}
     todo = [(target, str(out), {**base, **extra}, timeout, None, name,
              (kernelspecs or {}).get(name)) for _, _, name, extra in jobs]
     outcomes = {}

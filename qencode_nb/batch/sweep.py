@@ -49,16 +49,18 @@ def check_options(opts):
     gives it.
 
     Raises:
-        ParameterError: an unknown mode or engine, a bad thread count or kernel.
+        ParameterError: an unknown mode, engine or stack, a bad thread count or kernel.
         EntryError: ``timeout`` not > 0 (field ``timeout``), ``workers`` not an integer
             >= 1 (field ``workers``).
     """
+    from qencode_nb.batch.stack_choice import check_stack
     from qencode_nb.engines.selection import check_engine
     from qencode_nb.notebook.parameters import check_mode
     from qencode_nb.notebook.pins import pin_environment
 
     check_mode(opts.mode)
     engine = check_engine(opts.engine)
+    check_stack(opts.stack)
     pin_environment(opts.blas_threads, opts.blas_coretype)   # validates both early
     if opts.timeout is not None and not opts.timeout > 0:
         raise EntryError(f"{opts.timeout!r} is not accepted; accepted: seconds > 0 or None",
@@ -116,9 +118,14 @@ def run_name(target: str) -> str:
     return Path(target).stem
 
 
-def inputs_of(target: str, parameters: dict) -> dict:
-    """What decides a run's result, as stored in ``<name>.inputs.json``."""
-    return {"parameters": parameters, "entry_sha256": _entry_digest(target)}
+def inputs_of(target: str, parameters: dict, kernelspec: str | None = None) -> dict:
+    """What decides a run's result, as stored in ``<name>.inputs.json``: the parameters,
+    the entry file's SHA-256 and, when it is not the notebook's own, the Jupyter kernelspec
+    (the package stack) the run ran in."""
+    out = {"parameters": parameters, "entry_sha256": _entry_digest(target)}
+    if kernelspec:
+        out["kernelspec"] = kernelspec
+    return out
 
 
 def is_complete(out_dir: Path, name: str, inputs: dict) -> bool:
@@ -198,7 +205,7 @@ def run_one(target: str, out_dir: str, parameters: dict, timeout: float | None =
     out.mkdir(parents=True, exist_ok=True)
     nb_path = out / f"{name}.ipynb"
     with run_lock(out, name) as waited:
-        if waited and is_complete(out, name, inputs_of(target, parameters)):
+        if waited and is_complete(out, name, inputs_of(target, parameters, kernelspec)):
             return _stored_outcome(out, name)   # another sweep did it while this one waited
         for stale in (nb_path, out / f"{name}.outcome.json"):   # a lost run keeps only its own
             stale.unlink(missing_ok=True)
@@ -243,7 +250,7 @@ def _finish(target, out: Path, parameters, name, failure, seconds, kernelspec=No
                "seconds": seconds, "kernelspec": kernelspec, "timeout_s": timeout,
                "worker_pid": os.getpid(), "host": socket.gethostname()}
     (out / f"{name}.inputs.json").write_text(
-        json.dumps(inputs_of(target, parameters), sort_keys=True))
+        json.dumps(inputs_of(target, parameters, kernelspec), sort_keys=True))
     (out / f"{name}.outcome.json").write_text(json.dumps(outcome, sort_keys=True))
     return outcome
 
@@ -265,7 +272,7 @@ def lost_run(args, reason: str) -> dict:
     out, reason = Path(out_dir), f"{reason}; the run was stopped with it"
     nb = out / f"{name}.ipynb"
     with run_lock(out, name):
-        if is_complete(out, name, inputs_of(target, parameters)):
+        if is_complete(out, name, inputs_of(target, parameters, kernelspec)):
             return _stored_outcome(out, name)
         try:
             done = read_records(nb).get("done") is True
@@ -330,7 +337,8 @@ def sweep(targets, out_dir, options: RunOptions | None = None, *, subset: str | 
         options: how every run runs (:class:`~qencode_nb.batch.options.RunOptions`;
             default ``RunOptions()``): ``mode`` (full, replay, rerun), ``workers``
             (local processes, ignored with ``scheduler``), ``blas_threads``,
-            ``blas_coretype``, ``db``, ``engine`` (audit.ipynb parameters),
+            ``blas_coretype``, ``db``, ``engine``, ``stack`` (audit.ipynb parameters;
+            ``stack`` also picks each run's kernel, :mod:`qencode_nb.batch.stack_choice`),
             ``timeout`` (per run, s), ``cell_timeout`` (per cell, s), ``scheduler``
             (a Dask address; None runs locally), ``progress`` (a bar on stderr,
             :func:`qencode_nb.batch.progress_bar.progress_bar`; in a kernel too),
@@ -355,6 +363,9 @@ def sweep(targets, out_dir, options: RunOptions | None = None, *, subset: str | 
     timeout = opts.timeout
     selected = select_subset(resolve_targets(targets), subset)   # a typo: nothing written
     out = writable_folder(out_dir)   # before any run: a clear error naming the folder
+    from qencode_nb.batch.stack_choice import kernels_for, stack_parameter
+
+    kernels = kernels_for(opts.stack or "current", selected, opts.db)   # built once, here
     todo, names = [], []
     for target in selected:
         # resume: a run killed in an earlier sweep continues from its checkpoint
@@ -367,12 +378,13 @@ def sweep(targets, out_dir, options: RunOptions | None = None, *, subset: str | 
             params["blas_coretype"] = opts.blas_coretype
         if opts.db is not None:
             params["db"] = str(Path(opts.db).resolve())
+        params.update(stack_parameter(opts.stack))
         names.append(run_name(target))
-        if not is_complete(out, run_name(target), inputs_of(target, params)):
-            todo.append((target, params))
+        if not is_complete(out, run_name(target), inputs_of(target, params, kernels[target])):
+            todo.append((target, params, kernels[target]))
 
     def submit_args(job):
-        return job[0], str(out.resolve()), job[1], timeout, opts.cell_timeout
+        return job[0], str(out.resolve()), job[1], timeout, opts.cell_timeout, None, job[2]
 
     todo = longest_first(todo)
     bar = progress_bar(len(names), "audits", "entry", initial=len(names) - len(todo),

@@ -1,6 +1,10 @@
 """``qencode-nb audit ENTRY [--threads N] [--coretype K] [--mode M] [--db DIR]
-[--engine sector|fast] [--out OUT.ipynb] [--json] [--resume] [--public-key PUB]``: one
-audit in an executed notebook.
+[--engine sector|fast] [--stack current|recorded|NAME] [--out OUT.ipynb] [--json]
+[--resume] [--public-key PUB]``: one audit in an executed notebook.
+
+``--stack recorded`` runs it in the Jupyter kernel of the entry's recorded package stack,
+built once (:mod:`qencode_nb.batch.stack_choice`); a v4 entry in this environment needs
+none.
 
 It runs ``notebooks/audit.ipynb`` through the pinned papermill engine
 (:mod:`qencode_nb.notebook.runner`) and prints the verdict, or with ``--json`` every
@@ -27,7 +31,7 @@ import json
 import sys
 from pathlib import Path
 
-from qencode_nb.commands.run_args import CORETYPE_HELP, ENGINE_HELP
+from qencode_nb.commands.run_args import CORETYPE_HELP, ENGINE_HELP, add_stack_argument
 from qencode_nb.errors import QencodeNbError
 
 #: Where ``qencode-nb audit`` writes the executed notebook without ``--out``:
@@ -52,6 +56,7 @@ def add_parsers(sub) -> None:
     audit.add_argument("--json", action="store_true", help="print all records as JSON")
     audit.add_argument("--traceback", action="store_true", help="a failure's cell traceback")
     audit.add_argument("--engine", default=None, help=ENGINE_HELP)
+    add_stack_argument(audit)
     audit.add_argument("--resume", action="store_true", help="continue an interrupted "
                        "re-run from its checkpoint (finished restarts / ADAPT steps)")
     audit.add_argument("--public-key", default=None, help="Ed25519 public key (PEM) to "
@@ -78,6 +83,9 @@ def _audit(args) -> int:
 
         # a typo is refused here, before any kernel and with nothing written
         entry = check_reference(args.entry)
+        from qencode_nb.batch.stack_choice import check_stack
+
+        stack = check_stack(args.stack)
     except QencodeNbError as exc:
         print(f"qencode-nb: {exc}", file=sys.stderr)
         return 2
@@ -94,9 +102,14 @@ def _audit(args) -> int:
         params["resume"] = True
     if args.public_key:
         params["public_key"] = str(Path(args.public_key).resolve())
+    from qencode_nb.batch.stack_choice import kernels_for, stack_parameter
+
+    params.update(stack_parameter(stack))
+    kernel = kernels_for(stack, [entry], params.get("db"))[entry]   # built once if needed
     try:
         records = run_notebook(NOTEBOOKS / "audit.ipynb", out.resolve(), params,
-                               timeout=args.timeout, progress_bar=not args.json)
+                               timeout=args.timeout, progress_bar=not args.json,
+                               kernel_name=kernel)
     except QencodeNbError as exc:
         from qencode_nb.verdict.card import redraw_card
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import sys
 
-from qencode_nb.commands.run_args import ENGINE_HELP, run_options
+from qencode_nb.commands.run_args import ENGINE_HELP, add_stack_argument, run_options
 from qencode_nb.commands.sweep import print_failures
 from qencode_nb.errors import QencodeNbError
 
@@ -34,6 +34,7 @@ def add_parsers(sub) -> None:
     rb.add_argument("--kernelspecs", nargs="+", default=None,
                     help="Jupyter kernelspecs (default python3; see `qencode-nb stack`)")
     rb.add_argument("--engine", default=None, help=ENGINE_HELP)
+    add_stack_argument(rb)
     rb.add_argument("--mode", default="full", help="full (default) or rerun")
     rb.add_argument("--subset", default=None, help="run a named subset of the targets: ci")
     rb.add_argument("--db", default=None, help="folder completing bundled entries")

@@ -1,5 +1,5 @@
 """What the run commands (``audit``, ``sweep``, ``study``, ``robustness``) share: the
-help texts of ``--engine`` and ``--coretype``, and :func:`run_options`, the
+help texts of ``--engine``, ``--coretype`` and ``--stack``, and :func:`run_options`, the
 :class:`~qencode_nb.batch.options.RunOptions` of a command's parsed arguments."""
 
 from __future__ import annotations
@@ -18,6 +18,19 @@ ENGINE_HELP = ("sector: run the ADAPT entries that map (qencode_nb.rerun.ci_spac
 CORETYPE_HELP = ("BLAS kernels: reference (default: the QEncode v4 entries' kernel triple; "
                  "portable where the CPU lacks AVX-512), portable, host (the host's kernels, "
                  "its preset included), or one OPENBLAS_CORETYPE such as Haswell")
+
+
+#: --stack's help (audit.ipynb's stack; qencode_nb.batch.stack_choice).
+STACK_HELP = ("package stack: current (default: this environment), recorded (each entry's "
+              "own recorded stack, built once under the user's stacks folder and reused; "
+              "none is built where this environment already holds its pins; where it "
+              "cannot be built the audit runs here and tier 3 says why), or the name of a "
+              "stack (`qencode-nb stack list`)")
+
+
+def add_stack_argument(parser) -> None:
+    """``--stack`` (``dest="stack"``, :data:`STACK_HELP`) on a run command's parser."""
+    parser.add_argument("--stack", default=None, metavar="STACK", help=STACK_HELP)
 
 
 def run_options(args) -> RunOptions:

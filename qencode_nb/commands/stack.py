@@ -1,5 +1,5 @@
 """``qencode-nb stack create | list | remove``: package stacks as Jupyter kernelspecs
-for ``qencode-nb study environments`` (:mod:`qencode_nb.studies.stacks`).
+for ``qencode-nb study environments`` (:mod:`qencode_nb.batch.stacks`).
 
 ``qencode-nb stack create NAME [--recipe reference|latest | --requirements
 FILE_OR_SPECS... [--overlay] | --from-entry ENTRY]``, ``stack list`` and ``stack remove
@@ -49,7 +49,7 @@ def add_parsers(sub) -> None:
 
 
 def _stack(args) -> int:
-    from qencode_nb.studies import stacks
+    from qencode_nb.batch import stacks
 
     try:
         if args.action == "create":

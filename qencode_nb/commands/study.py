@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import sys
 
-from qencode_nb.commands.run_args import ENGINE_HELP, run_options
+from qencode_nb.commands.run_args import ENGINE_HELP, add_stack_argument, run_options
 from qencode_nb.commands.sweep import print_failures
 from qencode_nb.errors import QencodeNbError
 
@@ -67,6 +67,8 @@ def add_parsers(sub) -> None:
                     help="BLAS threads of every run (default 1)")
     for p in (th, ke, en):
         p.add_argument("--engine", default=None, help=ENGINE_HELP)
+    for p in (th, ke, op):      # environments: its --kernelspecs are the stacks
+        add_stack_argument(p)
     for p in (th, ke, op, en):
         p.add_argument("entry", help="a name in params/ (lih, h2, h6, bh) or a .yaml/.json path")
         p.add_argument("--mode", default="rerun", help="rerun (default) or full")

@@ -1,5 +1,6 @@
 """``qencode-nb sweep DIR_OR_NAMES… [--mode M] [--workers N] [--scheduler ADDR]
-[--subset ci] [--timeout S] [--engine sector|fast] [--out RUNS_DIR]``: audits many
+[--subset ci] [--timeout S] [--engine sector|fast] [--stack current|recorded|NAME]
+[--out RUNS_DIR]``: audits many
 entries (:mod:`qencode_nb.batch.sweep`), one process and kernel each, and writes
 ``RUNS_DIR/summary.csv`` and ``RUNS_DIR/margins.{png,svg}``; it prints the tier,
 replay and boundary counts (:mod:`qencode_nb.readout.counts`).  A record folder among the
@@ -15,7 +16,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from qencode_nb.commands.run_args import CORETYPE_HELP, ENGINE_HELP, run_options
+from qencode_nb.commands.run_args import (CORETYPE_HELP, ENGINE_HELP, add_stack_argument,
+                                         run_options)
 from qencode_nb.errors import QencodeNbError
 
 
@@ -44,6 +46,7 @@ def add_parsers(sub) -> None:
     sw.add_argument("--subset", default=None,
                     help="run a named subset of the targets: ci")
     sw.add_argument("--engine", default=None, help=ENGINE_HELP)
+    add_stack_argument(sw)
     sw.set_defaults(func=_sweep)
 
 

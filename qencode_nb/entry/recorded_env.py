@@ -179,3 +179,158 @@ def entry_release(entry, db=None) -> str | None:
         return recorded_environment(load(entry, db=db).tool_versions).release
     except (QencodeNbError, OSError, ValueError):
         return None
+
+
+#: The scientific packages a stack is named by when the entry records no pins (QEncode's
+#: requirements files pin these five).
+SCIENTIFIC = ("numpy", "scipy", "pyscf", "pennylane", "openfermion")
+
+#: Values of the audit's ``stack`` parameter besides a stack name (CLI ``--stack``).
+STACK_WORDS = ("current", "recorded")
+
+
+def stack_key(pins: dict, python: str | None = None) -> str:
+    """Twelve hex digits naming a set of package versions: the SHA-256 of the sorted
+    ``name==version`` lines and ``python==<major.minor>`` (a venv is built on this
+    interpreter, so the minor version is part of what it holds).
+
+    Args:
+        pins: ``{distribution: version}`` (the names case-folded).
+        python: a Python version (``3.11.14``); None: this interpreter's.
+    """
+    import hashlib
+    import platform
+
+    minor = ".".join(str(python or platform.python_version()).split(".")[:2])
+    lines = sorted(f"{k.lower()}=={v}" for k, v in pins.items()) + [f"python=={minor}"]
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()[:12]
+
+
+def recorded_stack_name(recorded: RecordedEnvironment) -> str | None:
+    """The name of the stack built for an entry's recorded environment:
+    ``<release>-<stack_key>`` (``v3-1a2b3c4d5e6f``; ``entry-...`` for pins no release file
+    names), keyed by the recorded pins, so every entry that records the same stack
+    shares one; None when the entry records no pins."""
+    if not recorded.pins:
+        return None
+    return f"{recorded.release or 'entry'}-{stack_key(recorded.pins)}"
+
+
+def _registered(name: str) -> dict | None:
+    """The ``stack.json`` of stack ``name`` under :func:`qencode_nb.paths.stacks_root`,
+    or None."""
+    import json
+
+    from qencode_nb.paths import STACK_RECORD, stacks_root
+
+    try:
+        return json.loads((stacks_root() / name / STACK_RECORD).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def running_stack() -> dict:
+    """The stack this Python runs: ``{"name", "kernelspec"}`` of a stack made by
+    :mod:`qencode_nb.batch.stacks` (its ``stack.json`` sits in ``sys.prefix``), else
+    ``{"name": "current", "kernelspec": None}`` (the environment qencode-nb is installed
+    in)."""
+    import json
+    import sys
+    from pathlib import Path
+
+    from qencode_nb.paths import STACK_RECORD
+
+    try:
+        rec = json.loads((Path(sys.prefix) / STACK_RECORD).read_text())
+        return {"name": rec["name"], "kernelspec": rec.get("kernelspec")}
+    except (OSError, ValueError, KeyError, TypeError):
+        return {"name": "current", "kernelspec": None}
+
+
+def _why_not_used(name: str, running: str, recorded: bool) -> str:
+    """Why stack ``name`` (the entry's ``recorded`` one, or one named) is not the one in
+    force (a kernel of stack ``running`` runs), from its record: not built, failed (its
+    reason), or built but another kernel runs."""
+    rec = _registered(name)
+    if rec is None:
+        how = (f"`qencode-nb audit --stack recorded` builds it, or `qencode-nb stack create "
+               f"{name} --from-entry ENTRY`" if recorded else
+               "`qencode-nb stack list` lists the stacks there are")
+        return f"stack {name} is not built ({how}), so the audit ran in the {running} stack"
+    if rec.get("status") != "ready":
+        failure = " ".join(str(rec.get("failure") or "no reason recorded").split())
+        return (f"stack {name} could not be built ({failure[:300]}; remove it with "
+                f"`qencode-nb stack remove {name}` to try again), so the audit ran in the "
+                f"{running} stack")
+    return (f"stack {name} is built but this kernel is the {running} stack (run with "
+            f"`--stack` on the CLI, or papermill -k {rec.get('kernelspec')})")
+
+
+def stack_in_force(asked, recorded: RecordedEnvironment, drift: dict) -> dict:
+    """The audit's ``stack`` record: which package stack ran, against the one asked for.
+
+    Args:
+        asked: the ``stack`` parameter: ``"current"``, ``"recorded"`` (the entry's own,
+            :func:`recorded_stack_name`) or a stack name (:mod:`qencode_nb.batch.stacks`).
+        recorded: the entry's :class:`RecordedEnvironment`.
+        drift: :func:`qencode_nb.notebook.provenance.version_drift` of the entry's
+            ``tool_versions`` in this kernel (``{name: {"want", "have", "match"}}``).
+
+    Returns:
+        ``{"asked", "name" (the stack that ran: a stack name or "current"), "kernelspec",
+        "python" (this kernel's version), "pins" ({distribution: version} of the recorded packages, else of
+        :data:`SCIENTIFIC`, as this kernel has them), "key" (:func:`stack_key` of those
+        pins), "recorded_stack" (:func:`recorded_stack_name`, or None),
+        "in_recorded_stack" (every recorded pin installed at its version; None without
+        pins), "not_used" (why the stack asked for is not the one that ran, or None)}``.
+
+    Raises:
+        ParameterError: ``asked`` neither a word of :data:`STACK_WORDS` nor a possible
+            stack name (names the parameter and what is accepted).
+    """
+    import platform
+    import re
+
+    from qencode_nb.errors import ParameterError
+    from qencode_nb.notebook.provenance import installed_version
+    from qencode_nb.paths import STACK_NAME_PATTERN
+
+    if not isinstance(asked, str) or not (asked in STACK_WORDS
+                                          or re.match(STACK_NAME_PATTERN, asked)):
+        raise ParameterError(f"stack {asked!r} is not accepted; accepted: "
+                             + ", ".join(STACK_WORDS) + ", or the name of a stack "
+                             "(`qencode-nb stack list`)")
+    running = running_stack()
+    names = list(recorded.pins) or list(SCIENTIFIC)
+    pins = {n: installed_version(n) or "not installed" for n in names}
+    in_recorded = (all(v["match"] for k, v in drift.items() if k != "python")
+                   if recorded.pins else None)
+    wanted = recorded_stack_name(recorded) if asked == "recorded" else asked
+    not_used = None
+    if asked == "recorded" and not recorded.pins:
+        not_used = "; ".join(recorded.unknown) + ", so the audit ran in the current stack"
+    elif asked == "recorded" and not in_recorded and running["name"] != wanted:
+        not_used = _why_not_used(wanted, running["name"], True)
+    elif asked not in STACK_WORDS and running["name"] != asked:
+        not_used = _why_not_used(asked, running["name"], False)
+    return {"asked": asked, "name": running["name"], "kernelspec": running["kernelspec"],
+            "python": platform.python_version(), "pins": pins,
+            "key": stack_key(pins),
+            "recorded_stack": recorded_stack_name(recorded),
+            "in_recorded_stack": in_recorded, "not_used": not_used}
+
+
+def stack_text(stack: dict | None) -> str | None:
+    """The package stack of a run in one phrase, from its ``stack`` record
+    (:func:`stack_in_force`): ``stack v3-8ab2c6341a79 (key 8ab2c6341a79: numpy 1.26.4,
+    ...; Python 3.11.7)``, then ``; recorded asked, not used: <why>`` when the stack asked
+    for did not run; None without a record.  The card, the report header and the crate
+    all say it so."""
+    if not isinstance(stack, dict) or not stack.get("name"):
+        return None
+    pins = ", ".join(f"{k} {v}" for k, v in sorted((stack.get("pins") or {}).items()))
+    text = (f"stack {stack['name']} (key {stack.get('key')}: {pins}; Python "
+            f"{stack.get('python')})")
+    if stack.get("not_used"):
+        text += f"; {stack.get('asked')} asked, not used: {stack['not_used']}"
+    return text

@@ -28,7 +28,9 @@ from qencode_nb.verdict.records import AUDIT_RECORDS, ERROR_RECORD
 #: active space splits near-degenerate orbitals; ``blas_profile`` the kernel
 #: profile used and ``numeric_fingerprint`` the short hash of the numeric fingerprint,
 #: ``hamiltonian_status`` pass / fail / unverified and ``hamiltonian_source`` the
-#: generator path the stored terms were proven equal to).  Energies in Ha, errors in mHa,
+#: generator path the stored terms were proven equal to; ``stack`` the package stack that
+#: ran, ``stack_key`` the key of its recorded packages' versions and ``stack_not_used`` why
+#: the stack asked for did not run, qencode_nb.entry.recorded_env.stack_in_force).  Energies in Ha, errors in mHa,
 #: times in s.  ``seconds`` is the wall time of the run (the sweep's
 #: ``<name>.outcome.json``, else papermill's duration).
 AUDIT_COLUMNS = (
@@ -44,6 +46,7 @@ AUDIT_COLUMNS = (
     "certification_change", "fragile", "bit_identical", "delta_ha", "ulps", "findings",
     "verdict", "engine_used", "replay_engine", "active_space_warning",
     "blas_profile", "numeric_fingerprint", "hamiltonian_status", "hamiltonian_source",
+    "stack", "stack_key", "stack_not_used",
 )
 
 #: The audit records :func:`audit_row` reads (names from
@@ -54,7 +57,7 @@ READ_RECORDS = ("entry_id", "mode", "blas_threads", "blas_coretype", "blas_profi
                 "provenance",
                 "tiers", "fields", "integrity", "replay", "hamiltonian", "rerun",
                 "difference", "published_certified", "certified", "certification_change",
-                "engine", "done", ERROR_RECORD)
+                "engine", "stack", "done", ERROR_RECORD)
 
 #: The columns of :data:`AUDIT_COLUMNS` that are audit records copied as recorded
 #: (derived: the columns that name a record, less those :func:`audit_row` computes
@@ -62,7 +65,7 @@ READ_RECORDS = ("entry_id", "mode", "blas_threads", "blas_coretype", "blas_profi
 #: ``published_certified`` with its fallback, ``blas_profile`` the profile used).
 COPIED_RECORDS = tuple(c for c in AUDIT_COLUMNS if c in AUDIT_RECORDS
                        and c not in ("undeclared", "integrity", "published_certified",
-                                     "blas_profile"))
+                                     "blas_profile", "stack"))
 
 
 def _get(d, *path):
@@ -120,6 +123,8 @@ def audit_row(path) -> dict:
         "kernel": _blas_kernel(r),
         "blas_profile": _get(r, "blas_profile", "used"),
         "numeric_fingerprint": _get(r, "provenance", "numeric", "hash"),
+        "stack": _get(r, "stack", "name"), "stack_key": _get(r, "stack", "key"),
+        "stack_not_used": _get(r, "stack", "not_used"),
         "tier_procedure": _get(tiers, "procedure", "status"),
         "tier_certification": _get(tiers, "certification", "status"),
         "tier_bit_identical": _get(tiers, "bit_identical", "status"),

@@ -105,6 +105,8 @@ COLUMNS = (
     Column("seconds", "time (s)", "run", "1f", "wall time of the run (s)"),
     Column("numeric_fingerprint", "fingerprint", "run", "text", "the numeric fingerprint's "
            "short hash (kernels, CPU, libraries)"),
+    Column("stack", "stack", "run", "text", "the package stack that ran (current, or a "
+           "stack's name such as the entry's recorded one, v3-8ab2c6341a79)"),
     Column("toolkit_commit", "qencode-nb commit", "run", "commit", "the git commit of the "
            "qencode-nb that ran the audit"),
 ) + tuple(Column(f"qpu_{q}", q, "Works on my QPU", "badge", f"Works on my QPU: {q}")

@@ -69,15 +69,19 @@ def dataset(table) -> list[dict]:
 
 def environments(table) -> list[dict]:
     """The environment lines: each numeric fingerprint of the runs with its kernel
-    profile, CPU and number of runs (``da1c3e3814f8 (portable kernels, AMD EPYC;
-    7 runs)``), most frequent first (:mod:`qencode_nb.notebook.fingerprint`), and a
+    profile, CPU, package stack and number of runs (``da1c3e3814f8 (portable kernels, AMD
+    EPYC, stack current (key 4a1dc52bd0e6); 7 runs)``), most frequent first (:mod:`qencode_nb.notebook.fingerprint`), and a
     warning line when the runs differ."""
     if "numeric_fingerprint" not in table:
         return []
-    cols = [c for c in ("numeric_fingerprint", "blas_profile", "cpu") if c in table]
+    cols = [c for c in ("numeric_fingerprint", "blas_profile", "cpu", "stack", "stack_key")
+            if c in table]
     groups = table[cols].astype(object).fillna("unknown").value_counts(sort=True)
     lines = [{"text": f"numeric fingerprint {key[0]} ({key[1]} kernels"
-              + (f", {key[2]}" if len(key) > 2 else "") + f"; {_runs(n)})", "warn": False}
+              + "".join(f", {v}" if c == "cpu" else f", stack {v}" if c == "stack"
+                        else f" (key {v})" if c == "stack_key" else ""
+                        for c, v in zip(cols[2:], key[2:]))
+              + f"; {_runs(n)})", "warn": False}
              for key, n in groups.items() if key[0] != "unknown"]
     unknown = int(table["numeric_fingerprint"].isna().sum())
     if unknown:

@@ -5,13 +5,13 @@
   :class:`StudyResult`;
 - :mod:`~qencode_nb.studies.blas` (BLAS thread count, OpenBLAS CPU kernel),
   :mod:`~qencode_nb.studies.optimizers`, :mod:`~qencode_nb.studies.environments`
-  (Jupyter kernelspecs with other package stacks): the studies;
+  (Jupyter kernelspecs with other package stacks, :mod:`qencode_nb.batch.stacks`): the
+  studies;
 - :mod:`~qencode_nb.studies.robustness`: every entry of a database under every
   perturbation (threads x coretypes x kernelspecs), resumable;
 - :mod:`~qencode_nb.studies.curve` (:func:`~qencode_nb.studies.curve.audit_curve`) and
   :mod:`~qencode_nb.studies.curve_points`: a QEncode dissociation curve audited point by
   point, each point an entry of one's own;
-- :mod:`~qencode_nb.studies.stacks`: package stacks registered as Jupyter kernelspecs;
 - :mod:`~qencode_nb.studies.record_sweep`: a benchmark's whole record (every release's
   entries, its curves, its claims; groups from :mod:`qencode_nb.batch.record`).
 

@@ -2,7 +2,7 @@
 
 :func:`environments_study` runs ``notebooks/audit.ipynb`` once per Jupyter
 kernelspec (``python3``, this environment, or a stack made by
-:mod:`qencode_nb.studies.stacks`), threads and OpenBLAS kernel pinned alike,
+:mod:`qencode_nb.batch.stacks`), threads and OpenBLAS kernel pinned alike,
 so what differs is the packages.  The versions compared are the ones each
 kernel recorded in its own ``provenance`` record, never the ones asked for
 (:mod:`qencode_nb.readout.environment_tables`: the versions per kernelspec, each
@@ -31,7 +31,7 @@ ENVIRONMENTS_COLUMNS = ("kernelspec", "repeat", "python", "numpy", "scipy", "pen
 
 def default_kernelspecs() -> list[str]:
     """``python3`` (this environment) then every registered ``qencode-nb-*`` stack kernelspec."""
-    from qencode_nb.studies.stacks import KERNELSPEC_PREFIX, available_kernelspecs
+    from qencode_nb.batch.stacks import KERNELSPEC_PREFIX, available_kernelspecs
 
     return ["python3", *sorted(k for k in available_kernelspecs()
                                 if k.startswith(KERNELSPEC_PREFIX))]
@@ -43,7 +43,7 @@ def environments_study(entry, kernelspecs=None, repeats: int = 1, out_dir="runs/
 
     Each run is audit.ipynb driven from this environment through the pinned
     papermill engine, its kernel the given kernelspec (a stack made by
-    :func:`qencode_nb.studies.stacks.create_stack`, or ``python3``, this
+    :func:`qencode_nb.batch.stacks.create_stack`, or ``python3``, this
     environment), with ``{"entry", "blas_threads", "mode"}`` (plus ``db``,
     ``blas_coretype``, ``engine``), named ``<entry-stem>__<kernel>__r{repeat}``.
     Threads and kernel are pinned alike in every stack, so what differs is the
@@ -79,7 +79,7 @@ def environments_study(entry, kernelspecs=None, repeats: int = 1, out_dir="runs/
     """
     import pandas as pd
 
-    from qencode_nb.studies.stacks import check_kernelspecs
+    from qencode_nb.batch.stacks import check_kernelspecs
     from qencode_nb.notebook.pins import check_blas_coretype, check_thread_count
 
     opts = with_changes(options, changes, mode="rerun")

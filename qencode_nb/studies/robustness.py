@@ -102,7 +102,7 @@ def check_axes(threads=None, coretypes=None, kernelspecs=None) -> list[Perturbat
             (lists the ones it finds).
     """
     from qencode_nb.notebook.pins import check_blas_coretype, check_thread_count
-    from qencode_nb.studies.stacks import available_kernelspecs
+    from qencode_nb.batch.stacks import available_kernelspecs
 
     t_axis = [check_thread_count(int(t) if isinstance(t, str) and t.isdigit() else t)
               for t in _items(threads, BASELINE.threads)]
@@ -245,8 +245,10 @@ def robustness(targets, out_dir="runs/robustness", options: RunOptions | None = 
             processes, ignored with ``scheduler``); ``scheduler`` (a Dask address,
             ``tcp://host:port``); ``timeout`` (per run, s); ``progress`` (a bar on
             stderr, :func:`qencode_nb.batch.progress_bar.progress_bar`; in a kernel
-            too); ``plot`` (the figure).  ``blas_threads`` and ``blas_coretype`` are
-            not used: the axes are.
+            too); ``plot`` (the figure); ``stack``
+            (:mod:`qencode_nb.batch.stack_choice`: "recorded" runs each entry's baseline
+            kernelspec, ``python3``, in its recorded stack instead).  ``blas_threads``
+            and ``blas_coretype`` are not used: the axes are.
         threads, coretypes, kernelspecs: the axes (:func:`check_axes`).
         subset: a named subset of the targets (:data:`qencode_nb.batch.sweep.SUBSETS`).
         **changes: fields of ``options`` replaced (``mode="rerun"``).
@@ -258,7 +260,7 @@ def robustness(targets, out_dir="runs/robustness", options: RunOptions | None = 
         EntryError: an unknown engine or mode, a target that does not exist,
             an unknown subset.
         PinError: a thread count < 1, an unknown or unrunnable coretype.
-        ParameterError: a kernelspec Jupyter does not find, mode "replay",
+        ParameterError: a kernelspec Jupyter does not find, an unknown stack, mode "replay",
             ``timeout`` <= 0, ``workers`` < 1, an empty axis.
         TypeError: a keyword that is not a :class:`~qencode_nb.batch.options.RunOptions`
             field.
@@ -290,7 +292,12 @@ def robustness(targets, out_dir="runs/robustness", options: RunOptions | None = 
                                                 subset)))   # one run per entry and perturbation
     from qencode_nb.batch.run_folder import writable_folder
 
+    from qencode_nb.batch.stack_choice import check_stack, kernels_for, stack_parameter
+
+    stack = check_stack(opts.stack)
     out = writable_folder(Path(out_dir).resolve())   # before any run, naming the folder
+    # --stack replaces the baseline kernel (the notebook's own) by each entry's stack
+    stack_kernels = kernels_for(stack, resolved, opts.db)
     runs, todo = [], []
     for target in resolved:
         for p in perturbations:
@@ -301,11 +308,15 @@ def robustness(targets, out_dir="runs/robustness", options: RunOptions | None = 
                 params["engine"] = engine
             if opts.db is not None:
                 params["db"] = str(Path(opts.db).resolve())
+            params.update(stack_parameter(stack))
+            kernel = p.kernelspec
+            if kernel == BASELINE.kernelspec and stack_kernels[target]:
+                kernel = stack_kernels[target]
             name = f"{run_name(target)}__{p.slug}"
             runs.append((run_name(target), p, name, params))
-            if not is_complete(out, name, inputs_of(target, params)):
+            if not is_complete(out, name, inputs_of(target, params, kernel)):
                 (out / f"{name}.ipynb").unlink(missing_ok=True)   # never read a stale run
-                todo.append((target, str(out), params, timeout, None, name, p.kernelspec))
+                todo.append((target, str(out), params, timeout, None, name, kernel))
     outcomes = {}
     todo = longest_first(todo)
     with progress_bar(len(runs), "robustness", "run", initial=len(runs) - len(todo),

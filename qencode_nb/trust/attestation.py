@@ -14,6 +14,9 @@ those bytes.  The statement (:func:`statement`, format :data:`FORMAT`) names:
 - ``provenance_sha256``: SHA-256 of the canonical JSON of the ``provenance`` record;
 - ``numeric_fingerprint`` and ``blas_profile``: the run's numeric fingerprint hash
   (:mod:`qencode_nb.notebook.fingerprint`) and its kernel profile record;
+- ``stack``: the package stack that ran, its recorded packages' versions and key, and
+  why the stack asked for did not run (the ``stack`` record; None for runs made before
+  it existed);
 - ``toolkit``: qencode-nb and its version (``importlib.metadata``) where it was signed;
 - ``signed_utc`` and ``key_id`` (:func:`qencode_nb.trust.keys.key_id`).
 
@@ -129,6 +132,7 @@ def statement(notebook, key_id: str) -> dict:
                               if provenance is not None else None),
         "numeric_fingerprint": ((provenance or {}).get("numeric") or {}).get("hash"),
         "blas_profile": encode(records.get("blas_profile")),
+        "stack": encode(records.get("stack")),
         "toolkit": {"name": "qencode-nb", "version": toolkit_version()},
         "signed_utc": _utc_now(),
         "key_id": key_id,

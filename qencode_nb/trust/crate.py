@@ -332,6 +332,10 @@ class _Builder:
 
             result.append(self.value(f"{aid}-numeric-fingerprint", "numeric fingerprint",
                                      f"{numeric['hash']} ({kernel_triple(numeric)})"))
+        from qencode_nb.entry.recorded_env import stack_text
+
+        if stack_text(r.get("stack")):
+            result.append(self.value(f"{aid}-stack", "package stack", stack_text(r["stack"])))
         for tier, value in (r.get("tiers") or {}).items():
             result.append(self.value(f"{aid}-tier-{tier}", f"tier {tier}",
                                      (value or {}).get("status")))

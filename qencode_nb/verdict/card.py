@@ -164,8 +164,9 @@ class Card:
 
     def _environment(self) -> str | None:
         """The environment line: the BLAS kernel profile used (and why it is not the
-        one asked for), the kernel of each OpenBLAS copy and the numeric
-        fingerprint's hash (:mod:`qencode_nb.notebook.fingerprint`)."""
+        one asked for), the kernel of each OpenBLAS copy, the numeric
+        fingerprint's hash (:mod:`qencode_nb.notebook.fingerprint`) and the package
+        stack (:func:`qencode_nb.entry.recorded_env.stack_text`)."""
         r = self.records
         profile = r.get("blas_profile")
         numeric = (r.get("provenance") or {}).get("numeric") or {}
@@ -183,6 +184,10 @@ class Card:
             parts.append(text)
         if numeric.get("hash"):
             parts.append(f"numeric fingerprint {numeric['hash']}")
+        from qencode_nb.entry.recorded_env import stack_text
+
+        if stack_text(r.get("stack")):
+            parts.append("package " + stack_text(r.get("stack")))
         return " · ".join(parts)
 
     def _headline(self, failure) -> str:

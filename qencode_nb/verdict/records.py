@@ -24,6 +24,7 @@ AUDIT_RECORDS = {
     "mode": "audit mode: full, replay or rerun",
     "strict": "whether strict mode was requested",
     "provenance": "versions vs pins, git, platform, CPU, every BLAS pool, the numeric fingerprint (numeric: every OpenBLAS copy, numpy dispatch, numba CPU, libc, variables, hash)",
+    "stack": "the package stack that ran (qencode_nb.entry.recorded_env.stack_in_force): the stack asked for (current, recorded, a name), the one in force (name, kernelspec, Python, the recorded packages' versions and their key), the entry's recorded stack name, whether every recorded pin is installed, and why the stack asked for did not run (not_used)",
     "integrity": "SHA-256 by QEncode's rule, the entry's own signature state and the public key it was checked with (signature_key), QEncode's signing_key_id, the entry file's own SHA-256 (file_sha256)",
     "hamiltonian": "the Hamiltonian check: terms, ground energies, fingerprint, cache; "
                    "hamiltonian_source proven by rebuilding each generator path (paths), "

@@ -77,7 +77,7 @@ def margin(error: float, threshold: float) -> float:
 
 def verdict(entry, *, rerun, provenance: dict, blas_threads: int,
             blas_coretype: str | None = None, integrity=None, replay=None,
-            procedure=None, hamiltonian=None) -> Verdict:
+            procedure=None, hamiltonian=None, stack=None) -> Verdict:
     """The three tiers, margins and the one-line summary (docs/explanations/tiers.md).
 
     Args:
@@ -96,6 +96,9 @@ def verdict(entry, *, rerun, provenance: dict, blas_threads: int,
         hamiltonian: the :class:`~qencode_nb.problem.hamrecord.HamiltonianCheck`
             (:func:`qencode_nb.problem.check.hamiltonian_check`), or None; its ``status``
             "fail" (the stored terms equal no generator path) is an alert.
+        stack: the ``stack`` record
+            (:func:`qencode_nb.entry.recorded_env.stack_in_force`), or None; a stack asked
+            for that did not run (``not_used``) makes tier 3 ``n/a`` with that reason.
 
     Returns:
         a :class:`Verdict`; certified when the regenerated error is below the
@@ -185,7 +188,7 @@ def verdict(entry, *, rerun, provenance: dict, blas_threads: int,
         return Verdict(**out)
     diff = compare(rerun_energy, entry.published_energy)
     tiers["bit_identical"] = _tier3(entry, rerun_energy, diff, provenance, blas_threads,
-                                    blas_coretype, procedure)
+                                    blas_coretype, procedure, stack)
     if diff["identical"]:
         bits = "bit-identical to the published energy"
     elif not is_number(diff["delta_ha"]):      # never quote nan as a difference
@@ -244,7 +247,7 @@ def _replay_why(replay: dict) -> str:
 
 
 def _tier3(entry, rerun_energy: float, diff: dict, provenance: dict, blas_threads: int,
-           blas_coretype, procedure) -> dict:
+           blas_coretype, procedure, stack=None) -> dict:
     """Tier 3 (bit-identical): fails on a published or re-run energy that is not a
     number (naming the field), is n/a off the reference environment (the reasons),
     else pass or fail by the bits."""
@@ -265,15 +268,18 @@ def _tier3(entry, rerun_energy: float, diff: dict, provenance: dict, blas_thread
     if bad:
         return {"status": "fail", "reasons": bad + [kernel_note, measured]}
     reasons = []
+    if (stack or {}).get("not_used"):
+        reasons.append(f"the {stack['asked']} stack was asked for and did not run: "
+                       f"{stack['not_used']}")
     drift = [f"{k} {v['have'] or 'not installed'} (want {v['want']})"
              for k, v in provenance["versions"].items() if not v["match"]]
     if not provenance["versions"]:
         reasons.append("the entry records no package pins (provenance.tool_versions), so "
                        "no environment can be called its reference")
     if drift:
-        stack = (f" ({recorded.release}, {recorded.requirements_file})"
+        where = (f" ({recorded.release}, {recorded.requirements_file})"
                  if recorded.release else "")
-        reasons.append(f"not the entry's recorded stack{stack}: " + ", ".join(drift))
+        reasons.append(f"not the entry's recorded stack{where}: " + ", ".join(drift))
     if blas_threads != 1:
         reasons.append(f"{blas_threads} BLAS threads measured (reference: 1)")
     for row in (procedure or {}).get("fields") or []:

@@ -1,6 +1,6 @@
 """Environment comparison: the same entry in two Jupyter kernels with different package stacks.
 
-The second stack is made by the toolkit (:func:`qencode_nb.studies.stacks.create_stack`)
+The second stack is made by the toolkit (:func:`qencode_nb.batch.stacks.create_stack`)
 as an overlay of this environment with SciPy 1.16.3, whose COBYLA is the PRIMA
 rewrite (the reference pins SciPy 1.13.1, QEncode's requirements-v4.txt).  pip
 fetches that one wheel from PyPI (about 35 MB, 10-20 s).
@@ -25,7 +25,7 @@ import pandas as pd
 import pytest
 
 from conftest import ERROR_LABEL_GLYPHS, ROOT, private_stacks, svg_has_text
-from qencode_nb.studies import stacks
+from qencode_nb.batch import stacks
 from qencode_nb.rerun.compare import ulp_distance
 from qencode_nb.errors import ParameterError, StackError
 from qencode_nb.notebook.record import read_records

@@ -28,7 +28,7 @@ import pytest
 from conftest import AUDIT_NB, SHARED_HISTORY, private_stacks
 from qencode_nb.entry.recorded_env import recorded_environment
 from qencode_nb.notebook.runner import run_notebook
-from qencode_nb.studies import stacks
+from qencode_nb.batch import stacks
 
 RELEASES = SHARED_HISTORY / "releases"
 H2_STO3G = RELEASES / "v3" / "db" / "H2_sto3g_JW_UCCSD_v3_tapered__sha256_e758d8fe81f010a7.json"

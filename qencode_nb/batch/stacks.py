@@ -48,14 +48,13 @@ from pathlib import Path
 
 from qencode_nb.errors import ParameterError, StackError
 
-from qencode_nb.paths import ROOT  # noqa: E402
+from qencode_nb.paths import ROOT, STACK_NAME_PATTERN, STACK_RECORD, stacks_root  # noqa: E402, F401
 
 #: Prefix of every kernelspec this module registers (``qencode-nb-<stack name>``).
 KERNELSPEC_PREFIX = "qencode-nb-"
 
-#: Accepted stack names: lower-case letters, digits, ".", "_", "-"; a letter or
-#: digit first (they become kernelspec names, which Jupyter restricts likewise).
-NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
+#: Accepted stack names (:data:`qencode_nb.paths.STACK_NAME_PATTERN`).
+NAME_PATTERN = re.compile(STACK_NAME_PATTERN)
 
 #: Registered recipes: name -> (what it is, how its requirements are made).
 RECIPES = {
@@ -65,21 +64,13 @@ RECIPES = {
               "on the day the stack is created",
 }
 
-#: The file name of a stack's record inside its folder.
-STACK_RECORD = "stack.json"
-
-
-def stacks_root(root=None) -> Path:
-    """Folder holding the stacks: ``root``, else ``$QENCODE_NB_STACKS``, else
-    ``~/.local/share/qencode-nb/stacks``."""
-    if root is not None:
-        return Path(root)
-    env = os.environ.get("QENCODE_NB_STACKS")
-    return Path(env) if env else Path.home() / ".local" / "share" / "qencode-nb" / "stacks"
+#: Words of the ``--stack`` option (:mod:`qencode_nb.batch.stack_choice`) that no stack
+#: may be named, so that ``--stack NAME`` is never ambiguous.
+RESERVED_NAMES = ("current", "recorded")
 
 
 def check_name(name) -> str:
-    """Validate a stack name (:data:`NAME_PATTERN`).
+    """Validate a stack name (:data:`NAME_PATTERN`, not one of :data:`RESERVED_NAMES`).
 
     Raises:
         ParameterError: names the value and what is accepted.
@@ -88,6 +79,9 @@ def check_name(name) -> str:
         raise ParameterError(f"stack name {name!r} is not accepted; accepted: lower-case "
                              "letters, digits, '.', '_', '-', starting with a letter or digit, "
                              "at most 64 characters")
+    if name in RESERVED_NAMES:
+        raise ParameterError(f"stack name {name!r} is not accepted: "
+                             f"{' and '.join(RESERVED_NAMES)} are words of --stack")
     return name
 
 
