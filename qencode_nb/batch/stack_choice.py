@@ -119,10 +119,17 @@ def _recorded(target, db) -> tuple | None:
     return recorded_stack_name(recorded), recorded.requirements
 
 
-def ensure_stack(name: str, requirements, log) -> str | None:
+def ensure_stack(name: str, requirements, log, *, jupyter_prefix=None) -> str | None:
     """The kernelspec of stack ``name``, built from ``requirements`` if it does not
     exist (once: under ``<stacks>/<name>.lock``; a second process waits and then finds
     it built).
+
+    Args:
+        name: the stack's name (:func:`qencode_nb.entry.recorded_env.recorded_stack_name`).
+        requirements: pip requirement strings of the stack.
+        log: ``callable(str)`` told when it is built, or why it is not.
+        jupyter_prefix: where its kernelspec goes
+            (:func:`qencode_nb.batch.stacks.create_stack`; default this environment's).
 
     Returns:
         the kernelspec (``qencode-nb-<name>``), or None when the stack failed now or
@@ -142,7 +149,8 @@ def ensure_stack(name: str, requirements, log) -> str | None:
                 f"({', '.join(r for r in requirements if not r.startswith('pennylane-'))}) ...")
             start = time.monotonic()
             try:
-                rec = stacks.create_stack(name, requirements=list(requirements))
+                rec = stacks.create_stack(name, requirements=list(requirements),
+                                          jupyter_prefix=jupyter_prefix)
             except StackError as exc:
                 log(f"stack {name} could not be built; the audits run in the current stack "
                     f"and say so: {str(exc).splitlines()[0]}")

@@ -357,7 +357,8 @@ def test_collect_reads_only_audit_record_names_and_keeps_its_columns():
         "bit_identical", "delta_ha", "ulps", "findings", "verdict", "engine_used",
         "replay_engine", "active_space_warning", "blas_profile",
         "numeric_fingerprint", "hamiltonian_status",
-        "hamiltonian_source")   # new columns are appended
+        "hamiltonian_source", "stack", "stack_key",
+        "stack_not_used")   # new columns are appended
 
 
 # ------------------------------------------------------------------ figures a journal takes

@@ -26,13 +26,15 @@ import json
 import pytest
 
 from conftest import AUDIT_NB, SHARED_HISTORY, private_stacks
-from qencode_nb.entry.recorded_env import recorded_environment
+from qencode_nb.batch.stack_choice import ensure_stack
+from qencode_nb.entry.recorded_env import recorded_environment, recorded_stack_name
 from qencode_nb.notebook.runner import run_notebook
 from qencode_nb.batch import stacks
 
 RELEASES = SHARED_HISTORY / "releases"
 H2_STO3G = RELEASES / "v3" / "db" / "H2_sto3g_JW_UCCSD_v3_tapered__sha256_e758d8fe81f010a7.json"
 H2_631G = RELEASES / "v3.1" / "db" / "H2_631g_JW_HEA_v3_tapered__sha256_b540a6c7ba2a1bb5.json"
+LIH_STO3G = RELEASES / "v3" / "db" / "LiH_sto3g_JW_HEA_v3_tapered__sha256_1e6bba1d37fa52bd.json"
 
 
 def _recorded(path):
@@ -42,11 +44,17 @@ def _recorded(path):
 @pytest.fixture(scope="module")
 def v3_stack(tmp_path_factory):
     """The v3 entries' recorded stack as a Jupyter kernel under a private prefix, built
-    from the record alone (both entries record the same stack)."""
-    assert _recorded(H2_STO3G).requirements == _recorded(H2_631G).requirements
+    from the record alone by ``--stack recorded``'s own step
+    (:func:`qencode_nb.batch.stack_choice.ensure_stack`, under the name every entry of
+    that stack shares; all three entries record the same stack)."""
+    recorded = _recorded(H2_STO3G)
+    assert recorded.requirements == _recorded(H2_631G).requirements \
+        == _recorded(LIH_STO3G).requirements
     with private_stacks(tmp_path_factory.mktemp("recorded-stack")) as prefix:
-        yield stacks.create_stack("qencode-v3", requirements=_recorded(H2_STO3G).requirements,
-                                  jupyter_prefix=prefix)
+        kernel = ensure_stack(recorded_stack_name(recorded), recorded.requirements,
+                              lambda line: None, jupyter_prefix=prefix)
+        assert kernel is not None, stacks.read_stack(recorded_stack_name(recorded))
+        yield stacks.read_stack(recorded_stack_name(recorded))
 
 
 def _audit(tmp_path, path, kernel, blas_coretype=None):
@@ -98,6 +106,37 @@ def test_elsewhere_tier_3_is_na_naming_each_difference(v3_stack, tmp_path):
     assert t3["status"] == "n/a" and t3["reasons"][0] == (
         "not the v3 release's kernel triple (numpy Haswell, scipy Haswell, pyscf Prescott)")
     assert all(v["match"] for v in v3_portable["provenance"]["versions"].values())
+
+
+@pytest.mark.network
+@pytest.mark.notebook
+@pytest.mark.bitlevel
+@pytest.mark.slow
+def test_stack_recorded_runs_each_entry_in_its_stack(v3_stack, tmp_path, capsys):
+    """``--stack recorded`` (CLI audit, then a sweep of the three entries of the issue)
+    finds the stack built once and runs every audit in its kernel: bit-identical, tier 3
+    ``pass``, the stack named in the record and in summary.csv."""
+    from qencode_nb.batch.sweep import sweep
+    from qencode_nb.cli import main
+
+    out = tmp_path / "audit.ipynb"
+    assert main(["audit", str(H2_631G), "--stack", "recorded", "--out", str(out),
+                 "--json"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert r["stack"]["name"] == r["stack"]["recorded_stack"] == v3_stack["name"]
+    assert r["stack"]["kernelspec"] == v3_stack["kernelspec"]
+    assert r["stack"]["in_recorded_stack"] is True and r["stack"]["not_used"] is None
+    assert r["tiers"]["bit_identical"]["status"] == "pass"
+    table = sweep([str(H2_STO3G), str(H2_631G), str(LIH_STO3G)], tmp_path / "runs",
+                  mode="full", stack="recorded", workers=2, progress=False, plot=False)
+    assert list(table["status"]) == ["done"] * 3, table["failure"].tolist()
+    assert set(table["stack"]) == {v3_stack["name"]}
+    assert set(table["stack_key"]) == {v3_stack["name"].split("-", 1)[1]}
+    assert list(table["tier_bit_identical"]) == ["pass"] * 3, table["verdict"].tolist()
+    assert table["bit_identical"].all()
+    inputs = json.loads((tmp_path / "runs" / f"{H2_STO3G.stem}.inputs.json").read_text())
+    assert inputs["kernelspec"] == v3_stack["kernelspec"]
+    assert inputs["parameters"]["stack"] == "recorded"
 
 
 @pytest.mark.parametrize("args,said", [
