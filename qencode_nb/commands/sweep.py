@@ -127,6 +127,15 @@ def _sweep_record(record, args) -> int:
               + f"curve {curve['curve']}: {curve['status']}"
               + (f": {curve['summary']}" if curve.get("summary") else "")
               + (f" ({curve['reason']})" if curve.get("reason") else ""))
+    if manifest.get("environments"):
+        import pandas as pd
+
+        rates = pd.read_csv(out / manifest["environments"]["file"])
+        print("recorded vs current environment (bit-identical, certification held):")
+        print(rates.drop(columns="not_bit_identical_recorded").to_string(index=False))
+        for release, missed in zip(rates["release"], rates["not_bit_identical_recorded"]):
+            if isinstance(missed, str):
+                print(f"not bit-identical in its recorded environment, {release}: {missed}")
     print(f"summary: {out / 'summary.csv'}; per release: {out / 'releases.csv'}; "
           f"report: qencode-nb report {out}")
     return status

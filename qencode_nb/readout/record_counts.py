@@ -107,3 +107,63 @@ def release_counts(table, order=None):
     total = {c: counts[c].sum() for c in COUNT_COLUMNS[1:-1]}
     total.update(release="all", refused_reasons=None)
     return pd.concat([counts, pd.DataFrame([total])], ignore_index=True)
+
+
+#: The columns of :func:`environment_rates`, in order.
+ENVIRONMENT_COLUMNS = ("release", "entries", "recorded_stack", "audited_recorded",
+                       "bit_identical_recorded", "certification_held_recorded",
+                       "audited_current", "bit_identical_current",
+                       "certification_held_current", "published_certified",
+                       "not_bit_identical_recorded")
+
+
+def _true(value) -> bool:
+    return value is True or value == "True"
+
+
+def environment_rates(recorded, current, order=None):
+    """Per release, the same entries audited in their recorded environment and in the
+    current one, side by side (issue 35: a result's last bits follow its stack and its
+    kernels).
+
+    Args:
+        recorded: a record sweep's table under ``--stack recorded`` (each entry in its
+            recorded stack and its release's kernel triple).
+        current: the same runs in the current stack (the same table for a release whose
+            recorded stack is the current one).
+        order: release labels in the order to list them (default: as first seen).
+
+    Returns:
+        A DataFrame of :data:`ENVIRONMENT_COLUMNS`, one row per release:
+        ``recorded_stack`` the stacks that ran (the ``stack`` column, distinct, joined by
+        " "), ``audited_*`` the completed audits, ``bit_identical_*`` those whose re-run
+        energy equals the published one to the last bit, ``certification_held_*`` those
+        whose published certification the audit reproduced (:func:`certification_held`),
+        ``published_certified`` the completed audits of entries published as certified
+        (recorded environment), ``not_bit_identical_recorded`` the entry ids of the
+        completed audits that did not come back to the bit in the recorded environment.
+    """
+    import pandas as pd
+
+    releases = list(order) if order is not None else list(dict.fromkeys(recorded[RELEASE_COLUMN]))
+    rows = []
+    for release in releases:
+        row = {"release": release}
+        for name, table in (("recorded", recorded), ("current", current)):
+            part = table[table[RELEASE_COLUMN] == release].to_dict("records")
+            done = [r for r in part if r["status"] == "done"]
+            held = [certification_held(r) for r in done]
+            row[f"audited_{name}"] = len(done)
+            row[f"bit_identical_{name}"] = sum(_true(r.get("bit_identical")) for r in done)
+            row[f"certification_held_{name}"] = sum(h is True for h in held)
+            if name == "recorded":
+                row["entries"] = len(part)
+                row["published_certified"] = sum(h is not None for h in held)
+                row["recorded_stack"] = " ".join(dict.fromkeys(
+                    str(r.get("stack")) for r in part if isinstance(r.get("stack"), str))) or None
+                row["not_bit_identical_recorded"] = " ".join(
+                    str(r.get("entry_id")) for r in done
+                    if not _true(r.get("bit_identical")) and r.get("tier_bit_identical")
+                    in ("pass", "fail", "n/a")) or None
+        rows.append(row)
+    return pd.DataFrame(rows, columns=list(ENVIRONMENT_COLUMNS))

@@ -5,7 +5,9 @@ A record sweep's folder (:mod:`qencode_nb.studies.record_sweep`: ``record.json``
 gets one self-contained page, ``report.html``:
 
 1. the per-release counts (:func:`qencode_nb.readout.record_counts.release_counts`),
-   each release linking to its own section;
+   each release linking to its own section; after a ``--stack recorded`` sweep, the
+   bit-identical and certification counts in the recorded and the current environment
+   side by side (:func:`environments_section`);
 2. one section per release: each run's entry, status (done, refused with the reason,
    failed with the reason), replay, published error, whether the certification held,
    tier 1 and its undeclared fields; each entry links to its row in the release's full
@@ -120,6 +122,27 @@ def curves_section(folder: Path, curves: list) -> str:
     return "".join(parts)
 
 
+def environments_section(folder: Path, environments: dict | None) -> list[str]:
+    """The per-release rates in the recorded and the current environment side by side
+    (``environments.csv`` of a ``--stack recorded`` record sweep,
+    :func:`qencode_nb.readout.record_counts.environment_rates`); nothing without it."""
+    import pandas as pd
+
+    path = folder / (environments or {}).get("file", "")
+    if not environments or not path.is_file():
+        return []
+    rates = pd.read_csv(path, keep_default_na=False, na_values=[""])
+    rates = rates.astype(object).where(rates.notna(), None)
+    rows = ["<tr>" + "".join(_cell(v) for v in r.values()) + "</tr>"
+            for r in rates.to_dict("records")]
+    return ['<h2 id="environments">Recorded and current environment</h2>'
+            "<p>Each release audited in its recorded package stack and its release's "
+            "kernel triple (<code>--stack recorded</code>), and again in the current stack "
+            f"(<code>{html.escape(environments.get('current_folder', ''))}/</code>) where "
+            f'they differ; <a href="{quote(path.name)}">{html.escape(path.name)}</a></p>',
+            _table(list(rates.columns), rows)]
+
+
 def write_record_report(folder, out=None, *, notebooks: bool = True) -> Path:
     """Write a record sweep's page (and each release's full report beside it).
 
@@ -169,6 +192,7 @@ def write_record_report(folder, out=None, *, notebooks: bool = True) -> Path:
             f'<a href="summary.csv">summary.csv</a>, <a href="releases.csv">releases.csv</a>'
             "</p>", '<h2 id="releases">Per release</h2>',
             _table(list(counts.columns), count_rows)]
+    body += environments_section(folder, manifest.get("environments"))
     for g in manifest["groups"]:
         part = table[table[RELEASE_COLUMN] == g["label"]]
         body.append(f'<h2 id="{anchors[g["label"]]}">{html.escape(g["label"])}</h2>'

@@ -12,6 +12,12 @@ entry id two releases share keeps two notebooks), then writes in ``OUT``:
 - ``curves/<curve>/``: each dissociation curve's audit (:mod:`qencode_nb.studies.curve`)
   in modes full and rerun; a replay sweep lists the curves as not audited, since a
   curve point stores no parameters to replay;
+- with ``--stack recorded`` (each entry in its recorded stack,
+  :mod:`qencode_nb.batch.stack_choice`): every release whose entries ran in a stack of
+  their own runs again in the current stack into ``OUT/current-stack/<group slug>/``,
+  and ``environments.csv`` gives per release the bit-identical and certification counts
+  in both environments side by side
+  (:func:`qencode_nb.readout.record_counts.environment_rates`);
 - ``record.json``: what was swept (:data:`RECORD_MANIFEST`), which
   :func:`qencode_nb.readout.record_report.write_record_report` reads.
 """
@@ -23,6 +29,12 @@ from pathlib import Path
 
 #: The manifest of a record sweep's output folder.
 RECORD_MANIFEST = "record.json"
+
+#: The per-release rates in the recorded and the current environment (``--stack recorded``).
+ENVIRONMENTS_FILE = "environments.csv"
+
+#: Where a ``--stack recorded`` record sweep runs each release again in the current stack.
+CURRENT_FOLDER = "current-stack"
 
 #: Why a replay sweep does not audit the curves.
 CURVES_NOT_REPLAYED = ("not audited in mode replay: a curve point stores no parameters to "
@@ -52,7 +64,7 @@ def sweep_record(record, out_dir, options=None):
     opts = with_changes(options, {})
     check_options(opts)           # a bad option: nothing written
     out = writable_folder(out_dir)
-    tables = []
+    tables, current = [], []
     for group in record.groups:
         if opts.progress:
             print(f"release {group.label}: {len(group.targets)} entries -> "
@@ -60,11 +72,23 @@ def sweep_record(record, out_dir, options=None):
         table = sweep(group.targets, out / group.slug, opts)
         table.insert(0, RELEASE_COLUMN, group.label)
         tables.append(table)
-    table = (pd.concat([t.astype(object) for t in tables], ignore_index=True) if tables
-             else pd.DataFrame(columns=[RELEASE_COLUMN, "notebook", "status", "failure"]))
+        if opts.stack == "recorded":
+            current.append(_in_current_stack(group, table, out, opts))
+    frame = (lambda parts: pd.concat([t.astype(object) for t in parts], ignore_index=True)
+             if parts else pd.DataFrame(columns=[RELEASE_COLUMN, "notebook", "status",
+                                                 "failure"]))
+    table = frame(tables)
     write_text_atomic(out / "summary.csv", table.to_csv(index=False))
-    counts = release_counts(table, [g.label for g in record.groups])
+    labels = [g.label for g in record.groups]
+    counts = release_counts(table, labels)
     write_text_atomic(out / "releases.csv", counts.to_csv(index=False))
+    environments = None
+    if opts.stack == "recorded":
+        from qencode_nb.readout.record_counts import environment_rates
+
+        rates = environment_rates(table, frame(current), labels)
+        write_text_atomic(out / ENVIRONMENTS_FILE, rates.to_csv(index=False))
+        environments = {"file": ENVIRONMENTS_FILE, "current_folder": CURRENT_FOLDER}
     claims = _claims(record, out)
     curves = _curves(record, out, opts)
     manifest = {
@@ -73,10 +97,31 @@ def sweep_record(record, out_dir, options=None):
                     "source": _shown(g.source), "not_entries": g.not_entries}
                    for g in record.groups],
         "record_roots": [Path(p).name for p in record.record_roots],
-        "claims": claims, "curves": curves,
+        "claims": claims, "curves": curves, "environments": environments,
     }
     write_text_atomic(out / RECORD_MANIFEST, json.dumps(manifest, indent=2) + "\n")
     return table
+
+
+def _in_current_stack(group, table, out: Path, opts):
+    """A release's runs in the current stack, beside its runs under ``--stack recorded``:
+    a sweep into ``OUT/current-stack/<group>/`` where any of its entries ran in a stack
+    of its own, else ``table`` itself (the recorded stack is the current one: the same
+    runs)."""
+    from qencode_nb.batch.options import with_changes
+    from qencode_nb.batch.stack_choice import kernels_for
+    from qencode_nb.batch.sweep import sweep
+    from qencode_nb.readout.record_counts import RELEASE_COLUMN
+
+    if not any(kernels_for("recorded", group.targets, opts.db, log=lambda line: None).values()):
+        return table
+    if opts.progress:
+        print(f"release {group.label} again in the current stack -> "
+              f"{out / CURRENT_FOLDER / group.slug}", flush=True)
+    here = sweep(group.targets, out / CURRENT_FOLDER / group.slug,
+                 with_changes(opts, {"stack": None}))
+    here.insert(0, RELEASE_COLUMN, group.label)
+    return here
 
 
 def _shown(path) -> str | None:

@@ -156,3 +156,48 @@ def test_stack_from_an_entry_refuses_what_names_no_stack(args, said, capsys, tmp
     assert main(["stack", "create", "x", *args]) == 2
     assert said in capsys.readouterr().err
     assert not (tmp_path / "stacks" / "x").exists()
+
+
+@pytest.mark.network
+@pytest.mark.notebook
+@pytest.mark.bitlevel
+@pytest.mark.slow
+def test_a_record_sweep_gives_each_release_in_both_environments(v3_stack, tmp_path):
+    """``--stack recorded`` over a record (two v3 entries, one v4 entry): v3 runs in its
+    stack and again in the current one, v4 once (its recorded stack is the current one);
+    environments.csv and the record page give the rates side by side."""
+    import shutil
+
+    import pandas as pd
+
+    from qencode_nb.batch.options import RunOptions
+    from qencode_nb.batch.record import discover
+    from qencode_nb.readout.record_report import write_record_report
+    from qencode_nb.studies.record_sweep import CURRENT_FOLDER, sweep_record
+
+    from conftest import SHARED_DB
+
+    root = tmp_path / "record"
+    for release, files in (("v3", [H2_STO3G, LIH_STO3G]),
+                           ("v4", sorted(SHARED_DB.glob("H2_ccpvdz_JW_HEA_v4*.json"))[:1])):
+        (root / "releases" / release / "db").mkdir(parents=True)
+        for f in files:
+            shutil.copy(f, root / "releases" / release / "db")
+    out = tmp_path / "runs"
+    sweep_record(discover([str(root)]), out,
+                 RunOptions(mode="full", stack="recorded", workers=2, progress=False,
+                            plot=False))
+    rates = pd.read_csv(out / "environments.csv").set_index("release")
+    v3, v4 = rates.loc["v3"], rates.loc["v4"]
+    assert v3["recorded_stack"] == v3_stack["name"] and v4["recorded_stack"] == "current"
+    assert (v3["audited_recorded"], v3["bit_identical_recorded"]) == (2, 2)
+    # the current (v4) stack: certification holds, the last bits do not (issue 35: 0/36)
+    assert (v3["audited_current"], v3["bit_identical_current"]) == (2, 0)
+    assert v3["certification_held_recorded"] == v3["certification_held_current"] == 2
+    assert pd.isna(v3["not_bit_identical_recorded"])
+    assert [v4[f"{c}_recorded"] for c in ("audited", "bit_identical", "certification_held")] \
+        == [v4[f"{c}_current"] for c in ("audited", "bit_identical", "certification_held")]
+    assert (out / CURRENT_FOLDER / "v3").is_dir() and not (out / CURRENT_FOLDER / "v4").exists()
+    page = write_record_report(out, notebooks=False).read_text()
+    assert '<h2 id="environments">Recorded and current environment</h2>' in page
+    assert str(tmp_path) not in page
