@@ -105,7 +105,8 @@ def _kernels_hint(recorded, kernelspec: str) -> str:
 
     if recorded.kernels is None:
         return ("  kernel triple: " + "; ".join(recorded.unknown))
+    name = kernelspec.removeprefix("qencode-nb-")
     return (f"  {recorded.release} release's kernel triple: {triple_text(recorded.kernels)} "
             "(what blas_coretype 'reference', the default, pins for its entries); run: "
-            f"papermill notebooks/audit.ipynb OUT.ipynb -k {kernelspec} --engine qencode-nb "
-            "-p entry ENTRY")
+            f"qencode-nb audit ENTRY --stack {name}, or papermill notebooks/audit.ipynb "
+            f"OUT.ipynb -k {kernelspec} --engine qencode-nb -p entry ENTRY -p stack {name}")
