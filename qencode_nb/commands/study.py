@@ -23,6 +23,9 @@ package stack each, the first the baseline; ``qencode-nb stack``,
 :mod:`qencode_nb.commands.stack`) and also prints the versions that differ and the
 energy/error differences; it writes ``environments.csv``,
 ``environments_versions.csv``, ``environments_differences.csv`` and the figure.
+With ``--explain [--budget N]`` it instead searches which environment re-runs the entry
+to its published bits (:mod:`qencode_nb.studies.explain`): ``explain.csv``, the figure
+``explain.{png,pdf,svg}``, the answer printed last (exit 0; 1 when a run failed).
 """
 
 from __future__ import annotations
@@ -65,6 +68,13 @@ def add_parsers(sub) -> None:
     en.add_argument("--repeats", type=int, default=1, help="runs per kernel (default 1)")
     en.add_argument("--threads", type=int, default=1, dest="blas_threads", metavar="THREADS",
                     help="BLAS threads of every run (default 1)")
+    en.add_argument("--explain", action="store_true",
+                    help="search which environment re-runs the entry to its published bits: "
+                         "the recorded and current stack, each OpenBLAS copy's kernel, "
+                         "numpy's AVX-512 loops on/off, 1/2 threads; stops at the first "
+                         "bit-identical run (qencode_nb.studies.explain); writes explain.csv")
+    en.add_argument("--budget", type=int, default=None,
+                    help="--explain: at most this many runs (default 48)")
     for p in (th, ke, en):
         p.add_argument("--engine", default=None, help=ENGINE_HELP)
     for p in (th, ke, op):      # environments: its --kernelspecs are the stacks
@@ -81,10 +91,35 @@ def add_parsers(sub) -> None:
         p.set_defaults(func=_study)
 
 
+def _explain(args) -> int:
+    """``study environments ENTRY --explain``: the search, its table and its answer."""
+    from qencode_nb.studies.explain import DEFAULT_BUDGET, explain
+
+    if args.kernelspecs:
+        print("qencode-nb: --explain searches the stacks itself (the entry's recorded one "
+              "and the current one); give it without --kernelspecs", file=sys.stderr)
+        return 2
+    try:
+        result = explain(args.entry, args.out or "runs/explain", run_options(args),
+                         budget=args.budget or DEFAULT_BUDGET)
+    except QencodeNbError as exc:
+        print(f"qencode-nb: {exc}", file=sys.stderr)
+        return 2
+    cols = ["rank", "stack", "changed", "kernels_measured", "status", "ulps", "delta_ha"]
+    print(result.table[cols].head(12).to_string(index=False))
+    print(result.finding)
+    print(f"table: {result.out_dir / 'explain.csv'}")
+    failed = result.table[result.table["status"] != "done"]
+    return 1 if len(failed) else 0
+
+
 def _study(args) -> int:
     import pandas as pd
 
     from qencode_nb.studies import run
+
+    if getattr(args, "explain", False):
+        return _explain(args)
 
     design = {k: getattr(args, k) for k in ("threads", "coretypes", "optimizers", "kernelspecs")
               if hasattr(args, k)}

@@ -17,7 +17,9 @@ The value of the notebook parameter ``blas_coretype`` (``--coretype``) is one of
 - a profile name of :data:`PROFILES` (``reference``, ``portable``);
 - ``host`` (or None): the host's kernels, whatever its environment presets;
 - one OpenBLAS coretype (``Haswell``, ...): that variable for every copy, as
-  before profiles existed.
+  before profiles existed;
+- a kernel per copy, :func:`kernel_spec` (``numpy=Haswell,scipy=SkylakeX,pyscf=Prescott``,
+  ``numpy_avx512=off`` optional): what the explain search varies.
 
 ``reference`` falls back to ``portable`` on a CPU without AVX-512 (and to the host's
 kernels on one without AVX2; :func:`resolve`), and the fallback is recorded with its
@@ -207,6 +209,52 @@ class Resolution:
                 "numpy_disable": list(self.numpy_disable), "fallback": self.fallback}
 
 
+#: The key of a kernel spec (:func:`kernel_spec`) that turns numpy's AVX-512 loops off
+#: (``numpy_avx512=off``: :data:`NUMPY_AVX512_FEATURES` in ``NPY_DISABLE_CPU_FEATURES``).
+NUMPY_AVX512 = "numpy_avx512"
+
+
+def kernel_spec(kernels: dict, numpy_avx512: bool = True) -> str:
+    """A ``blas_coretype`` value naming a kernel per copy:
+    ``numpy=Haswell,scipy=SkylakeX,pyscf=Prescott`` (``{copy: coretype}`` for every
+    copy, in :data:`COPIES` order), then
+    ``,numpy_avx512=off`` when numpy's AVX-512 loops are to be off.  What the explain
+    search (:mod:`qencode_nb.studies.explain`) varies one copy at a time."""
+    parts = [f"{c}={kernels[c]}" for c in COPIES if kernels.get(c)]
+    return ",".join(parts + ([] if numpy_avx512 else [f"{NUMPY_AVX512}=off"]))
+
+
+def _parse_spec(value: str, flags: set) -> Resolution:
+    """The :class:`Resolution` of a :func:`kernel_spec` value.
+
+    Raises:
+        PinError: a key that is not a copy or ``numpy_avx512``, a value that is not
+            ``on``/``off`` for it, a coretype this CPU cannot run or that is unknown, a
+            copy without a kernel (each one reads ``OPENBLAS_CORETYPE`` as the pin
+            leaves it, so a copy left out would take the previous copy's).
+    """
+    coretypes, disable = {c: None for c in COPIES}, ()
+    for item in (i.strip() for i in value.split(",") if i.strip()):
+        key, _, val = (s.strip() for s in item.partition("="))
+        if key.lower() == NUMPY_AVX512:
+            if val.lower() not in ("on", "off"):
+                raise PinError(f"blas_coretype {value!r}: {NUMPY_AVX512}={val!r} is not "
+                               "accepted; accepted: on, off")
+            disable = NUMPY_AVX512_FEATURES if val.lower() == "off" else ()
+        elif key.lower() in COPIES:
+            coretypes[key.lower()] = check_coretype(val, flags)
+        else:
+            raise PinError(f"blas_coretype {value!r}: {key!r} is not accepted in a kernel "
+                           f"spec; accepted: {', '.join(COPIES)}, {NUMPY_AVX512} "
+                           "(e.g. numpy=Haswell,scipy=SkylakeX,pyscf=Prescott)")
+    unnamed = [c for c in COPIES if coretypes[c] is None]
+    if unnamed:
+        raise PinError(f"blas_coretype {value!r}: no kernel for {', '.join(unnamed)}; a "
+                       f"kernel spec names one for every copy ({', '.join(COPIES)})")
+    spec = kernel_spec(coretypes, not disable)
+    return Resolution(spec, spec, coretypes, disable)
+
+
 def accepted_values() -> list[str]:
     """Every accepted ``blas_coretype`` value (for error messages)."""
     return [*PROFILES, HOST, *CORETYPE_CPU_FLAGS]
@@ -268,6 +316,8 @@ def resolve(blas_coretype, flags: set[str] | None = None, *, strict: bool = Fals
     if blas_coretype is None or str(blas_coretype).strip().lower() in (HOST, "none", ""):
         return Resolution(HOST, HOST, {c: None for c in COPIES})
     name = str(blas_coretype).strip().lower()
+    if "=" in name:
+        return _parse_spec(str(blas_coretype), flags)
     profile = PROFILES.get(name)
     if profile is None:
         try:
@@ -276,8 +326,10 @@ def resolve(blas_coretype, flags: set[str] | None = None, *, strict: bool = Fals
             if "is not an OpenBLAS coretype" in str(exc):
                 raise PinError(f"blas_coretype {blas_coretype!r} is not accepted; accepted: "
                                f"a profile ({', '.join(PROFILES)}), {HOST!r} (the host's "
-                               "kernels) or an OpenBLAS coretype ("
-                               + ", ".join(accepted_values()[len(PROFILES) + 1:]) + ")") from None
+                               "kernels), an OpenBLAS coretype ("
+                               + ", ".join(accepted_values()[len(PROFILES) + 1:]) + ") or a "
+                               "kernel per copy (numpy=Haswell,scipy=SkylakeX,pyscf=Prescott"
+                               f"[,{NUMPY_AVX512}=off])") from None
             raise
         return Resolution(kernel, kernel, {c: kernel for c in COPIES})
     own = RELEASE_KERNELS.get(release) if profile is REFERENCE else None

@@ -86,13 +86,14 @@ def profile_environment(resolution, copy: str) -> dict[str, str]:
     """The kernel variables in force while ``copy`` (:data:`blas_profiles.COPIES`)
     loads under ``resolution``: for numpy (the first copy) :data:`PROFILE_VAR` (the
     profile, ``host`` or the coretype used), always, so that nothing inherited from
-    a parent process names another profile, and under a named profile
-    ``NPY_DISABLE_CPU_FEATURES`` (its list, else empty); then ``OPENBLAS_CORETYPE``
+    a parent process names another profile, and under a named profile or a kernel spec
+    (:func:`blas_profiles.kernel_spec`) ``NPY_DISABLE_CPU_FEATURES`` (its list, else
+    empty); then ``OPENBLAS_CORETYPE``
     where the copy has a kernel (``host`` keeps the inherited variables)."""
     env = {}
     if copy == "numpy":
         env[PROFILE_VAR] = resolution.used
-        if resolution.used in blas_profiles.named_profiles():
+        if resolution.used in blas_profiles.named_profiles() or "=" in resolution.used:
             env["NPY_DISABLE_CPU_FEATURES"] = " ".join(resolution.numpy_disable)
     if resolution.coretypes.get(copy):
         env["OPENBLAS_CORETYPE"] = resolution.coretypes[copy]

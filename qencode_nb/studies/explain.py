@@ -1,0 +1,271 @@
+"""The explain search: which environment, if any, re-runs an entry to its published bits.
+
+A re-run that misses its published energy by some ulps leaves the question of where
+the difference comes from: the package stack, the OpenBLAS kernel of one of the three
+BLAS copies, numpy's AVX-512 loops, or the BLAS threads (issue 35).  :func:`explain`
+re-runs one entry over a bounded grid of environments, nearest the entry's recorded
+one first, and stops at the first configuration whose re-run energy equals the
+published one to the last bit; otherwise it reports every configuration tried, the
+closest first.  CLI: ``qencode-nb study environments ENTRY --explain [--budget N]``.
+
+The grid (every value an audit.ipynb parameter, each run its own process and kernel,
+:func:`qencode_nb.batch.runner.run_jobs`):
+
+- **stack**: the entry's recorded stack (``--stack recorded``,
+  :mod:`qencode_nb.batch.stack_choice`) and the current one, where they differ;
+- **kernels**: the entry's release triple (``reference`` resolved for its release,
+  :func:`qencode_nb.notebook.blas_profiles.resolve`), then each OpenBLAS copy's kernel
+  changed alone over the kernels this CPU runs: numpy's, scipy's, and PySCF's only when
+  the re-run's Hamiltonian is rebuilt (PySCF computes nothing the re-run of a stored
+  Hamiltonian uses; read from the first run's ``rerun.config.hamiltonian``); given as a
+  kernel per copy (:func:`~qencode_nb.notebook.blas_profiles.kernel_spec`);
+- **numpy's AVX-512 loops** on and off, on a CPU with AVX-512 (elsewhere there are none);
+- **BLAS threads** 1 and 2.
+
+Runs go in the order of how many axes differ from the baseline (the recorded stack, the
+release triple, the loops as the release's profile has them, 1 thread), then grid order,
+``workers`` at a time, at most ``budget`` runs.  Written in ``out_dir``: the notebooks,
+``explain.csv`` (:data:`EXPLAIN_COLUMNS`) and the figure ``explain.{png,pdf,svg}``
+(:func:`qencode_nb.readout.explain_plot.explain_plot`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from qencode_nb.batch.options import RunOptions, with_changes
+from qencode_nb.errors import ParameterError
+
+#: Columns of ``explain.csv``: ``rank`` the run's place in the search order, ``changed``
+#: the axes it changes from the baseline, ``kernels_measured`` the triple threadpoolctl
+#: measured (``numpy=...,scipy=...,pyscf=...``), ``identical`` the re-run energy equal to
+#: the published one to the last bit, ``ulps`` and ``delta_ha`` (Ha) the ``difference``
+#: record.
+EXPLAIN_COLUMNS = ("rank", "stack", "kernelspec", "blas_threads", "numpy_avx512",
+                   "numpy_kernel", "scipy_kernel", "pyscf_kernel", "changed",
+                   "kernels_measured", "status", "identical", "ulps", "delta_ha",
+                   "energy_hex", "tier_bit_identical", "seconds", "notebook", "failure")
+
+#: Runs at most, unless ``budget`` says otherwise.
+DEFAULT_BUDGET = 48
+
+
+@dataclass(frozen=True)
+class ExplainResult:
+    """What the search found.
+
+    Attributes:
+        out_dir: the folder (notebooks, ``explain.csv``, the figure).
+        table: one row per run (:data:`EXPLAIN_COLUMNS`), closest first.
+        grid: configurations in the grid (after PySCF's kernels were dropped or kept).
+        reproduced: the first bit-identical row as a dict, or None.
+        finding: the answer in one sentence.
+    """
+
+    out_dir: Path
+    table: Any
+    grid: int
+    reproduced: dict | None
+    finding: str
+
+
+def _config(stack, kernels, avx512, threads, base) -> dict:
+    changed = [name for name, here, there in (
+        ("stack", stack, base["stack"]), ("numpy kernel", kernels["numpy"], base["numpy"]),
+        ("scipy kernel", kernels["scipy"], base["scipy"]),
+        ("pyscf kernel", kernels["pyscf"], base["pyscf"]),
+        ("numpy AVX-512 loops", avx512, base["avx512"]),
+        ("threads", threads, base["threads"])) if here != there]
+    return {"stack": stack, "kernels": dict(kernels), "avx512": avx512, "threads": threads,
+            "changed": changed}
+
+
+def grid(entry, db=None) -> tuple[list[dict], dict]:
+    """The configurations of the search, nearest the entry's recorded environment first.
+
+    Args:
+        entry: entry file or bundled name.  db: completes a bundled entry.
+
+    Returns:
+        ``(configs, baseline)``: each config ``{"stack": "recorded"|"current",
+        "kernels": {copy: coretype}, "avx512": bool (numpy's AVX-512 loops on),
+        "threads": 1|2, "changed": [axes changed]}``; ``baseline`` the first one's values.
+    """
+    from qencode_nb.batch.stack_choice import kernels_for
+    from qencode_nb.entry.lookup import load
+    from qencode_nb.entry.recorded_env import recorded_environment
+    from qencode_nb.notebook.blas_profiles import COPIES, cpu_flags, resolve, runnable_coretypes
+
+    release = recorded_environment(load(entry, db=db).tool_versions).release
+    ref = resolve("reference", release=release)
+    runnable = runnable_coretypes()
+    kernels = {c: ref.coretypes.get(c) or "Haswell" for c in COPIES}
+    avx512_cpu = "avx512f" in cpu_flags()
+    base = {"stack": "current", **kernels, "avx512": not ref.numpy_disable, "threads": 1}
+    stacks = ["current"]
+    if any(kernels_for("recorded", [entry], db, log=lambda line: None).values()):
+        stacks = ["recorded", "current"]
+        base["stack"] = "recorded"
+    variants = [dict(kernels)] + [{**kernels, copy: k} for copy in COPIES for k in runnable
+                                  if k != kernels[copy]]
+    configs = [_config(s, v, a, t, base) for s in stacks for v in variants
+               for a in ((True, False) if avx512_cpu else (base["avx512"],))
+               for t in (1, 2)]
+    configs.sort(key=lambda c: len(c["changed"]))       # stable: grid order within a distance
+    return configs, base
+
+
+def _params(config) -> dict:
+    from qencode_nb.notebook.blas_profiles import kernel_spec
+
+    extra = {"blas_threads": config["threads"],
+             "blas_coretype": kernel_spec(config["kernels"], config["avx512"])}
+    if config["stack"] == "recorded":
+        extra["stack"] = "recorded"
+    return extra
+
+
+def _row(rank: int, config: dict, kernel: str | None, run: dict) -> dict:
+    from qencode_nb.notebook.blas_profiles import COPIES
+    from qencode_nb.notebook.record import read_records
+
+    try:
+        r = read_records(run["notebook"])
+    except (OSError, ValueError):
+        r = {}
+    diff = r.get("difference") or {}
+    measured = ((r.get("blas_profile") or {}).get("kernels")) or {}
+    return {"rank": rank, "stack": config["stack"], "kernelspec": kernel or "python3",
+            "blas_threads": config["threads"],
+            "numpy_avx512": "on" if config["avx512"] else "off",
+            "numpy_kernel": config["kernels"]["numpy"], "scipy_kernel": config["kernels"]["scipy"],
+            "pyscf_kernel": config["kernels"]["pyscf"],
+            "changed": ", ".join(config["changed"]) or "none (baseline)",
+            "kernels_measured": ",".join(f"{c}={measured[c]}" for c in COPIES
+                                         if c in measured) or None,
+            "status": run["status"], "identical": diff.get("identical"),
+            "ulps": diff.get("ulps"), "delta_ha": diff.get("delta_ha"),
+            "energy_hex": run.get("energy_hex"),
+            "tier_bit_identical": run.get("bit_identical"), "seconds": run.get("seconds"),
+            "notebook": run["notebook"], "failure": run.get("failure")}
+
+
+def explain(entry, out_dir="runs/explain", options: RunOptions | None = None, *,
+            budget: int = DEFAULT_BUDGET, **changes) -> ExplainResult:
+    """Search the grid (module docstring) until a re-run is bit-identical.
+
+    Args:
+        entry: entry file or bundled name (one that publishes an energy).
+        out_dir: folder for the notebooks, ``explain.csv`` and the figure.
+        options: :class:`~qencode_nb.batch.options.RunOptions` (mode "rerun" by default;
+            ``db``, ``engine``, ``workers``, ``timeout``, ``progress``, ``plot``;
+            ``blas_threads``, ``blas_coretype`` and ``stack`` are the grid's).
+        budget: at most this many runs (an int >= 1; :data:`DEFAULT_BUDGET`).
+        **changes: fields of ``options`` replaced.
+
+    Returns:
+        an :class:`ExplainResult`; its ``finding`` names the configuration that
+        reproduced the published energy, or says none of the N tried did and names the
+        closest with its ulps.
+
+    Raises:
+        ParameterError: a budget that is not an int >= 1, mode "replay", and every
+            error of :func:`qencode_nb.batch.runner.run_jobs` (before any run).
+    """
+    import pandas as pd
+
+    from qencode_nb.batch.runner import entry_stem, run_jobs
+    from qencode_nb.batch.stack_choice import kernels_for
+
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
+        raise ParameterError(f"budget {budget!r} is not accepted; accepted: an integer >= 1 "
+                             "(runs at most)")
+    opts = with_changes(options, {**changes, "stack": None}, mode="rerun")
+    # the recorded stack first (built once, saying so), then the grid that runs in it
+    recorded_kernel = kernels_for("recorded", [entry], opts.db)[entry]
+    configs, _ = grid(entry, opts.db)
+    out, stem, rows, done = Path(out_dir), entry_stem(entry), [], 0
+    step = max(1, opts.workers)
+    while done < min(budget, len(configs)):
+        batch = configs[done:min(budget, done + step)]
+        jobs = [(i, 0, f"{stem}__x{i:03d}", _params(c)) for i, c in
+                enumerate(batch, start=done)]
+        kernels = {name: (recorded_kernel if c["stack"] == "recorded" else None)
+                   for (_, _, name, _), c in zip(jobs, batch)}
+        runs = run_jobs(entry, jobs, out, opts, desc=f"explain {done + 1}-{done + len(batch)}",
+                        kernelspecs=kernels)
+        rows += [_row(i, c, kernels[name], run)
+                 for (i, _, name, _), c, run in zip(jobs, batch, runs)]
+        done += len(batch)
+        if done == len(batch) and not _rebuilt(rows[0]):      # PySCF's kernel cannot matter
+            configs = configs[:done] + [c for c in configs[done:]
+                                        if "pyscf kernel" not in c["changed"]]
+        if any(_exact(r) for r in rows):
+            break
+    table = pd.DataFrame(rows, columns=list(EXPLAIN_COLUMNS))
+    table = table.sort_values(["identical", "ulps", "rank"], ascending=[False, True, True],
+                              na_position="last", key=_sort_key).reset_index(drop=True)
+    out.mkdir(parents=True, exist_ok=True)
+    table.to_csv(out / "explain.csv", index=False)
+    reproduced = next((r for r in table.to_dict("records") if _exact(r)), None)
+    result = ExplainResult(out, table, len(configs), reproduced,
+                           explain_finding(table, len(configs), budget))
+    if opts.plot and len(table):
+        from qencode_nb.readout.explain_plot import explain_plot
+
+        explain_plot(table, out / "explain", result.finding)
+    return result
+
+
+def _exact(row: dict) -> bool:
+    """Whether a row's re-run energy equals the published one to the last bit (a
+    ``difference.identical`` read back as a bool or a numpy bool)."""
+    return bool(row.get("identical")) and row.get("identical") == True  # noqa: E712
+
+
+def _sort_key(col):
+    if col.name == "identical":
+        return col.map(lambda v: bool(v) and v == True)  # noqa: E712
+    return col
+
+
+def _rebuilt(row: dict) -> bool:
+    """Whether the run of ``row`` re-ran on a rebuilt Hamiltonian (``rerun.config``)."""
+    from qencode_nb.notebook.record import read_records
+
+    try:
+        config = (read_records(row["notebook"]).get("rerun") or {}).get("config") or {}
+    except (OSError, ValueError):
+        return True            # unknown: keep PySCF's kernels in the grid
+    return str(config.get("hamiltonian", "")).startswith("rebuilt")
+
+
+def describe(row: dict) -> str:
+    """One configuration in words: ``recorded stack, numpy=Haswell,scipy=Haswell,
+    pyscf=Haswell, numpy AVX-512 loops on, 1 thread``."""
+    return (f"{row['stack']} stack, numpy={row['numpy_kernel']},scipy={row['scipy_kernel']},"
+            f"pyscf={row['pyscf_kernel']}, numpy AVX-512 loops {row['numpy_avx512']}, "
+            f"{row['blas_threads']} thread{'s' if row['blas_threads'] != 1 else ''}")
+
+
+def explain_finding(table, grid_size: int, budget: int) -> str:
+    """The search's answer: ``reproduced by <config> (run N of M)``, or ``not reproduced
+    by any of N configurations (of a grid of G); closest: <config>, K ulps``."""
+    rows = table.to_dict("records")
+    hit = next((r for r in rows if _exact(r)), None)
+    if hit is not None:
+        return (f"reproduced bit for bit by {describe(hit)} (run {hit['rank'] + 1} of "
+                f"{len(rows)} tried, a grid of {grid_size})")
+    done = [r for r in rows if r["status"] == "done" and r["ulps"] is not None]
+    failed = len(rows) - len(done)
+    text = (f"not reproduced by any of {len(rows)} configurations (of a grid of {grid_size}"
+            + (f", budget {budget}" if grid_size > budget else "") + ")")
+    if failed:
+        text += f"; {failed} failed"
+    if done:
+        best = done[0]
+        text += (f"; closest: {describe(best)}, {int(best['ulps'])} ulps "
+                 f"({best['delta_ha']:+.3e} Ha)")
+    return text
