@@ -201,3 +201,22 @@ def test_a_record_sweep_gives_each_release_in_both_environments(v3_stack, tmp_pa
     page = write_record_report(out, notebooks=False).read_text()
     assert '<h2 id="environments">Recorded and current environment</h2>' in page
     assert str(tmp_path) not in page
+
+
+@pytest.mark.network
+@pytest.mark.notebook
+@pytest.mark.bitlevel
+@pytest.mark.slow
+def test_the_explain_search_finds_a_v3_entry_in_its_first_run(v3_stack, tmp_path):
+    """``study environments --explain`` on H2 STO-3G (v3): the nearest configuration is the
+    recorded stack under the v3 triple, and it reproduces the entry, so the search stops
+    after its first run."""
+    from qencode_nb.studies.explain import explain
+
+    result = explain(str(H2_STO3G), tmp_path / "explain", budget=4, progress=False)
+    assert len(result.table) == 1, result.table[["changed", "ulps"]]
+    row = result.table.iloc[0]
+    assert (row["stack"], row["kernelspec"]) == ("recorded", v3_stack["kernelspec"])
+    assert row["kernels_measured"] == "numpy=Haswell,scipy=Haswell,pyscf=Haswell"
+    assert result.finding.startswith("reproduced bit for bit by recorded stack, "
+                                     "numpy=Haswell,scipy=Haswell,pyscf=Haswell")
