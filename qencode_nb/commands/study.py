@@ -101,7 +101,7 @@ def _explain(args) -> int:
         return 2
     try:
         result = explain(args.entry, args.out or "runs/explain", run_options(args),
-                         budget=args.budget or DEFAULT_BUDGET)
+                         budget=DEFAULT_BUDGET if args.budget is None else args.budget)
     except QencodeNbError as exc:
         print(f"qencode-nb: {exc}", file=sys.stderr)
         return 2

@@ -94,3 +94,16 @@ def test_a_search_runs_nearest_first_and_stops_at_the_first_exact_run(tmp_path):
         assert result.finding.startswith("not reproduced by any of 2 configurations (of a "
                                          f"grid of {result.grid}, budget 2); closest: ")
         assert int(table["ulps"].iloc[0]) <= int(table["ulps"].iloc[1])
+
+
+@pytest.mark.parametrize("args,said", [
+    (["--kernelspecs", "python3"], "--explain searches the stacks itself"),
+    (["--budget", "0"], "budget 0 is not accepted; accepted: an integer >= 1"),
+])
+def test_the_cli_refuses_a_search_it_cannot_run(args, said, capsys, tmp_path):
+    from qencode_nb.cli import main
+
+    assert main(["study", "environments", str(H2_V4), "--explain", "--out",
+                 str(tmp_path / "x"), *args]) == 2
+    assert said in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()
