@@ -122,3 +122,24 @@ def test_the_audit_says_which_stack_ran_and_why_not_the_one_asked(offline, tmp_p
                                           "requirements-v3.txt): numpy ")
     facts = Card(r).facts()
     assert f"recorded asked, not used: stack {name} could not be built" in facts["environment"]
+
+
+@pytest.mark.notebook
+def test_robustness_and_studies_pass_the_stack_to_every_run(offline, tmp_path):
+    """``stack="recorded"`` reaches every run of a robustness study and of a study (each
+    run's ``stack`` record says it was asked for), and, offline, each says why it ran in
+    the current stack."""
+    from qencode_nb.notebook.record import read_records
+    from qencode_nb.studies import run
+    from qencode_nb.studies.robustness import robustness
+
+    rob = robustness([str(H2_V3)], tmp_path / "rob", threads=[1], mode="full",
+                     stack="recorded", progress=False, plot=False)
+    study = run("threads", str(H2_V3), threads=[1], repeats=1, out_dir=tmp_path / "threads",
+                stack="recorded", progress=False, plot=False)
+    notebooks = [*(tmp_path / "rob").glob("*.ipynb"), *(tmp_path / "threads").glob("*.ipynb")]
+    assert len(notebooks) == 2 and rob.failures() == {} and study.failures() == {}
+    for nb in notebooks:
+        stack = read_records(nb)["stack"]
+        assert stack["asked"] == "recorded" and stack["name"] == "current", nb.name
+        assert "could not be built" in stack["not_used"]
