@@ -4,7 +4,7 @@
 :func:`explain_plot`: one row per configuration tried, in the table's order (the
 closest first, at the top), the distance of its re-run energy from the published one in
 ulps on a logarithmic axis (a bit-identical run, 0 ulps, drawn at the floor as a
-filled square), the changed axes as the row's label.
+filled square), labelled by its stack, kernels and what else it changes (:func:`label`).
 """
 
 from __future__ import annotations
@@ -13,6 +13,16 @@ from qencode_nb.figstyle import pyplot, save_figure, styled
 
 #: Where a bit-identical run (0 ulps) is drawn on the logarithmic axis.
 ULPS_FLOOR = 0.5
+
+
+def label(row: dict) -> str:
+    """A row's label: its stack and the kernel of each copy, then what else it changes
+    (``current: numpy Haswell, scipy SkylakeX, pyscf Prescott; AVX-512 loops off, 2
+    threads``)."""
+    extra = ([] if row.get("numpy_avx512") != "off" else ["AVX-512 loops off"]) + (
+        [f"{row['blas_threads']} threads"] if row.get("blas_threads") not in (1, "1") else [])
+    return (f"{row['stack']}: numpy {row['numpy_kernel']}, scipy {row['scipy_kernel']}, "
+            f"pyscf {row['pyscf_kernel']}" + (f"; {', '.join(extra)}" if extra else ""))
 
 
 @styled
@@ -30,7 +40,7 @@ def explain_plot(table, stem, finding: str = ""):
 
     plt = pyplot()
     rows = table.to_dict("records")
-    labels = [f"{r['stack']}: {r['changed']}" for r in rows]
+    labels = [label(r) for r in rows]
     fig, ax = plt.subplots(figsize=(6.5, max(2.2, 0.22 * len(rows) + 1.2)))
     for y, r in enumerate(rows):
         ulps = r.get("ulps")
@@ -50,7 +60,7 @@ def explain_plot(table, stem, finding: str = ""):
     caption = (f"{finding}. One row per configuration tried ({len(rows)}), closest first; "
                "bars: ulps between the re-run energy and the published one (log axis); "
                f"green squares: bit-identical ({identical}); red crosses: failed runs "
-               f"({failed}). Each row names the stack and what it changes from the entry's "
-               "recorded environment.")
+               f"({failed}). Each row names the stack, the kernel asked for each OpenBLAS "
+               "copy (explain.csv has the kernels measured) and what else it changes.")
     save_figure(fig, stem, caption)
     return fig
