@@ -20,7 +20,8 @@ fast-engine re-runs, numba kernels included, equal under Haswell on both, with
 and without ``OPENBLAS_L2_SIZE=512``, numba targeting each host's own CPU).
 
 Importing this module imports nothing heavy; :func:`collect` reads numpy only
-when it is already loaded (the pin cell loads it).
+when it is already loaded (the pin cell loads it).  :func:`measured_numerics` loads
+the three copies and measures them: the key of every cache (issue 36).
 """
 
 from __future__ import annotations
@@ -157,6 +158,43 @@ def collect(pools: list[dict] | None = None) -> dict:
           "cpu": cpu_identity()}
     fp["hash"] = short_hash(fp)
     return {"hash": fp.pop("hash"), **fp}
+
+
+def measured_numerics(load: bool = True) -> dict:
+    """The bit-deciding numeric environment of this process, as threadpoolctl and numpy
+    measure it: what the rebuild cache and the re-run checkpoints are keyed by
+    (issue 36), so that a cached result is served only to a process whose kernels
+    would have computed it.
+
+    Args:
+        load: first import the OpenBLAS copies not yet loaded
+            (:data:`qencode_nb.notebook.blas_profiles.COPY_MODULES`: numpy,
+            ``scipy.linalg``, ``pyscf.lib``), as the work the key stands for would:
+            each copy picks its kernel when it loads (``OPENBLAS_CORETYPE`` then in
+            force), so the kernel it runs is measured, never assumed from the variables
+            or the profile a parent process named.  A copy that is not installed is
+            left out.
+
+    Returns:
+        ``{"hash": 12 hex digits (:func:`short_hash` of the OpenBLAS copies, numpy's
+        version and ufunc dispatch, libc), "kernels": {copy: kernel}, "threads":
+        {copy: threads}}``.
+    """
+    if load:
+        import importlib
+
+        from qencode_nb.notebook.blas_profiles import COPIES, COPY_MODULES
+
+        for copy in COPIES:
+            try:
+                importlib.import_module(COPY_MODULES[copy])
+            except ImportError:
+                if copy == "numpy":
+                    raise
+    part = {"openblas": openblas_copies(), "numpy": numpy_dispatch(), "libc": libc_version()}
+    return {"hash": short_hash(part),
+            "kernels": {str(c["copy"]): c["kernel"] for c in part["openblas"]},
+            "threads": {str(c["copy"]): c["threads"] for c in part["openblas"]}}
 
 
 def kernel_triple(fp: dict | None) -> str:

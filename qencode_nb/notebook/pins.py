@@ -37,9 +37,10 @@ THREAD_VARS = (
 BLAS_KERNEL_VARS = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "NPY_DISABLE_CPU_FEATURES",
                     "QENCODE_NB_BLAS_PROFILE")
 
-#: Set at launch to the kernel profile in force (``reference``, ``portable``), so
-#: that the rebuild cache's key and the checkpoints' key, which read the
-#: environment, tell runs under different per-copy kernels apart.
+#: Set at launch to the kernel profile in force (``reference``, ``portable``): what a
+#: process was asked to run, recorded in the fingerprint's environment.  Never a cache
+#: key: the rebuild cache and the checkpoints are keyed by the kernels measured
+#: (:func:`qencode_nb.notebook.fingerprint.measured_numerics`, issue 36).
 PROFILE_VAR = "QENCODE_NB_BLAS_PROFILE"
 
 # The OpenBLAS coretypes, the CPU flags each needs, and their checks live with the

@@ -20,8 +20,9 @@ material; a file that does not parse, whose checksum, key or format differs,
 or whose stored operators do not parse is reported (:class:`CacheWarning`),
 counted in :data:`STATS` and rebuilt -- never trusted.
 
-Importing this module imports neither numpy nor PySCF; a cache hit imports
-numpy but not PennyLane, PySCF or OpenFermion (the restored
+Importing this module imports neither numpy nor PySCF; a cache hit loads the three
+OpenBLAS copies (numpy, ``scipy.linalg``, ``pyscf.lib``: the key holds the kernel each
+one runs, measured) but imports neither PennyLane nor OpenFermion (the restored
 :class:`~qencode_nb.problem.cache_payload.RestoredTaperResult` builds its
 PennyLane operators when they are first read).
 """
@@ -87,12 +88,16 @@ def side_file(prefix: str, material: dict, compute, *, enabled: bool = True,
     The file is ``<prefix>-<key>.json`` in the rebuild cache folder, ``key`` the
     SHA-256 of ``material`` (what the result depends on: a rebuild key, a
     format number, the environment), holding ``{"material": material,
-    **fields}``.  A readable file with the same material is a ``"hit"``;
+    "fields_sha256": SHA-256 of the fields' canonical JSON, **fields}``.  A file with
+    the same material whose fields hash to the stored checksum is a ``"hit"``;
     otherwise ``compute()`` gives the fields (a JSON-serialisable dict), written
     atomically (``"built"``), or not written when ``enabled`` is False (``"not
-    cached"``: e.g. a rebuild without a cache key).  An unreadable or foreign
-    file is recomputed.  Used for the ADAPT pool indices, the tapered pool's
-    Pauli words and the stored Hamiltonian's ground energy.
+    cached"``: e.g. a rebuild without a cache key).  A file that exists but does not
+    parse, holds other material or fails its checksum (truncated, edited, written by a
+    format without one) is never served: a :class:`CacheWarning` names it and why, it
+    counts in :data:`STATS` ``corrupt``, and it is rebuilt (status ``"rebuilt: <why>"``).
+    Used for the ADAPT pool indices, the tapered pool's Pauli words, the stored
+    Hamiltonian's ground energy, the RHF orbitals and the native-path proof.
 
     Args:
         prefix: the file name's prefix (``pool``, ``words``, ``ground``).
@@ -103,19 +108,45 @@ def side_file(prefix: str, material: dict, compute, *, enabled: bool = True,
     """
     key = sha256_json(material)
     path = path_for(key, cache_dir_).with_name(f"{prefix}-{key}.json")
+    status = "built"
     if enabled:
-        try:
-            doc = json.loads(path.read_text())
-            if isinstance(doc, dict) and doc.get("material") == material:
-                return doc, "hit"
-        except (OSError, ValueError):
-            pass
+        doc, why = _side_read(path, material)
+        if why is None:
+            return doc, "hit"
+        if why != "absent":
+            STATS["corrupt"] += 1
+            warnings.warn(f"qencode-nb cache file {path} is not used ({why}); rebuilding it",
+                          CacheWarning, stacklevel=2)
+            status = f"rebuilt: {why}"
     fields = compute()
     if not enabled:
         return fields, "not cached"
-    write_atomic(path, json.dumps({"material": material, **fields}).encode())
+    write_atomic(path, json.dumps({"material": material, **fields,
+                                   SIDE_CHECKSUM: sha256_json(fields)}).encode())
     STATS["writes"] += 1
-    return fields, "built"
+    return fields, status
+
+
+#: The key of a side file's checksum (:func:`side_file`).
+SIDE_CHECKSUM = "fields_sha256"
+
+
+def _side_read(path: Path, material: dict) -> tuple[dict | None, str | None]:
+    """``(document without its checksum, None)`` of the side file ``path`` when it can be
+    served, else ``(None, why)``: ``"absent"``, a parse error, other material, a
+    checksum mismatch or none."""
+    try:
+        doc = json.loads(path.read_bytes())
+    except FileNotFoundError:
+        return None, "absent"
+    except (OSError, ValueError) as exc:
+        return None, f"unreadable: {type(exc).__name__}: {exc}"
+    if not isinstance(doc, dict) or doc.get("material") != material:
+        return None, "it holds another result's material"
+    checksum = doc.pop(SIDE_CHECKSUM, None)
+    if checksum != sha256_json({k: v for k, v in doc.items() if k != "material"}):
+        return None, "checksum mismatch" if checksum else "no checksum"
+    return doc, None
 
 
 def _document(key: str, material: dict, payload: dict) -> bytes:

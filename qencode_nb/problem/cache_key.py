@@ -5,12 +5,15 @@ the declared procedure that determines the result (geometry, basis, charge,
 spin, active space, orbital optimisation, mapping, Hamiltonian source,
 ``classical``, ``verify_tol``), the cache's format version, a SHA-256 of the
 code that computes the result (:data:`CODE_FILES`), the installed versions of
-pyscf, pennylane, openfermion, numpy and scipy, the BLAS thread and kernel
-variables (``OPENBLAS_CORETYPE`` changes PySCF's numbers by a few ulps; the
-thread count moved an N2 CASCI root by 2e-5 Ha) and the CPU model (OpenBLAS
-picks its kernel from it when no coretype is forced).  Like the thread pins,
-``OPENBLAS_CORETYPE`` only acts when set before numpy is loaded; the key
-records the variable, not the kernel a library already loaded.
+pyscf, pennylane, openfermion, numpy and scipy, the **measured** numeric environment
+of the process (:func:`qencode_nb.notebook.fingerprint.measured_numerics`: the kernel
+and threads of each of the three OpenBLAS copies, numpy's ufunc dispatch, libc; PySCF's
+kernel changes its CASSCF orbitals, the rebuilt Hamiltonian and even the Z2 symmetry
+count), the thread variables (PySCF's OpenMP reads them; the thread count moved an N2
+CASCI root by 2e-5 Ha) and the CPU model.  Kernels are measured after the copies load,
+never read from ``OPENBLAS_CORETYPE`` or the kernel profile's name: a child process
+that inherits a profile's variables without pinning loads PySCF's copy with numpy's
+kernel, and its key says so (issue 36; format 3).
 
 Also the canonical JSON and its SHA-256 (:func:`canonical_json`,
 :func:`sha256_json`), which the store uses for file checksums.  Importing this
@@ -29,8 +32,9 @@ from qencode_nb.errors import CapabilityMissing, EntryError
 from qencode_nb.rules import OF_BRIDGE_VERIFY_TOL_HA
 
 FORMAT = "qencode-nb-rebuild-cache"
-FORMAT_VERSION = 2
-"""Bump when the payload layout or its meaning changes."""
+FORMAT_VERSION = 3
+"""Bump when the payload layout or its meaning changes (3: the environment part holds
+the measured kernels, issue 36)."""
 
 KEY_PACKAGES = ("pyscf", "pennylane", "openfermion", "numpy", "scipy")
 """Installed distributions whose versions enter the key."""
@@ -79,13 +83,18 @@ def cpu_model() -> str:
 
 
 def environment_material() -> dict:
-    """The environment part of the key: versions, code, BLAS variables, CPU."""
-    from qencode_nb.notebook.pins import BLAS_KERNEL_VARS, THREAD_VARS
+    """The environment part of the key: versions, code, the measured numeric
+    environment (loads numpy, ``scipy.linalg`` and ``pyscf.lib`` when not yet loaded:
+    :func:`qencode_nb.notebook.fingerprint.measured_numerics`), the thread variables,
+    the CPU."""
+    from qencode_nb.notebook.fingerprint import measured_numerics
+    from qencode_nb.notebook.pins import THREAD_VARS
 
     return {
         "versions": {name: package_version(name) for name in KEY_PACKAGES},
         "code_sha256": code_sha256(),
-        "blas_env": {var: os.environ.get(var) for var in (*BLAS_KERNEL_VARS, *THREAD_VARS)},
+        "numeric": measured_numerics(),
+        "thread_env": {var: os.environ.get(var) for var in THREAD_VARS},
         "cpu": {"machine": platform.machine(), "model": cpu_model(),
                 "count": os.cpu_count()},
     }

@@ -13,7 +13,8 @@ round-trip), so a resumed run ends bit-identical to an uninterrupted one.
 The file is ``checkpoints/<key>.json`` under the rebuild cache root
 (:func:`qencode_nb.problem.cache.cache_root`), ``key`` the SHA-256 of everything
 the run's arithmetic depends on (:func:`material`): entry hash, optimiser and
-budgets, engine and backend, BLAS threads and kernel, package versions.  A
+budgets, engine and backend, BLAS threads, the kernel each OpenBLAS copy runs
+(measured, :func:`qencode_nb.notebook.fingerprint.measured_numerics`), package versions.  A
 completed run deletes its checkpoint.
 
 A checkpoint that cannot be used -- unreadable, truncated, not JSON, of another
@@ -35,8 +36,9 @@ from pathlib import Path
 
 from qencode_nb.errors import CheckpointCorrupt, CheckpointWarning
 
-#: Bump when what a checkpoint holds changes.
-FORMAT = 1
+#: Bump when what a checkpoint holds changes (2: keyed by the measured kernels of the
+#: three OpenBLAS copies, issue 36).
+FORMAT = 2
 
 #: Subfolder of the cache root holding checkpoints.
 SUBDIR = "checkpoints"
@@ -54,7 +56,8 @@ def material(entry, problem, optimizer_name: str, kind: str) -> dict:
     import os
     from importlib.metadata import version
 
-    from qencode_nb.notebook.pins import BLAS_KERNEL_VARS, THREAD_VARS
+    from qencode_nb.notebook.fingerprint import measured_numerics
+    from qencode_nb.notebook.pins import THREAD_VARS
 
     backend = problem.engines.rerun.checkpoint_label
     return {"format": FORMAT, "kind": kind, "entry_sha256": entry.sha256,
@@ -63,8 +66,7 @@ def material(entry, problem, optimizer_name: str, kind: str) -> dict:
             "seed": entry.seed, "early_stop": entry.early_stop, "backend": backend,
             "hamiltonian": problem.hamiltonian_origin, "num_params": problem.num_params,
             "threads": {v: os.environ.get(v) for v in THREAD_VARS},
-            "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE"),
-            "blas_kernel_vars": {v: os.environ.get(v) for v in BLAS_KERNEL_VARS},
+            "numeric": measured_numerics(),
             "versions": {p: version(p) for p in ("numpy", "scipy", "pennylane", "qencode-nb")}}
 
 

@@ -134,10 +134,57 @@ def test_stored_ground_energy_is_kept_under_the_cache_dir_given(shared_cache, tm
     assert len(files) == 1 and abs(energy - entry.exact_ground_energy) <= TOL_HA
     doc = json.loads(files[0].read_text())
     assert (doc["energy"], doc["method"]) == (energy, method)
-    doc["energy"] = energy + 1.0      # a hit returns what the file holds
-    files[0].write_text(json.dumps(doc))
+    from qencode_nb.errors import CacheWarning
+    from qencode_nb.problem.cache_key import sha256_json
+
+    # An edit without its checksum is never served: warned about and rebuilt (issue 36).
+    edited = {**doc, "energy": energy + 1.0}
+    files[0].write_text(json.dumps(edited))
+    with pytest.warns(CacheWarning, match="checksum mismatch"):
+        again, _ = hamcheck.stored_ground_energy(entry.pauli_terms, n, cache_dir=tmp_path)
+    assert again == energy
+    # A file whose checksum holds is read back, not recomputed: a hit returns what it holds.
+    fields = {k: v for k, v in edited.items() if k not in ("material", cache.SIDE_CHECKSUM)}
+    files[0].write_text(json.dumps({**edited, cache.SIDE_CHECKSUM: sha256_json(fields)}))
     again, _ = hamcheck.stored_ground_energy(entry.pauli_terms, n, cache_dir=tmp_path)
     assert again == energy + 1.0
+
+
+@pytest.mark.parametrize("damage", ["truncated", "edited", "no checksum", "not json"])
+def test_a_damaged_side_file_is_rebuilt_and_reported_never_served(damage, tmp_path):
+    """Issue 36: a side file of the rebuild cache (pool, words, ground, orbitals, native)
+    that is truncated, edited, checksum-less or not JSON is detected, counted, warned
+    about naming the file, rebuilt, and the value computed again is what the caller
+    gets.  The test fails if the damaged value is served."""
+    from qencode_nb.errors import CacheWarning
+    from qencode_nb.problem import cache
+
+    material = {"what": "test", "n": 1}
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return {"value": 0.125, "words": ["XZ", "ZY"]}
+
+    fields, status = cache.side_file("test", material, compute, cache_dir_=tmp_path)
+    assert status == "built" and len(calls) == 1
+    assert cache.side_file("test", material, compute, cache_dir_=tmp_path)[1] == "hit"
+    assert len(calls) == 1
+    path = next((tmp_path / cache.SUBDIR).glob("test-*.json"))
+    text = path.read_text()
+    doc = json.loads(text)
+    damaged = {"truncated": text[:len(text) // 2],
+               "edited": json.dumps({**doc, "value": 99.0}),
+               "no checksum": json.dumps({k: v for k, v in doc.items()
+                                          if k != cache.SIDE_CHECKSUM}),
+               "not json": "\x00garbage"}[damage]
+    path.write_text(damaged)
+    corrupt = cache.STATS["corrupt"]
+    with pytest.warns(CacheWarning, match=path.name):
+        again, status = cache.side_file("test", material, compute, cache_dir_=tmp_path)
+    assert again == {"value": 0.125, "words": ["XZ", "ZY"]} and len(calls) == 2
+    assert status.startswith("rebuilt: ") and cache.STATS["corrupt"] == corrupt + 1
+    assert cache.side_file("test", material, compute, cache_dir_=tmp_path)[1] == "hit"
 
 
 def _shifted(terms, index, delta):
@@ -279,15 +326,20 @@ def test_second_call_is_a_hit_without_pyscf(tmp_path, monkeypatch):
     assert cache.STATS["hits"] == hits + 1
     assert chem2.cache_key == chem.cache_key
 
-    # A fresh process: the hit never imports PySCF or OpenFermion.
+    # A fresh process pinned as this one: a hit that never imports OpenFermion or
+    # PennyLane (the key loads the three OpenBLAS copies, PySCF's included, to measure
+    # their kernels; issue 36).
     code = textwrap.dedent(f"""
         import json, sys
+        from qencode_nb.notebook.pins import pin
+        pin(1, sys.argv[3])
         from qencode_nb.problem import cache
         chem, tap = cache.cached_rebuild(**json.loads(sys.argv[1]), cache_dir=sys.argv[2])
-        print(json.dumps([chem.cache_hit, 'pyscf' in sys.modules,
-                          'openfermion' in sys.modules]))
+        print(json.dumps([chem.cache_hit, 'openfermion' in sys.modules,
+                          'pennylane' in sys.modules]))
     """)
-    out = subprocess.run([sys.executable, "-c", code, json.dumps(fields), str(tmp_path)],
+    out = subprocess.run([sys.executable, "-c", code, json.dumps(fields), str(tmp_path),
+                          TEST_PROFILE],
                          env=SUBPROCESS_ENV, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert json.loads(out.stdout.strip().splitlines()[-1]) == [True, False, False]
@@ -373,10 +425,10 @@ def test_key_covers_versions_coretype_threads_code_and_procedure(monkeypatch):
         changed[f"version:{pkg}"] = cache.cache_key(**fields)
     monkeypatch.setattr(cache_key, "package_version", real_version)
 
-    monkeypatch.setenv("OPENBLAS_CORETYPE", "Cooperlake")
-    changed["coretype=Cooperlake"] = cache.cache_key(**fields)
-    monkeypatch.setenv("OPENBLAS_CORETYPE", "Zen")
-    changed["coretype=Zen"] = cache.cache_key(**fields)
+    # The kernels loaded are measured, not read from the variable: setting it in a
+    # process whose copies are loaded changes nothing they run, nor the key (issue 36).
+    monkeypatch.setenv("OPENBLAS_CORETYPE", "Prescott")
+    assert cache.cache_key(**fields) == base
     monkeypatch.delenv("OPENBLAS_CORETYPE")
     monkeypatch.setenv("OMP_NUM_THREADS", "2")
     changed["omp=2"] = cache.cache_key(**fields)
@@ -393,15 +445,49 @@ def test_key_covers_versions_coretype_threads_code_and_procedure(monkeypatch):
     assert len(set(changed.values())) == len(changed), changed
 
 
+_KEY_CODE = """\
+import json, sys
+from qencode_nb.notebook.pins import pin
+if sys.argv[2] != "unpinned":
+    pin(1, sys.argv[2])
+from qencode_nb.problem import cache, cache_key
+material = cache_key.key_material(**json.loads(sys.argv[1]))
+print(json.dumps([cache.cache_key(**json.loads(sys.argv[1])),
+                  material["environment"]["numeric"]["kernels"]]))
+"""
+
+
+def _key_in_child(fields, how: str, env) -> tuple[str, dict]:
+    out = subprocess.run([sys.executable, "-c", _KEY_CODE, json.dumps(fields), how],
+                         env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    key, kernels = json.loads(out.stdout.strip().splitlines()[-1])
+    return key, kernels
+
+
 def test_key_is_the_same_in_another_process():
     from qencode_nb.problem import cache
 
     fields = _fields("H2_JW")
-    code = ("import json, sys; from qencode_nb.problem import cache; "
-            "print(cache.cache_key(**json.loads(sys.argv[1])))")
-    out = subprocess.run([sys.executable, "-c", code, json.dumps(fields)],
-                         env=SUBPROCESS_ENV, capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == cache.cache_key(**fields)
+    assert _key_in_child(fields, TEST_PROFILE, SUBPROCESS_ENV)[0] == cache.cache_key(**fields)
+
+
+def test_key_follows_the_kernels_a_process_runs_not_the_profile_it_inherited():
+    """Issue 36: a child process that inherits a kernel profile's launch variables
+    (``OPENBLAS_CORETYPE`` of numpy's copy, ``QENCODE_NB_BLAS_PROFILE``) but does not
+    call ``pin()`` loads PySCF's OpenBLAS with numpy's kernel (``portable``: Haswell
+    instead of Prescott).  Before, both processes read the same variables and shared
+    one key, so the pinned process could be served the other's Hamiltonian; now the
+    key holds the measured kernels and the two differ.  Profile ``portable`` runs on
+    every host of this project (AVX2)."""
+    fields = _fields("H2_JW")
+    env = pinned_env(1, "portable", PYTHONPATH=str(ROOT))
+    pinned_key, pinned = _key_in_child(fields, "portable", env)
+    unpinned_key, unpinned = _key_in_child(fields, "unpinned", env)
+    assert pinned == {"numpy": "Haswell", "scipy": "Haswell", "pyscf": "Prescott"}
+    assert unpinned["pyscf"] == "Haswell" and unpinned["numpy"] == "Haswell"
+    assert pinned_key != unpinned_key
+    assert env["QENCODE_NB_BLAS_PROFILE"] == "portable"   # the same profile named to both
 
 
 def test_pennylane_native_source_is_a_missing_capability(tmp_path):
@@ -486,6 +572,8 @@ def test_corrupted_file_is_detected_and_rebuilt(corrupt, tmp_path):
 
 _WRITER = textwrap.dedent("""
     import json, sys
+    from qencode_nb.notebook.pins import pin
+    pin(1, sys.argv[4])       # as this process: the key holds the kernels measured
     from qencode_nb.problem import cache
     chem, tap = cache.cached_rebuild(**json.loads(sys.argv[1]), cache_dir=sys.argv[2],
                                      lock=sys.argv[3] == "lock")
@@ -499,7 +587,7 @@ def test_two_concurrent_processes_leave_a_valid_file(lock, tmp_path):
 
     fields = _fields("H2_JW")
     procs = [subprocess.Popen([sys.executable, "-c", _WRITER, json.dumps(fields),
-                               str(tmp_path), lock], env=SUBPROCESS_ENV,
+                               str(tmp_path), lock, TEST_PROFILE], env=SUBPROCESS_ENV,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for _ in range(2)]
     results = []
