@@ -9,7 +9,10 @@ Runs go to a local process pool (``workers``) or, given a scheduler address,
 to a Dask distributed cluster.  A sweep is resumable: an entry whose executed
 notebook recorded ``done`` with the same inputs (the parameters and the entry
 file's SHA-256, kept in ``<name>.inputs.json`` beside the notebook) is not run
-again, and an entry whose run was killed starts with ``resume=True``: its re-run
+again unless it ran under other kernels, threads or packages than this sweep's would
+(:mod:`qencode_nb.batch.resume`: those are re-run, and the returned table's
+``attrs["reruns"]`` says which and why), and an entry whose run was killed starts with
+``resume=True``: its re-run
 continues from the last finished restart or ADAPT step
 (:mod:`qencode_nb.rerun.checkpoint`).  Each run also leaves ``<name>.outcome.json`` (status, failure, wall
 seconds).  Outputs: ``summary.csv`` (:func:`qencode_nb.readout.collect.audit_table`)
@@ -365,8 +368,10 @@ def sweep(targets, out_dir, options: RunOptions | None = None, *, subset: str | 
     out = writable_folder(out_dir)   # before any run: a clear error naming the folder
     from qencode_nb.batch.stack_choice import kernels_for, stack_parameter
 
+    from qencode_nb.batch.resume import Resume
+
     kernels = kernels_for(opts.stack or "current", selected, opts.db)   # built once, here
-    todo, names = [], []
+    todo, names, resume = [], [], Resume()
     for target in selected:
         # resume: a run killed in an earlier sweep continues from its checkpoint
         # (qencode_nb.rerun.checkpoint); a fresh run has none and starts at zero.
@@ -380,7 +385,8 @@ def sweep(targets, out_dir, options: RunOptions | None = None, *, subset: str | 
             params["db"] = str(Path(opts.db).resolve())
         params.update(stack_parameter(opts.stack))
         names.append(run_name(target))
-        if not is_complete(out, run_name(target), inputs_of(target, params, kernels[target])):
+        if not resume.done(out, run_name(target), inputs_of(target, params, kernels[target]),
+                           kernels[target]):
             todo.append((target, params, kernels[target]))
 
     def submit_args(job):
@@ -402,6 +408,7 @@ def sweep(targets, out_dir, options: RunOptions | None = None, *, subset: str | 
 
             margin_plot(table, out / "margins")
         _write_crate(out, [out / f"{n}.ipynb" for n in names])
+    table.attrs["reruns"] = resume.reruns
     return table
 
 

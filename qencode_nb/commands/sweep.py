@@ -65,6 +65,10 @@ def _sweep(args) -> int:
         print(f"qencode-nb: {exc}", file=sys.stderr)
         return 2
     status = print_failures(failed := failures(table), Path(args.out))   # failures first
+    from qencode_nb.batch.resume import reruns_text
+
+    if reruns_text(table.attrs.get("reruns")):
+        print(reruns_text(table.attrs["reruns"]))
     print(f"{len(table) - len(failed)}/{len(table)} audits done; summary: "
           f"{Path(args.out) / 'summary.csv'}; margin plot: {Path(args.out) / 'margins.png'}")
     if len(failed) < len(table):

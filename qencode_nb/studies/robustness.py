@@ -26,7 +26,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -136,6 +136,9 @@ class RobustnessResult:
         resumed: how many runs were read from an earlier study instead of run.
         drift: :func:`~qencode_nb.readout.robustness_tables.drift_table` of
             ``table``: QEncode's four drift counts per perturbation and overall.
+        reruns: ``[{"name", "why"}]``: runs an earlier study had done with the same
+            inputs, re-run because they ran under other kernels, threads or packages
+            (:class:`qencode_nb.batch.resume.Resume`).
     """
 
     out_dir: Path
@@ -144,6 +147,7 @@ class RobustnessResult:
     summary: Any
     resumed: int = 0
     drift: Any = None
+    reruns: list = field(default_factory=list)
 
     @property
     def table_csv(self) -> Path:
@@ -201,6 +205,10 @@ class RobustnessResult:
                          f"error + unsigned movement) named {d['arithmetic_candidates']} "
                          f"candidates, {d['candidates_passed']} of them passed; "
                          f"{d['gained_certification']} gained certification")
+        if self.reruns:
+            from qencode_nb.batch.resume import reruns_text
+
+            lines.append(reruns_text(self.reruns))
         lines.append(f"table: {self.table_csv}; summary: {self.summary_csv}; drift: "
                      f"{self.drift_csv}; figure: " + ", ".join(self.figure))
         return "\n".join(lines)
@@ -270,8 +278,9 @@ def robustness(targets, out_dir="runs/robustness", options: RunOptions | None = 
     from qencode_nb.batch.progress_bar import advance, progress_bar
     from qencode_nb.batch.runner import STUDY_MODES
     from qencode_nb.batch.pool import longest_first
-    from qencode_nb.batch.sweep import (inputs_of, is_complete, resolve_targets, run_dask,
-                                        run_local, run_name, select_subset)
+    from qencode_nb.batch.resume import Resume
+    from qencode_nb.batch.sweep import (inputs_of, resolve_targets, run_dask, run_local,
+                                        run_name, select_subset)
 
     opts = with_changes(options, changes)
     mode, timeout, workers = opts.mode, opts.timeout, opts.workers
@@ -298,7 +307,7 @@ def robustness(targets, out_dir="runs/robustness", options: RunOptions | None = 
     out = writable_folder(Path(out_dir).resolve())   # before any run, naming the folder
     # --stack replaces the baseline kernel (the notebook's own) by each entry's stack
     stack_kernels = kernels_for(stack, resolved, opts.db)
-    runs, todo = [], []
+    runs, todo, resume = [], [], Resume()
     for target in resolved:
         for p in perturbations:
             params = {"entry": target, "blas_threads": p.threads, "mode": mode}
@@ -314,7 +323,7 @@ def robustness(targets, out_dir="runs/robustness", options: RunOptions | None = 
                 kernel = stack_kernels[target]
             name = f"{run_name(target)}__{p.slug}"
             runs.append((run_name(target), p, name, params))
-            if not is_complete(out, name, inputs_of(target, params, kernel)):
+            if not resume.done(out, name, inputs_of(target, params, kernel), kernel):
                 (out / f"{name}.ipynb").unlink(missing_ok=True)   # never read a stale run
                 todo.append((target, str(out), params, timeout, None, name, kernel))
     outcomes = {}
@@ -337,7 +346,8 @@ def robustness(targets, out_dir="runs/robustness", options: RunOptions | None = 
 
         robustness_plot(table, summary, out / "robustness")
     return RobustnessResult(out_dir=out, perturbations=perturbations, table=table,
-                            summary=summary, resumed=len(runs) - len(todo), drift=drift)
+                            summary=summary, resumed=len(runs) - len(todo), drift=drift,
+                            reruns=resume.reruns)
 
 
 def _table(out: Path, runs, outcomes: dict, engine):
