@@ -15,7 +15,9 @@ again unless it ran under other kernels, threads or packages than this sweep's w
 ``resume=True``: its re-run
 continues from the last finished restart or ADAPT step
 (:mod:`qencode_nb.rerun.checkpoint`).  Each run also leaves ``<name>.outcome.json`` (status, failure, wall
-seconds).  Outputs: ``summary.csv`` (:func:`qencode_nb.readout.collect.audit_table`)
+seconds).  Outputs: the run manifest ``qencode-nb-runs.json`` (:mod:`qencode_nb.readout.manifest`:
+this sweep's notebooks; others left in the folder by an earlier run are stale to every
+reader), ``summary.csv`` (:func:`qencode_nb.readout.collect.audit_table`)
 and the margin plot ``margins.png`` / ``.pdf`` / ``.svg``
 (:func:`qencode_nb.readout.plots.margin_plot`), read back as counts by
 :mod:`qencode_nb.readout.counts`; :func:`run_local` and :func:`run_dask` are the two ways runs
@@ -408,6 +410,9 @@ def sweep(targets, out_dir, options: RunOptions | None = None, *, subset: str | 
 
             margin_plot(table, out / "margins")
         _write_crate(out, [out / f"{n}.ipynb" for n in names])
+        from qencode_nb.readout.manifest import write_manifest
+
+        write_manifest(out, "sweep", [f"{n}.ipynb" for n in names], resume.reruns)
     table.attrs["reruns"] = resume.reruns
     return table
 

@@ -30,6 +30,11 @@ def _compare(args) -> int:
         print(f"qencode-nb: {exc}", file=sys.stderr)
         return 2
     print(render(table, args.runs_a, args.runs_b))
+    from qencode_nb.readout.manifest import stale_text
+
+    for folder in (args.runs_a, args.runs_b):
+        if stale_text(folder):
+            print(f"{folder}: {stale_text(folder)}")
     if args.csv:
         table.to_csv(args.csv, index=False)
     return 0

@@ -66,4 +66,8 @@ def _report(args) -> int:
     failed = int((report.table["status"] != "done").sum())
     print(f"report: {report.path} ({len(report.table)} runs, {failed} failed"
           + (f"; notebook pages in {report.pages_dir}" if report.pages_dir else "") + ")")
+    from qencode_nb.readout.manifest import stale_text
+
+    if stale_text(args.runs_dir):
+        print(stale_text(args.runs_dir))
     return 0

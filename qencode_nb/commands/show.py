@@ -132,4 +132,8 @@ def _show_folder(folder: Path) -> int:
         head = text.splitlines()[0]
         print(f"{p.stem:<{width}}  {status:<8}  {head}")
     print(f"{len(paths)} runs: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
+    from qencode_nb.readout.manifest import stale_text
+
+    if stale_text(folder):
+        print(stale_text(folder))
     return exit_status(counts)

@@ -246,8 +246,8 @@ def notebook_kind(path) -> str | None:
     return kind if isinstance(kind, str) else None
 
 
-def audit_notebooks(folder) -> list[Path]:
-    """The audit notebooks of a folder: its ``*.ipynb`` whose recorded kind is
+def all_audit_notebooks(folder) -> list[Path]:
+    """Every audit notebook of a folder: its ``*.ipynb`` whose recorded kind is
     "audit" (:data:`KIND_METADATA`), sorted by name; never guessed from the file
     name, so an executed figures notebook beside the audits is not counted.
 
@@ -258,6 +258,22 @@ def audit_notebooks(folder) -> list[Path]:
     if not folder.is_dir():
         raise FileNotFoundError(f"no such folder of executed notebooks: {folder}")
     return [p for p in sorted(folder.glob("*.ipynb")) if notebook_kind(p) == "audit"]
+
+
+def audit_notebooks(folder) -> list[Path]:
+    """The audit notebooks of a folder's last run: :func:`all_audit_notebooks` that its
+    run manifest lists (:mod:`qencode_nb.readout.manifest`; the others are stale, named
+    by :func:`~qencode_nb.readout.manifest.stale_notebooks`), or all of them when the
+    folder has no manifest.
+
+    Raises:
+        FileNotFoundError: ``folder`` is not a folder.
+    """
+    from qencode_nb.readout.manifest import listed
+
+    found = all_audit_notebooks(folder)
+    names = listed(folder)
+    return found if names is None else [p for p in found if p.name in names]
 
 
 def audit_table(paths):

@@ -206,7 +206,7 @@ def page_script(env) -> tuple[str, str]:
 
 
 def render_report(table, *, title: str, figures=(), pages=None, generated=None,
-                  csv_name: str | None = None, claims=None) -> str:
+                  csv_name: str | None = None, claims=None, stale: str | None = None) -> str:
     """The page (HTML text) of a :func:`~qencode_nb.readout.report_tables.report_table`
     (whose paths :func:`write_report` has scrubbed: the page shows them as they are).
 
@@ -222,6 +222,8 @@ def render_report(table, *, title: str, figures=(), pages=None, generated=None,
         claims: the claims section's HTML
             (:func:`qencode_nb.readout.report_claims.claims_section`), after the figures;
             None: no section.
+        stale: the sentence naming the folder's stale notebooks, not in the table
+            (:func:`qencode_nb.readout.manifest.stale_text`); None: none.
 
     The header names the dataset, the environments and the toolkit
     (:mod:`qencode_nb.readout.report_header`) and the columns that read the same on
@@ -270,7 +272,7 @@ def render_report(table, *, title: str, figures=(), pages=None, generated=None,
         groups=spans, summary=summary_counts(table), legend=BADGE_MEANING, rows=rows,
         csv_name=csv_name, csv_href=("data:text/csv;charset=utf-8," + quote(table_csv(table))
                                      if csv_name else None),
-        figures=list(figures), claims=claims)
+        figures=list(figures), claims=claims, stale=stale)
 
 
 def _shared(rows: list[dict], i: int) -> dict:
@@ -353,8 +355,9 @@ def write_report(folder, out=None, *, notebooks: bool = True, claims=None) -> Re
     (:mod:`qencode_nb.readout.report_paths`), the page's title is the folder's name.
 
     Args:
-        folder: a sweep's or a robustness study's output folder (its audit notebooks;
-            other notebooks in it are not counted).
+        folder: a sweep's or a robustness study's output folder (the audit notebooks of
+            its last run, :func:`qencode_nb.readout.collect.audit_notebooks`; other
+            notebooks in it are not counted, stale audits are named on the page).
         out: the page (default ``<folder>/report.html``); the notebook pages go to
             ``<out's folder>/<out's stem>_notebooks/`` (e.g. ``report_notebooks/``).
         notebooks: render the notebook pages (False: the labels link nowhere).
@@ -394,8 +397,10 @@ def write_report(folder, out=None, *, notebooks: bool = True, claims=None) -> Re
         from qencode_nb.readout.report_claims import claims_section
 
         section = claims_section(claims)
+    from qencode_nb.readout.manifest import stale_text
+
     html = render_report(shown, title=folder.resolve().name, pages=pages,
                          figures=report_figures(table, folder), csv_name=csv.name,
-                         claims=section)
+                         claims=section, stale=stale_text(folder))
     out.write_text(html, encoding="utf-8")
     return Report(out, table, pages_dir, csv)

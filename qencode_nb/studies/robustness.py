@@ -336,6 +336,10 @@ def robustness(targets, out_dir="runs/robustness", options: RunOptions | None = 
             outcomes[outcome["name"]] = outcome
             advance(bar, f"{outcome['name'][-28:]} {outcome['status']}")
     table = _table(out, runs, outcomes, engine)
+    from qencode_nb.readout.manifest import write_manifest
+
+    write_manifest(out, "robustness", [f"{name}.ipynb" for _, _, name, _ in runs],
+                   resume.reruns)
     summary = summarise_robustness(table)
     table.to_csv(out / "robustness.csv", index=False)
     summary.to_csv(out / "robustness_summary.csv", index=False)

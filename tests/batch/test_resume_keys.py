@@ -82,3 +82,42 @@ def test_differences_name_kernels_packages_and_python():
     assert why[2] == "packages pennylane 0.44.1 -> not installed"
     fp_only = Measured("ccc", list(ran.openblas), "3.11.7", dict(ran.versions))
     assert differences(ran, fp_only)[0].startswith("numeric fingerprint aaa -> ccc")
+
+
+@pytest.mark.notebook
+def test_a_reused_folder_lists_its_earlier_runs_as_stale_in_every_reader(tmp_path):
+    """Issue 36: a second sweep into the same --out with fewer entries leaves the first
+    run's notebook on disk; the run manifest names the second run's notebooks only, and
+    the report, ``show`` and ``compare`` read those and name the other one as stale
+    (before: the report counted both)."""
+    import json
+
+    from conftest import SHARED_DB
+    from qencode_nb.readout.collect import all_audit_notebooks, audit_notebooks
+    from qencode_nb.readout.manifest import MANIFEST, stale_notebooks
+    from qencode_nb.readout.report import write_report
+
+    h2_bk = SHARED_DB / "H2_ccpvdz_BK_UCCSD_v4_tapered__sha256_d3f280f5c8f32ccc.json"
+    out = tmp_path / "runs"
+    sweep([str(H2_JW_UCCSD), str(h2_bk)], out, mode="replay", workers=2, progress=False)
+    assert json.loads((out / MANIFEST).read_text())["notebooks"] == sorted(
+        f"{p.stem}.ipynb" for p in (H2_JW_UCCSD, h2_bk))
+    sweep([str(H2_JW_UCCSD)], out, mode="replay", progress=False)
+    assert len(all_audit_notebooks(out)) == 2
+    assert [p.stem for p in audit_notebooks(out)] == [H2_JW_UCCSD.stem]
+    assert [p.stem for p in stale_notebooks(out)] == [h2_bk.stem]
+
+    report = write_report(out, notebooks=False)
+    assert list(report.table["run"]) == [H2_JW_UCCSD.stem]
+    page = __import__("html").unescape(report.path.read_text())
+    assert "1 stale notebook(s) outside this folder's last run" in page and h2_bk.stem in page
+    cli = [sys.executable, "-m", "qencode_nb.cli"]
+    shown = subprocess.run(cli + ["show", str(out)], capture_output=True, text=True,
+                           timeout=300, env=dict(__import__("os").environ,
+                                                 PYTHONPATH=str(ROOT)))
+    assert "1 runs:" in shown.stdout and f"stale notebook(s)" in shown.stdout, shown.stdout
+    compared = subprocess.run(cli + ["compare", str(out), str(out)], capture_output=True,
+                              text=True, timeout=300,
+                              env=dict(__import__("os").environ, PYTHONPATH=str(ROOT)))
+    assert compared.returncode == 0, compared.stderr
+    assert compared.stdout.count(h2_bk.stem) == 2     # named stale once per folder
