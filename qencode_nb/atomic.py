@@ -29,6 +29,10 @@ def write_atomic(path: Path, data: bytes) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".tmp-{path.stem[:16]}-",
                                suffix=".json")
     try:
+        # mkstemp makes the file private (0600); the file takes the mode a plain
+        # open() would give it (0666 less the umask), so a published folder's
+        # summary.csv is as readable as its notebooks (issue 36).
+        os.chmod(tmp, 0o666 & ~_umask())
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
@@ -40,3 +44,10 @@ def write_atomic(path: Path, data: bytes) -> None:
         except OSError:
             pass
         raise
+
+
+def _umask() -> int:
+    """This process's umask (read by setting it and putting it back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask

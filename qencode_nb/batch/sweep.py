@@ -402,19 +402,35 @@ def sweep(targets, out_dir, options: RunOptions | None = None, *, subset: str | 
     for outcome in runs:
         advance(bar, f"{outcome['name'][:24]} {outcome['status']}")
     bar.close()
+    from qencode_nb.readout.manifest import write_manifest
+
     with folder_lock(out):   # another sweep on this folder writes its files before or after
         table = audit_table([out / f"{n}.ipynb" for n in names])
         write_text_atomic(out / "summary.csv", table.to_csv(index=False))
-        if opts.plot and len(table):
-            from qencode_nb.readout.plots import margin_plot
-
-            margin_plot(table, out / "margins")
-        _write_crate(out, [out / f"{n}.ipynb" for n in names])
-        from qencode_nb.readout.manifest import write_manifest
-
         write_manifest(out, "sweep", [f"{n}.ipynb" for n in names], resume.reruns)
+        if opts.plot and len(table):
+            _write_plot(out, table)
+        _write_crate(out, [out / f"{n}.ipynb" for n in names])
     table.attrs["reruns"] = resume.reruns
     return table
+
+
+def _write_plot(out: Path, table) -> None:
+    """The margin plot (:func:`qencode_nb.readout.plots.margin_plot`), a by-product: when
+    it cannot be written (a full disk) the sweep's results stand, the files written in
+    part are removed and a warning says why."""
+    import warnings
+
+    from qencode_nb.figstyle import figure_paths
+    from qencode_nb.readout.plots import margin_plot
+
+    try:
+        margin_plot(table, out / "margins")
+    except OSError as exc:
+        for path in figure_paths(out / "margins"):
+            Path(path).unlink(missing_ok=True)
+        warnings.warn(f"{out}: no margin plot written: {type(exc).__name__}: {exc}",
+                      stacklevel=3)
 
 
 def _write_crate(out: Path, notebooks: list) -> None:
@@ -428,5 +444,6 @@ def _write_crate(out: Path, notebooks: list) -> None:
 
         write_crate(out, [p for p in notebooks if p.is_file()], summary=out / "summary.csv")
     except Exception as exc:   # noqa: BLE001 - never lose a finished sweep to its crate
+        (out / "ro-crate-metadata.json").unlink(missing_ok=True)   # never an earlier run's
         warnings.warn(f"{out}: no ro-crate-metadata.json written: {type(exc).__name__}: {exc}",
                       stacklevel=3)

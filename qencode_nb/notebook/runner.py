@@ -99,9 +99,14 @@ def run_notebook(notebook, output, parameters: dict | None = None, *, timeout=No
     if not Path(output).is_file():
         raise RunFailed(f"{output}: " + (": ".join(failure) if failure
                                          else "no executed notebook was written"))
+    try:
+        records = read_records(output)
+    except ValueError as exc:   # written only in part: a full disk, a file size limit
+        why = ": ".join(failure) if failure else f"{type(exc).__name__}: {exc}"
+        raise RunFailed(f"{output}: the executed notebook could not be written whole (a full "
+                        f"disk or a file size limit?); it is kept as it is: {why}") from None
     if kernel_name:
         _set_kernelspec(output, kernel_name)
-    records = read_records(output)
     if failure or records.get("done") is not True:
         kind, message = failure or ("RunFailed", "the notebook ended without recording done")
         if "error" not in records:   # e.g. a dead kernel or a timeout: no stage recorded it

@@ -121,10 +121,27 @@ def side_file(prefix: str, material: dict, compute, *, enabled: bool = True,
     fields = compute()
     if not enabled:
         return fields, "not cached"
-    write_atomic(path, json.dumps({"material": material, **fields,
-                                   SIDE_CHECKSUM: sha256_json(fields)}).encode())
+    if not _kept(lambda: write_atomic(path, json.dumps(
+            {"material": material, **fields, SIDE_CHECKSUM: sha256_json(fields)}).encode()),
+            path):
+        return fields, "not cached: the file could not be written"
     STATS["writes"] += 1
     return fields, status
+
+
+def _kept(write, path: Path) -> bool:
+    """Run ``write()`` (a cache file's atomic write); a cache is a by-product, so when the
+    file cannot be written (a full disk, a file size limit, a read-only cache folder) a
+    :class:`CacheWarning` names it and why, nothing is left half written
+    (:func:`qencode_nb.atomic.write_atomic`), and the caller goes on with the result it
+    computed.  Returns whether the file was written."""
+    try:
+        write()
+    except OSError as exc:
+        warnings.warn(f"qencode-nb cache file {path} not written ({exc.strerror or exc}); "
+                      "the result is used uncached", CacheWarning, stacklevel=3)
+        return False
+    return True
 
 
 #: The key of a side file's checksum (:func:`side_file`).
@@ -334,7 +351,7 @@ def cached_rebuild(geometry: str, basis: str, charge: int, spin: int,
         seconds = time.perf_counter() - start
         STATS["builds"] += 1
         payload = build_payload(chem, tap, e_tap, e_qubit, method, seconds)
-        store(key, material, payload, root)
+        _kept(lambda: store(key, material, payload, root), path)
     summary = ChemSummary(**{name: getattr(chem, name) for name in CHEM_FIELDS},
                           e_exact_tapered_ha=e_tap, e_exact_qubit_ha=e_qubit,
                           exact_method=method, build_seconds=seconds,

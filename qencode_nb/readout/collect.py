@@ -93,13 +93,21 @@ def audit_row(path) -> dict:
     ``status`` is "done" (the run recorded ``done``), "inconsistent" (its recorded
     parameter values contradict papermill's metadata, :func:`inconsistent_parameters`;
     never done) or "failed" (with ``failure`` = the recorded error, or papermill's, or
-    "no done record").
+    "no done record"; a notebook that cannot be read, e.g. cut short by a full disk, is a
+    failed row naming the run's ``<name>.outcome.json`` failure or the read error).
     """
     import nbformat
 
     from qencode_nb.notebook.record import iter_records
 
-    nb = nbformat.read(str(path), as_version=4)
+    try:
+        nb = nbformat.read(str(path), as_version=4)
+    except (OSError, ValueError) as exc:   # cut short (a full disk), or not a notebook
+        outcome = _outcome(Path(path)) or {}
+        return {"notebook": str(path), "status": "failed", "seconds": outcome.get("seconds"),
+                "failure": outcome.get("failure") or
+                f"the executed notebook cannot be read ({type(exc).__name__}: "
+                f"{str(exc)[:200]})"}
     r = dict(iter_records(nb))
     pm = nb.metadata.get("papermill") or {}
     inconsistent = inconsistent_parameters(r, nb)
