@@ -105,12 +105,16 @@ def _sweep_record(record, args) -> int:
             status = 1
             print(f"FAILED {r[RELEASE_COLUMN]} {Path(r['notebook']).stem}: {r['failure']}"
                   f"\n  executed notebook: {r['notebook']}")
+    from qencode_nb.batch.resume import reruns_text
+
+    manifest = json.loads((out / RECORD_MANIFEST).read_text())
+    if reruns_text(manifest.get("reruns")):
+        print(reruns_text(manifest["reruns"]))
     counts = release_counts(table, [g.label for g in record.groups])
     print(counts.drop(columns="refused_reasons").to_string(index=False))
     for release, reasons in zip(counts["release"], counts["refused_reasons"]):
         if reasons and release != "all":
             print(f"refused in {release}: {reasons}")
-    manifest = json.loads((out / RECORD_MANIFEST).read_text())
     for group in manifest["groups"]:
         if group.get("not_entries"):
             print(f"not entries in {group['label']} (release metadata, no schema_version): "

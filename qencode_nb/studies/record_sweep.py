@@ -64,12 +64,13 @@ def sweep_record(record, out_dir, options=None):
     opts = with_changes(options, {})
     check_options(opts)           # a bad option: nothing written
     out = writable_folder(out_dir)
-    tables, current = [], []
+    tables, current, reruns = [], [], []
     for group in record.groups:
         if opts.progress:
             print(f"release {group.label}: {len(group.targets)} entries -> "
                   f"{out / group.slug}", flush=True)
         table = sweep(group.targets, out / group.slug, opts)
+        reruns += [{"release": group.label, **r} for r in table.attrs.get("reruns", [])]
         table.insert(0, RELEASE_COLUMN, group.label)
         tables.append(table)
         if opts.stack == "recorded":
@@ -98,6 +99,7 @@ def sweep_record(record, out_dir, options=None):
                    for g in record.groups],
         "record_roots": [Path(p).name for p in record.record_roots],
         "claims": claims, "curves": curves, "environments": environments,
+        "reruns": reruns,
     }
     write_text_atomic(out / RECORD_MANIFEST, json.dumps(manifest, indent=2) + "\n")
     return table
