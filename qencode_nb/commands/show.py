@@ -56,7 +56,8 @@ def card_text(path) -> tuple[str, str]:
     import json
 
     from qencode_nb.notebook.record import read_records
-    from qencode_nb.readout.collect import collect_row, notebook_kind
+    from qencode_nb.readout.collect import collect_row
+    from qencode_nb.readout.manifest import notebook_kind
     from qencode_nb.verdict.card import Card
 
     try:
@@ -113,7 +114,7 @@ def _show(args) -> int:
 
 
 def _show_folder(folder: Path) -> int:
-    from qencode_nb.readout.collect import audit_notebooks
+    from qencode_nb.readout.manifest import audit_notebooks
 
     paths = audit_notebooks(folder)
     if not paths:

@@ -4,7 +4,7 @@
 PEM, mode 0600) and ``KEY.pub``, and prints the key id; it never overwrites a file.
 
 ``qencode-nb sign RUNS_DIR|AUDIT.ipynb --key KEY`` writes, for every audit notebook
-(``metadata.qencode_nb.kind`` "audit", :func:`qencode_nb.readout.collect.audit_notebooks`),
+(``metadata.qencode_nb.kind`` "audit", :func:`qencode_nb.readout.manifest.audit_notebooks`),
 ``NAME.attestation.json`` and ``NAME.attestation.sig`` beside it
 (:mod:`qencode_nb.trust.attestation`); a notebook that cannot be signed (a failed run,
 its entry file gone) is listed with the reason.
@@ -45,7 +45,7 @@ def audit_targets(target) -> list[Path]:
         QencodeNbError: no such path, a folder without audit notebooks, or a notebook
             whose recorded kind is not "audit".
     """
-    from qencode_nb.readout.collect import KIND_METADATA, audit_notebooks, notebook_kind
+    from qencode_nb.readout.manifest import KIND_METADATA, audit_notebooks, notebook_kind
 
     path = Path(target)
     if path.is_dir():

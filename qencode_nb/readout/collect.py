@@ -20,6 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from qencode_nb.notebook.stages import failure_line
+from qencode_nb.readout.manifest import audit_notebooks
 from qencode_nb.verdict.records import AUDIT_RECORDS, ERROR_RECORD
 
 #: Columns of :func:`audit_table`, in order (new ones are appended: tools outside
@@ -233,55 +234,6 @@ def _outcome(nb_path: Path) -> dict | None:
         return json.loads(side.read_text())
     except (OSError, ValueError):
         return None
-
-
-#: Where a notebook of ``notebooks/`` records what it is: ``metadata.qencode_nb.kind``
-#: ("audit", "figures", "robustness", "suite", "threading").  Papermill and
-#: JupyterLab keep notebook metadata, so an executed copy says its kind too.
-KIND_METADATA = "qencode_nb"
-
-
-def notebook_kind(path) -> str | None:
-    """The recorded kind of a notebook (``metadata.qencode_nb.kind``), or None
-    when it records none or is not a readable notebook."""
-    import json
-
-    try:
-        meta = json.loads(Path(path).read_text()).get("metadata") or {}
-    except (OSError, ValueError, AttributeError):
-        return None
-    kind = (meta.get(KIND_METADATA) or {}).get("kind") if isinstance(meta, dict) else None
-    return kind if isinstance(kind, str) else None
-
-
-def all_audit_notebooks(folder) -> list[Path]:
-    """Every audit notebook of a folder: its ``*.ipynb`` whose recorded kind is
-    "audit" (:data:`KIND_METADATA`), sorted by name; never guessed from the file
-    name, so an executed figures notebook beside the audits is not counted.
-
-    Raises:
-        FileNotFoundError: ``folder`` is not a folder.
-    """
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise FileNotFoundError(f"no such folder of executed notebooks: {folder}")
-    return [p for p in sorted(folder.glob("*.ipynb")) if notebook_kind(p) == "audit"]
-
-
-def audit_notebooks(folder) -> list[Path]:
-    """The audit notebooks of a folder's last run: :func:`all_audit_notebooks` that its
-    run manifest lists (:mod:`qencode_nb.readout.manifest`; the others are stale, named
-    by :func:`~qencode_nb.readout.manifest.stale_notebooks`), or all of them when the
-    folder has no manifest.
-
-    Raises:
-        FileNotFoundError: ``folder`` is not a folder.
-    """
-    from qencode_nb.readout.manifest import listed
-
-    found = all_audit_notebooks(folder)
-    names = listed(folder)
-    return found if names is None else [p for p in found if p.name in names]
 
 
 def audit_table(paths):

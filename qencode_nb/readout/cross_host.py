@@ -24,7 +24,7 @@ def _runs(folder: Path) -> dict:
     """``{entry_id: records}`` of the executed audit notebooks of ``folder`` (the last
     notebook of an entry wins); raises when the folder has none."""
     from qencode_nb.notebook.record import read_records
-    from qencode_nb.readout.collect import audit_notebooks
+    from qencode_nb.readout.manifest import audit_notebooks
 
     folder = Path(folder)
     if not folder.is_dir():

@@ -1,4 +1,5 @@
-"""The run manifest of an output folder: which notebooks belong to its last run (issue 36).
+"""The notebooks of an output folder: their kind, and the run manifest naming those of
+its last run (issue 36).
 
 A sweep (:func:`qencode_nb.batch.sweep.sweep`, and through it each release folder of a
 record sweep) and a robustness study write :data:`MANIFEST` in their ``--out`` folder
@@ -6,7 +7,7 @@ as they finish: the notebooks of that run, relative to the folder, and the runs 
 re-ran because they had run under other conditions.  Re-using a folder for another run
 (other entries, a subset) leaves the earlier run's notebooks on disk; the readers --
 reports, ``show``, ``compare``, ``sign``, the cross-host table -- take the audit
-notebooks the manifest lists (:func:`qencode_nb.readout.collect.audit_notebooks`) and
+notebooks the manifest lists (:func:`audit_notebooks`) and
 name the others as **stale** (:func:`stale_notebooks`), never silently mixing them in.
 A folder without a manifest (audits copied by hand, a folder from before issue 36) is
 read whole, as before.
@@ -87,11 +88,56 @@ def listed(folder) -> set[str] | None:
     return None if doc is None else {str(n) for n in doc["notebooks"]}
 
 
+#: Where a notebook of ``notebooks/`` records what it is: ``metadata.qencode_nb.kind``
+#: ("audit", "figures", "robustness", "suite", "threading").  Papermill and
+#: JupyterLab keep notebook metadata, so an executed copy says its kind too.
+KIND_METADATA = "qencode_nb"
+
+
+def notebook_kind(path) -> str | None:
+    """The recorded kind of a notebook (``metadata.qencode_nb.kind``), or None
+    when it records none or is not a readable notebook."""
+    import json
+
+    try:
+        meta = json.loads(Path(path).read_text()).get("metadata") or {}
+    except (OSError, ValueError, AttributeError):
+        return None
+    kind = (meta.get(KIND_METADATA) or {}).get("kind") if isinstance(meta, dict) else None
+    return kind if isinstance(kind, str) else None
+
+
+def all_audit_notebooks(folder) -> list[Path]:
+    """Every audit notebook of a folder: its ``*.ipynb`` whose recorded kind is
+    "audit" (:data:`KIND_METADATA`), sorted by name; never guessed from the file
+    name, so an executed figures notebook beside the audits is not counted.
+
+    Raises:
+        FileNotFoundError: ``folder`` is not a folder.
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"no such folder of executed notebooks: {folder}")
+    return [p for p in sorted(folder.glob("*.ipynb")) if notebook_kind(p) == "audit"]
+
+
+def audit_notebooks(folder) -> list[Path]:
+    """The audit notebooks of a folder's last run: :func:`all_audit_notebooks` that its
+    run manifest lists (:mod:`qencode_nb.readout.manifest`; the others are stale, named
+    by :func:`~qencode_nb.readout.manifest.stale_notebooks`), or all of them when the
+    folder has no manifest.
+
+    Raises:
+        FileNotFoundError: ``folder`` is not a folder.
+    """
+    found = all_audit_notebooks(folder)
+    names = listed(folder)
+    return found if names is None else [p for p in found if p.name in names]
+
+
 def stale_notebooks(folder) -> list[Path]:
     """The audit notebooks of ``folder`` that its manifest does not list (left by an
     earlier run of the folder), sorted; empty without a manifest."""
-    from qencode_nb.readout.collect import all_audit_notebooks
-
     names = listed(folder)
     if names is None:
         return []

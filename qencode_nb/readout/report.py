@@ -356,7 +356,7 @@ def write_report(folder, out=None, *, notebooks: bool = True, claims=None) -> Re
 
     Args:
         folder: a sweep's or a robustness study's output folder (the audit notebooks of
-            its last run, :func:`qencode_nb.readout.collect.audit_notebooks`; other
+            its last run, :func:`qencode_nb.readout.manifest.audit_notebooks`; other
             notebooks in it are not counted, stale audits are named on the page).
         out: the page (default ``<folder>/report.html``); the notebook pages go to
             ``<out's folder>/<out's stem>_notebooks/`` (e.g. ``report_notebooks/``).

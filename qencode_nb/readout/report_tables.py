@@ -1,7 +1,7 @@
 """The report's table (:mod:`qencode_nb.readout.report`): one row per executed audit.
 
 :func:`report_table` reads the audit notebooks of a runs folder (those whose
-``metadata.qencode_nb.kind`` is "audit", :func:`qencode_nb.readout.collect.audit_notebooks`;
+``metadata.qencode_nb.kind`` is "audit", :func:`qencode_nb.readout.manifest.audit_notebooks`;
 never guessed from a file name) into one row per run: the
 :func:`~qencode_nb.readout.collect.audit_table` columns, the entry's molecule,
 mapping, ansatz and tapered qubits, the reasons behind the three tiers, the replay
@@ -76,14 +76,14 @@ LOOKED_FOR = ("executed audit notebooks: *.ipynb whose metadata.qencode_nb.kind 
 
 
 def report_notebooks(folder) -> list[Path]:
-    """The audit notebooks of ``folder`` (:func:`~qencode_nb.readout.collect.audit_notebooks`).
+    """The audit notebooks of ``folder`` (:func:`~qencode_nb.readout.manifest.audit_notebooks`).
 
     Raises:
         ReportError: ``folder`` is not a folder, or holds no audit notebook (the
             message names the folder and :data:`LOOKED_FOR`; it counts the other
             ``*.ipynb`` found there).
     """
-    from qencode_nb.readout.collect import audit_notebooks
+    from qencode_nb.readout.manifest import audit_notebooks
 
     folder = Path(folder)
     if not folder.is_dir():

@@ -93,7 +93,7 @@ def test_a_reused_folder_lists_its_earlier_runs_as_stale_in_every_reader(tmp_pat
     import json
 
     from conftest import SHARED_DB
-    from qencode_nb.readout.collect import all_audit_notebooks, audit_notebooks
+    from qencode_nb.readout.manifest import all_audit_notebooks, audit_notebooks
     from qencode_nb.readout.manifest import MANIFEST, stale_notebooks
     from qencode_nb.readout.report import write_report
 

@@ -142,7 +142,8 @@ def test_summary_and_margin_plot_from_a_sweep(tmp_path):
     # that records no kind) in the folder is no entry, whatever its file name.
     import json
 
-    from qencode_nb.readout.collect import audit_table, notebook_kind
+    from qencode_nb.readout.collect import audit_table
+    from qencode_nb.readout.manifest import notebook_kind
 
     audit_nb = sorted(out.glob("*.ipynb"))[0]
     assert notebook_kind(audit_nb) == "audit"

@@ -68,7 +68,8 @@ def report(runs):
 def test_one_row_per_audit_notebook_with_audit_table_values(runs, report):
     import pandas as pd
 
-    from qencode_nb.readout.collect import audit_notebooks, audit_table, notebook_kind
+    from qencode_nb.readout.collect import audit_table
+    from qencode_nb.readout.manifest import audit_notebooks, notebook_kind
 
     audits = audit_notebooks(runs)
     assert notebook_kind(runs / "H2_audit_figures.ipynb") == "figures"
