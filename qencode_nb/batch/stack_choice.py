@@ -25,6 +25,8 @@ notebook's ``stack`` parameter, which records what was asked and what ran,
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import sys
 
 from qencode_nb.entry.recorded_env import STACK_WORDS
@@ -162,6 +164,55 @@ def ensure_stack(name: str, requirements, log, *, jupyter_prefix=None) -> str | 
             f"the audits run in the current stack; `qencode-nb stack remove {name}` to "
             "try again")
         return None
+    return attach_stack(rec, log, jupyter_prefix=jupyter_prefix)
+
+
+def attach_stack(rec: dict, log, *, jupyter_prefix=None) -> str | None:
+    """Make a ready stack built earlier (by another checkout, or before this one's
+    virtual environment was made again) this checkout's: its kernel imports this
+    checkout's qencode_nb (``_qencode_nb_checkout.pth`` rewritten where it names another
+    folder) and Jupyter here finds its kernelspec (``ipykernel install`` again where it
+    does not: a kernelspec lives in the environment that created the stack, which a new
+    clone does not have).  Issue 36: before, such a stack's every run failed with
+    ``NoSuchKernel``, or its kernel imported another checkout's code.
+
+    Args:
+        rec: the stack's ``stack.json`` (:func:`qencode_nb.batch.stacks.read_stack`).
+        log: ``callable(str)`` told what was repaired, or why the stack is not used.
+        jupyter_prefix: where a kernelspec is registered (default this environment's).
+
+    Returns:
+        the kernelspec, or None when the stack's Python no longer runs (``log`` says so).
+    """
+    import subprocess
+
+    from qencode_nb.batch import stacks
+    from qencode_nb.paths import ROOT
+
+    name, env_dir = rec["name"], Path(rec["path"])
+    py = stacks._python(env_dir)
+    try:
+        site = Path(stacks._site_packages(py))
+    except (OSError, subprocess.SubprocessError) as exc:
+        log(f"stack {name} no longer runs ({exc}); the audits run in the current stack; "
+            f"`qencode-nb stack remove {name}` to build it again")
+        return None
+    pth = site / "_qencode_nb_checkout.pth"
+    named = pth.read_text(encoding="utf-8").strip() if pth.is_file() else None
+    if named != str(ROOT):
+        pth.write_text(f"{ROOT}\n", encoding="utf-8")
+        log(f"stack {name}: its kernel now imports this checkout's qencode_nb ({ROOT})")
+    if rec["kernelspec"] not in stacks.available_kernelspecs():
+        prefix = stacks._jupyter_prefix(jupyter_prefix)
+        done = subprocess.run([str(py), "-m", "ipykernel", "install", "--prefix",
+                               str(prefix), "--name", rec["kernelspec"], "--display-name",
+                               f"qencode-nb {name} (Python {rec.get('python')})"],
+                              capture_output=True, text=True)
+        if done.returncode != 0:
+            log(f"stack {name}: its kernel could not be registered again "
+                f"({done.stderr.strip()[-300:]}); the audits run in the current stack")
+            return None
+        log(f"stack {name}: kernel {rec['kernelspec']} registered again under {prefix}")
     return rec["kernelspec"]
 
 

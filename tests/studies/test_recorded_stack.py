@@ -221,3 +221,40 @@ def test_the_explain_search_finds_a_v3_entry_in_its_first_run(v3_stack, tmp_path
     assert row["kernels_measured"] == "numpy=Haswell,scipy=Haswell,pyscf=Haswell"
     assert result.finding.startswith("reproduced bit for bit by recorded stack, "
                                      "numpy=Haswell,scipy=Haswell,pyscf=Haswell")
+
+
+@pytest.mark.network
+def test_a_stack_built_by_another_checkout_is_attached_to_this_one(v3_stack):
+    """Issue 36: a stack lives in the user's data folder, its kernelspec in the Jupyter
+    prefix of the environment that built it, and its ``.pth`` names that checkout.  A
+    new clone (or a venv made again) found the stack ``ready`` and every run failed with
+    ``NoSuchKernel`` (seen on the v3.1 record sweep), or the kernel imported another
+    checkout's qencode_nb.  ``--stack recorded`` now re-attaches it and says so."""
+    import os
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    from qencode_nb.batch.stack_choice import ensure_stack
+    from qencode_nb.paths import ROOT
+
+    spec_dir = Path(stacks.available_kernelspecs()[v3_stack["kernelspec"]])
+    prefix = spec_dir.parents[3]                    # <prefix>/share/jupyter/kernels/<name>
+    py = stacks._python(Path(v3_stack["path"]))
+    pth = Path(stacks._site_packages(py)) / "_qencode_nb_checkout.pth"
+    assert pth.read_text().strip() == str(ROOT)
+    pth.write_text("/nonexistent/another-checkout\n")
+    shutil.rmtree(spec_dir)
+    assert v3_stack["kernelspec"] not in stacks.available_kernelspecs()
+    said = []
+    kernel = ensure_stack(v3_stack["name"], [], said.append, jupyter_prefix=prefix)
+    assert kernel == v3_stack["kernelspec"] in stacks.available_kernelspecs()
+    assert pth.read_text().strip() == str(ROOT)
+    assert [s.split(": ")[1].split(" ")[0] for s in said] == ["its", "kernel"], said
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    where = subprocess.run([str(py), "-c", "import qencode_nb; print(qencode_nb.__file__)"],
+                           env=env, capture_output=True, text=True, check=True).stdout
+    assert where.strip().startswith(str(ROOT)), where
+    again = []
+    assert ensure_stack(v3_stack["name"], [], again.append, jupyter_prefix=prefix) == kernel
+    assert again == []                              # nothing to repair twice
