@@ -54,9 +54,9 @@ def material(entry, problem, optimizer_name: str, kind: str) -> dict:
         kind: "vqe" or "adapt".
     """
     import os
-    from importlib.metadata import version
 
     from qencode_nb.notebook.fingerprint import measured_numerics
+    from qencode_nb.notebook.provenance import installed_version
     from qencode_nb.notebook.pins import THREAD_VARS
 
     backend = problem.engines.rerun.checkpoint_label
@@ -67,7 +67,9 @@ def material(entry, problem, optimizer_name: str, kind: str) -> dict:
             "hamiltonian": problem.hamiltonian_origin, "num_params": problem.num_params,
             "threads": {v: os.environ.get(v) for v in THREAD_VARS},
             "numeric": measured_numerics(),
-            "versions": {p: version(p) for p in ("numpy", "scipy", "pennylane", "qencode-nb")}}
+            # a stack's kernel imports qencode_nb through a .pth, without its metadata: None
+            "versions": {p: installed_version(p)
+                         for p in ("numpy", "scipy", "pennylane", "qencode-nb")}}
 
 
 class Checkpoint:
