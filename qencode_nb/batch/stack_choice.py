@@ -190,9 +190,9 @@ def attach_stack(rec: dict, log, *, jupyter_prefix=None) -> str | None:
     from qencode_nb.paths import ROOT
 
     name, env_dir = rec["name"], Path(rec["path"])
-    py = stacks._python(env_dir)
+    py = stacks.stack_python(env_dir)
     try:
-        site = Path(stacks._site_packages(py))
+        site = Path(stacks.site_packages(py))
     except (OSError, subprocess.SubprocessError) as exc:
         log(f"stack {name} no longer runs ({exc}); the audits run in the current stack; "
             f"`qencode-nb stack remove {name}` to build it again")
@@ -203,7 +203,7 @@ def attach_stack(rec: dict, log, *, jupyter_prefix=None) -> str | None:
         pth.write_text(f"{ROOT}\n", encoding="utf-8")
         log(f"stack {name}: its kernel now imports this checkout's qencode_nb ({ROOT})")
     if rec["kernelspec"] not in stacks.available_kernelspecs():
-        prefix = stacks._jupyter_prefix(jupyter_prefix)
+        prefix = stacks.jupyter_prefix_of(jupyter_prefix)
         done = subprocess.run([str(py), "-m", "ipykernel", "install", "--prefix",
                                str(prefix), "--name", rec["kernelspec"], "--display-name",
                                f"qencode-nb {name} (Python {rec.get('python')})"],

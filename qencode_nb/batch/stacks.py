@@ -142,7 +142,8 @@ def _requirement_args(requirements) -> list[str]:
     return [i.strip() for i in items]
 
 
-def _python(env_dir: Path) -> Path:
+def stack_python(env_dir: Path) -> Path:
+    """The Python of the stack in folder ``env_dir``."""
     return env_dir / "bin" / "python"
 
 
@@ -164,7 +165,8 @@ def _run_logged(cmd, log, what: str) -> None:
         raise StackError(f"{what} failed (exit {proc.returncode}):\n{tail}")
 
 
-def _jupyter_prefix(jupyter_prefix) -> Path:
+def jupyter_prefix_of(jupyter_prefix) -> Path:
+    """The Jupyter prefix a kernelspec goes to: ``jupyter_prefix``, else ``sys.prefix``."""
     return Path(jupyter_prefix) if jupyter_prefix is not None else Path(sys.prefix)
 
 
@@ -250,13 +252,13 @@ def create_stack(name: str, recipe: str | None = None, *, requirements=None,
               "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
               "status": "creating"}
     _write_record(env_dir, record)
-    py = _python(env_dir)
+    py = stack_python(env_dir)
     with open(env_dir / "create.log", "w", encoding="utf-8") as log:
         try:
             log.write(f"venv {env_dir} (base Python {sys.version.split()[0]})\n")
             venv.EnvBuilder(with_pip=True).create(str(env_dir))
             if parent:
-                site = Path(_site_packages(py))
+                site = Path(site_packages(py))
                 (site / "_qencode_nb_overlay.pth").write_text(
                     f"import site; site.addsitedir({parent!r})\n")
             _run_logged([py, "-m", "pip", "install", "--disable-pip-version-check",
@@ -264,12 +266,12 @@ def create_stack(name: str, recipe: str | None = None, *, requirements=None,
             # The kernel imports qencode_nb from this checkout, so every stack runs the
             # same toolkit code (no build step: an overlay would see this
             # environment's setuptools inside pip's isolated build).
-            (Path(_site_packages(py)) / "_qencode_nb_checkout.pth").write_text(f"{ROOT}\n")
+            (Path(site_packages(py)) / "_qencode_nb_checkout.pth").write_text(f"{ROOT}\n")
             record["python"] = subprocess.run(
                 [str(py), "-c", "import platform; print(platform.python_version())"],
                 capture_output=True, text=True, check=True).stdout.strip()
             record["freeze"] = _freeze(py)
-            prefix = _jupyter_prefix(jupyter_prefix)
+            prefix = jupyter_prefix_of(jupyter_prefix)
             _run_logged([py, "-m", "ipykernel", "install", "--prefix", prefix,
                          "--name", record["kernelspec"],
                          "--display-name", f"qencode-nb {name} (Python {record['python']})"],
@@ -286,7 +288,8 @@ def create_stack(name: str, recipe: str | None = None, *, requirements=None,
     return record
 
 
-def _site_packages(py: Path) -> str:
+def site_packages(py: Path) -> str:
+    """The ``purelib`` folder of the Python ``py`` (a stack's site-packages)."""
     return subprocess.run([str(py), "-c", "import sysconfig; "
                            "print(sysconfig.get_paths()['purelib'])"],
                           capture_output=True, text=True, check=True).stdout.strip()
@@ -358,8 +361,8 @@ def remove_stack(name: str, root=None, jupyter_prefix=None) -> None:
     except (OSError, ValueError):
         recorded = None
     spec = Path(recorded) if recorded else (
-        _jupyter_prefix(jupyter_prefix) / "share" / "jupyter" / "kernels" / kernelspec_name(name))
-    if _spec_python(spec) == str(_python(env_dir.resolve())):
+        jupyter_prefix_of(jupyter_prefix) / "share" / "jupyter" / "kernels" / kernelspec_name(name))
+    if _spec_python(spec) == str(stack_python(env_dir.resolve())):
         shutil.rmtree(spec)
     shutil.rmtree(env_dir)
 

@@ -240,8 +240,8 @@ def test_a_stack_built_by_another_checkout_is_attached_to_this_one(v3_stack):
 
     spec_dir = Path(stacks.available_kernelspecs()[v3_stack["kernelspec"]])
     prefix = spec_dir.parents[3]                    # <prefix>/share/jupyter/kernels/<name>
-    py = stacks._python(Path(v3_stack["path"]))
-    pth = Path(stacks._site_packages(py)) / "_qencode_nb_checkout.pth"
+    py = stacks.stack_python(Path(v3_stack["path"]))
+    pth = Path(stacks.site_packages(py)) / "_qencode_nb_checkout.pth"
     assert pth.read_text().strip() == str(ROOT)
     pth.write_text("/nonexistent/another-checkout\n")
     shutil.rmtree(spec_dir)
