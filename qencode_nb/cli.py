@@ -12,21 +12,23 @@ runs | head``) ends the command quietly with status 0 (:func:`main`).
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 
 from qencode_nb.commands import (audit, claims, compare, curve, data, report, robustness, show,
                                  stack, study, sweep, trust)
+from qencode_nb.commands.flags import FlagParser
 
 #: The command modules, in the order their subcommands are registered.
 COMMANDS = (audit, show, sweep, study, robustness, curve, report, stack, data, trust, compare,
             claims)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The ``qencode-nb`` parser with every command of :data:`COMMANDS`."""
-    parser = argparse.ArgumentParser(
+def build_parser() -> FlagParser:
+    """The ``qencode-nb`` parser with every command of :data:`COMMANDS` (a
+    :class:`~qencode_nb.commands.flags.FlagParser`, so that errors name the flags as
+    typed)."""
+    parser = FlagParser(
         prog="qencode-nb",
         description="Audit whether published VQE benchmark results still hold when re-run.")
     sub = parser.add_subparsers(dest="command", required=True)

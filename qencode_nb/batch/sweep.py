@@ -49,22 +49,23 @@ def check_options(opts):
     gives it.
 
     Raises:
-        ParameterError: an unknown mode, engine or stack, a bad thread count or kernel.
-        EntryError: ``timeout`` not > 0 (field ``timeout``), ``workers`` not an integer
-            >= 1 (field ``workers``).
+        EntryError: an unknown mode or engine (fields ``mode``, ``engine``), ``workers``
+            not an integer >= 1 (field ``workers``).
+        ParameterError: an unknown stack, ``timeout`` or ``cell_timeout`` not > 0
+            (:func:`~qencode_nb.notebook.parameters.check_timeout`).
+        PinError: a bad thread count or kernel.
     """
     from qencode_nb.batch.stack_choice import check_stack
     from qencode_nb.engines.selection import check_engine
-    from qencode_nb.notebook.parameters import check_mode
+    from qencode_nb.notebook.parameters import check_mode, check_timeout
     from qencode_nb.notebook.pins import pin_environment
 
     check_mode(opts.mode)
     engine = check_engine(opts.engine)
     check_stack(opts.stack)
     pin_environment(opts.blas_threads, opts.blas_coretype)   # validates both early
-    if opts.timeout is not None and not opts.timeout > 0:
-        raise EntryError(f"{opts.timeout!r} is not accepted; accepted: seconds > 0 or None",
-                         field="timeout")
+    check_timeout(opts.timeout)
+    check_timeout(opts.cell_timeout, "cell_timeout")
     if opts.scheduler is None and (isinstance(opts.workers, bool)
                                    or not isinstance(opts.workers, int) or opts.workers < 1):
         raise EntryError(f"{opts.workers!r} is not accepted; accepted: an integer >= 1 "
@@ -170,7 +171,7 @@ def select_subset(targets: list[str], subset: str | None) -> list[str]:
         hits = [t for t in targets if Path(t).name.startswith(prefix)]
         (kept.extend(hits) if hits else missing.append(prefix))
     if missing:
-        raise EntryError(f"subset {subset!r} needs {', '.join(missing)}, not among the "
+        raise EntryError(f"{subset!r} needs {', '.join(missing)}, not among the "
                          "targets (pass the database folder)", field="subset")
     return kept
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sys
 
+from qencode_nb.commands.flags import as_typed
 from qencode_nb.errors import DataFetchError, QencodeNbError
 
 
@@ -38,7 +39,7 @@ def _data(args) -> int:
         folder = database.fetch(args.only, base_url=args.base_url, path=args.dir,
                                 retries=retries, progress=sys.stderr.isatty())
     except QencodeNbError as exc:
-        print(f"qencode-nb: {exc}", file=sys.stderr)
+        print(f"qencode-nb: {as_typed(exc, args)}", file=sys.stderr)
         return 1 if isinstance(exc, DataFetchError) else 2
     n = len(database.select(args.only))
     print(f"{n} file(s) of QEncode v4.4 checked in {folder} (entries in {folder / 'db'})")

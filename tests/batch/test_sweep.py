@@ -51,7 +51,7 @@ def test_sweep_refuses_unknown_targets(tmp_path):
 
 
 def test_sweep_refuses_an_unknown_engine_before_any_run(tmp_path):
-    with pytest.raises(EntryError, match="engine 'gpu' is not accepted; accepted: None "
+    with pytest.raises(EntryError, match="field engine: 'gpu' is not accepted; accepted: None "
                                          r"\(the recorded backend\), qnode, statevector, "
                                          "sector, fast"):
         sweep([str(H2_JW_UCCSD)], tmp_path, engine="gpu")

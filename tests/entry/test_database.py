@@ -135,4 +135,4 @@ def test_cli_data_fetch(serve, tmp_path):
     assert (tmp_path / "c" / "db" / f"{ENTRIES[0]}.json").is_file()
     bad = subprocess.run([str(QENCODE_NB), "data", "fetch", "--only", "nope",
                           "--dir", str(tmp_path / "c")], capture_output=True, text=True)
-    assert bad.returncode == 2 and "field only: 'nope' not in" in bad.stderr
+    assert bad.returncode == 2 and "qencode-nb: --only 'nope' not in" in bad.stderr
