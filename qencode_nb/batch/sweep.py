@@ -397,7 +397,9 @@ def sweep(targets, out_dir, options: RunOptions | None = None, *, subset: str | 
     bar.close()
     with folder_lock(out):   # another sweep on this folder writes its files before or after
         table = audit_table([out / f"{n}.ipynb" for n in names])
-        write_text_atomic(out / "summary.csv", table.to_csv(index=False))
+        from qencode_nb.readout.summary_csv import summary_text
+
+        write_text_atomic(out / "summary.csv", summary_text(table))   # n/a: not applicable
         if opts.plot and len(table):
             from qencode_nb.readout.plots import margin_plot
 
