@@ -16,7 +16,7 @@ class QencodeNbError(Exception):
     name the library and ``audit.ipynb`` use, e.g. ``blas_coretype``) and
     :attr:`detail` (the message after the name); :meth:`naming` says the same under
     another name, the flag a user typed (``--coretype``: the CLI's
-    :func:`qencode_nb.commands.run_args.as_typed`).
+    :func:`qencode_nb.commands.flags.as_typed`).
 
     In a notebook its message comes first: IPython asks an exception for
     ``_render_traceback_()`` before it formats one, and ipykernel sends those
