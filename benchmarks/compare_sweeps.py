@@ -32,6 +32,7 @@ from pathlib import Path
 import pandas as pd
 
 from qencode_nb import read_records
+from qencode_nb.readout.summary_csv import read_summary
 
 SKIP_RECORDS = {"provenance"}
 SKIP_KEYS = {"wall_s", "seconds", "cache_key", "cache_hit", "cache_status", "cache_path",
@@ -82,8 +83,9 @@ def main(before, after) -> int:
         print(f"{name}: {len(ra)} records, {'identical' if not out else f'{len(out)} differences'}")
         for line in out[:15]:
             print("   ", line)
-    sa = pd.read_csv(before / "summary.csv", keep_default_na=False, dtype=str)
-    sb = pd.read_csv(after / "summary.csv", keep_default_na=False, dtype=str)
+    # as text, statuses as the records name them (a summary.csv of either spelling of n/a)
+    sa = read_summary(before / "summary.csv", dtype=str, na_values=None)
+    sb = read_summary(after / "summary.csv", dtype=str, na_values=None)
     cols = [c for c in sa.columns if c not in SKIP_COLUMNS]
     assert list(sa.columns) == list(sb.columns), "summary columns differ"
     sa = sa.sort_values("entry_id").reset_index(drop=True)[cols]

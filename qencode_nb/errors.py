@@ -12,6 +12,12 @@ from pathlib import Path
 class QencodeNbError(Exception):
     """Base class of every error raised by qencode-nb.
 
+    An error that refuses the value of one parameter names it: :attr:`parameter` (the
+    name the library and ``audit.ipynb`` use, e.g. ``blas_coretype``) and
+    :attr:`detail` (the message after the name); :meth:`naming` says the same under
+    another name, the flag a user typed (``--coretype``: the CLI's
+    :func:`qencode_nb.commands.flags.as_typed`).
+
     In a notebook its message comes first: IPython asks an exception for
     ``_render_traceback_()`` before it formats one, and ipykernel sends those
     lines as the cell's error output (papermill prints them when the run
@@ -21,8 +27,29 @@ class QencodeNbError(Exception):
     traceback back, below the message.
     """
 
+    #: The parameter whose value is refused (None: the error names none).
+    parameter: str | None = None
+    #: The message after the parameter's name (None: the error names no parameter).
+    detail: str | None = None
+
     def _render_traceback_(self) -> list[str]:
         return render_traceback(self)
+
+    def naming(self, name: str) -> str:
+        """The message with the parameter called ``name`` (e.g. the flag ``--coretype``
+        for ``blas_coretype``); the message as it is where no parameter is named."""
+        return f"{name} {self.detail}" if self.parameter else str(self)
+
+
+class NamedParameterError(QencodeNbError):
+    """Base of the errors that may name the parameter whose value they refuse: the
+    message reads ``<parameter> <detail>`` (``blas_threads 0 is not accepted; accepted:
+    an integer >= 1``) where ``parameter`` is given, else ``detail`` alone."""
+
+    def __init__(self, detail: str, *, parameter: str | None = None):
+        self.parameter = parameter
+        self.detail = detail
+        super().__init__(f"{parameter} {detail}" if parameter else detail)
 
 
 class EntryError(QencodeNbError, ValueError):
@@ -37,6 +64,9 @@ class EntryError(QencodeNbError, ValueError):
         self.message = message
         self.field = field
         self.path = path
+        # a value given as a parameter (not read from a file) names it like the others
+        self.parameter = field if path is None else None
+        self.detail = message
         prefix = ": ".join(str(p) for p in (path, f"field {field}" if field else None)
                            if p is not None)
         super().__init__(f"{prefix}: {message}" if prefix else message)
@@ -46,11 +76,11 @@ class EntryError(QencodeNbError, ValueError):
         return EntryError(self.message, field=self.field, path=path)
 
 
-class PinError(QencodeNbError, RuntimeError):
+class PinError(NamedParameterError, RuntimeError):
     """BLAS threads or the BLAS kernel could not be pinned as requested."""
 
 
-class ParameterError(QencodeNbError, ValueError):
+class ParameterError(NamedParameterError, ValueError):
     """A notebook parameter is unknown or has a value that is not accepted."""
 
 

@@ -221,6 +221,17 @@ def python() -> str:
     return sys.executable
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    """A ``browser`` test on a machine without Chromium skips before its fixtures (no
+    site build, no JupyterLab), naming the Debian package and its install command; it
+    fails instead where ``CI`` is set (tests/browser.py, :func:`require_chromium`)."""
+    if item.get_closest_marker("browser"):
+        from browser import require_chromium
+
+        require_chromium()
+
+
 @pytest.fixture(scope="session")
 def chromium():
     """One real headless Chromium for the session (tests/browser.py); the browser

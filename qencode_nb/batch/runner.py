@@ -31,7 +31,8 @@ def check_repeats(repeats) -> int:
         ParameterError: anything else (a bool included).
     """
     if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
-        raise ParameterError(f"repeats {repeats!r} is not accepted; accepted: an integer >= 1")
+        raise ParameterError(f"{repeats!r} is not accepted; accepted: an integer >= 1",
+                             parameter="repeats")
     return repeats
 
 
@@ -67,17 +68,15 @@ def run_jobs(entry, jobs, out_dir, options: RunOptions, *, desc: str,
     from qencode_nb.batch.progress_bar import advance, progress_bar
     from qencode_nb.batch.sweep import run_local
     from qencode_nb.engines.selection import check_engine
-    from qencode_nb.notebook.parameters import check_mode
+    from qencode_nb.notebook.parameters import check_mode, check_timeout
 
     mode, timeout = options.mode, options.timeout
     check_mode(mode)
     engine = check_engine(options.engine)
     if mode not in STUDY_MODES:
-        raise ParameterError(f"mode {mode!r} does not re-run the optimiser; accepted: "
-                             + ", ".join(STUDY_MODES))
-    if timeout is not None and not timeout > 0:
-        raise ParameterError(f"timeout {timeout!r} is not accepted; accepted: seconds > 0 "
-                             "or None")
+        raise ParameterError(f"{mode!r} does not re-run the optimiser; accepted: "
+                             + ", ".join(STUDY_MODES), parameter="mode")
+    check_timeout(timeout)
     if Path(str(entry)).is_dir():
         raise EntryError(f"{entry!r} is a folder; accepted: one entry file or a bundled name",
                          field="entry")

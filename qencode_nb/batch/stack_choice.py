@@ -56,9 +56,10 @@ def check_stack(stack) -> str:
         return stack
     ready = [r["name"] for r in stacks.list_stacks() if r.get("status") == "ready"]
     if stack not in ready:
-        raise ParameterError(f"stack {stack!r} is not accepted; accepted: "
+        raise ParameterError(f"{stack!r} is not accepted; accepted: "
                              + ", ".join([*STACK_WORDS, *ready])
-                             + " (`qencode-nb stack create NAME` makes one)")
+                             + " (`qencode-nb stack create NAME` makes one)",
+                             parameter="stack")
     return stack
 
 

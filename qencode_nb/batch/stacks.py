@@ -117,8 +117,8 @@ def recipe_requirements(recipe: str) -> list[str]:
         return ["-r", str(ROOT / "requirements.lock")]
     if key == "latest":
         return _pyproject_dependencies()
-    raise ParameterError(f"stack recipe {recipe!r} is not accepted; accepted: "
-                         + ", ".join(RECIPES) + " (or give requirements)")
+    raise ParameterError(f"{recipe!r} is not accepted; accepted: "
+                         + ", ".join(RECIPES) + " (or give requirements)", parameter="recipe")
 
 
 def _requirement_args(requirements) -> list[str]:
@@ -136,9 +136,10 @@ def _requirement_args(requirements) -> list[str]:
         return ["-r", str(path.resolve())]
     items = [requirements] if isinstance(requirements, str) else list(requirements or ())
     if not items or not all(isinstance(i, str) and i.strip() for i in items):
-        raise ParameterError(f"requirements {requirements!r} are not accepted; accepted: a "
-                             "pip requirements file (.txt/.lock/.in) or one or more "
-                             "requirement strings such as 'scipy==1.16.3'")
+        raise ParameterError(f"{requirements!r} are not accepted; accepted: a pip "
+                             "requirements file (.txt/.lock/.in) or one or more "
+                             "requirement strings such as 'scipy==1.16.3'",
+                             parameter="requirements")
     return [i.strip() for i in items]
 
 
@@ -406,8 +407,9 @@ def check_kernelspecs(kernelspecs) -> list[str]:
     names = list(dict.fromkeys(names))
     found = available_kernelspecs()
     if len(names) < 2:
-        raise ParameterError(f"kernelspecs {kernelspecs!r}: an environment comparison needs two or "
-                             "more distinct kernelspecs; accepted: " + ", ".join(sorted(found)))
+        raise ParameterError(f"{kernelspecs!r}: an environment comparison needs two or "
+                             "more distinct kernelspecs; accepted: " + ", ".join(sorted(found)),
+                             parameter="kernelspecs")
     unknown = [k for k in names if k not in found]
     if unknown:
         failed = [r["name"] for r in list_stacks()

@@ -54,22 +54,23 @@ def check_options(opts):
     gives it.
 
     Raises:
-        ParameterError: an unknown mode, engine or stack, a bad thread count or kernel.
-        EntryError: ``timeout`` not > 0 (field ``timeout``), ``workers`` not an integer
-            >= 1 (field ``workers``).
+        EntryError: an unknown mode or engine (fields ``mode``, ``engine``), ``workers``
+            not an integer >= 1 (field ``workers``).
+        ParameterError: an unknown stack, ``timeout`` or ``cell_timeout`` not > 0
+            (:func:`~qencode_nb.notebook.parameters.check_timeout`).
+        PinError: a bad thread count or kernel.
     """
     from qencode_nb.batch.stack_choice import check_stack
     from qencode_nb.engines.selection import check_engine
-    from qencode_nb.notebook.parameters import check_mode
+    from qencode_nb.notebook.parameters import check_mode, check_timeout
     from qencode_nb.notebook.pins import pin_environment
 
     check_mode(opts.mode)
     engine = check_engine(opts.engine)
     check_stack(opts.stack)
     pin_environment(opts.blas_threads, opts.blas_coretype)   # validates both early
-    if opts.timeout is not None and not opts.timeout > 0:
-        raise EntryError(f"{opts.timeout!r} is not accepted; accepted: seconds > 0 or None",
-                         field="timeout")
+    check_timeout(opts.timeout)
+    check_timeout(opts.cell_timeout, "cell_timeout")
     if opts.scheduler is None and (isinstance(opts.workers, bool)
                                    or not isinstance(opts.workers, int) or opts.workers < 1):
         raise EntryError(f"{opts.workers!r} is not accepted; accepted: an integer >= 1 "
@@ -175,7 +176,7 @@ def select_subset(targets: list[str], subset: str | None) -> list[str]:
         hits = [t for t in targets if Path(t).name.startswith(prefix)]
         (kept.extend(hits) if hits else missing.append(prefix))
     if missing:
-        raise EntryError(f"subset {subset!r} needs {', '.join(missing)}, not among the "
+        raise EntryError(f"{subset!r} needs {', '.join(missing)}, not among the "
                          "targets (pass the database folder)", field="subset")
     return kept
 
@@ -406,7 +407,9 @@ def sweep(targets, out_dir, options: RunOptions | None = None, *, subset: str | 
 
     with folder_lock(out):   # another sweep on this folder writes its files before or after
         table = audit_table([out / f"{n}.ipynb" for n in names])
-        write_text_atomic(out / "summary.csv", table.to_csv(index=False))
+        from qencode_nb.readout.summary_csv import summary_text
+
+        write_text_atomic(out / "summary.csv", summary_text(table))   # n/a: not applicable
         write_manifest(out, "sweep", [f"{n}.ipynb" for n in names], resume.reruns)
         if opts.plot and len(table):
             _write_plot(out, table)

@@ -18,5 +18,6 @@ subparsers.
   (:mod:`qencode_nb.trust`);
 - :mod:`~qencode_nb.commands.compare`: ``compare RUNS_A RUNS_B``
   (:mod:`qencode_nb.readout.cross_host`);
-- :mod:`~qencode_nb.commands.run_args`: what the run commands share (help texts).
+- :mod:`~qencode_nb.commands.run_args`: what the run commands share (help texts);
+- :mod:`~qencode_nb.commands.flags`: every command's errors naming the flags as typed.
 """

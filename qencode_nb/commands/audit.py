@@ -10,12 +10,17 @@ It runs ``notebooks/audit.ipynb`` through the pinned papermill engine
 (:mod:`qencode_nb.notebook.runner`) and prints the verdict, or with ``--json`` every
 record as one JSON object.  The executed notebook is ``OUT.ipynb``, by default
 ``runs/audit/<entry stem>.ipynb`` under the working directory (:data:`AUDIT_OUT_DIR`;
-never a loose file beside it).  Exit status: 0 when the run recorded ``done`` with no
-alert, 3 when it did but raised alerts (integrity or replay failed, inconsistent
-published numbers), 1 when it failed (stderr: the reason, the notebook kept,
-``--traceback``), 2 on bad arguments (an ENTRY that is neither an existing file nor a
-bundled name among them: refused before any kernel starts, nothing written, "did you
-mean ..." for a name).
+never a loose file beside it); ``--out x`` writes ``x.ipynb`` (:func:`notebook_out`: a
+name without ``.ipynb`` gets it appended, an existing folder is refused).
+
+Exit status: 0 when the run recorded ``done`` with no alert, 3 when it did but raised
+alerts (integrity or replay failed, inconsistent published numbers), 1 when it failed
+(stderr: the reason, the notebook kept, ``--traceback``), 2 on bad arguments, refused
+before any kernel starts and with nothing written (an ENTRY that is neither an existing
+file nor a bundled name, with "did you mean ..." for a name; a bad ``--mode``,
+``--engine``, ``--timeout``, ``--threads``, ``--coretype``, ``--stack`` or ``--out``),
+each refusal naming the flag as typed (``--coretype``, not the notebook parameter
+``blas_coretype``: :mod:`qencode_nb.commands.flags`).
 
 ``--engine sector`` (audit, sweep, study threads/kernels/environments) runs the entries
 that map (:func:`qencode_nb.rerun.ci_space_map.unmappable_reason`) on the sector
@@ -31,6 +36,7 @@ import json
 import sys
 from pathlib import Path
 
+from qencode_nb.commands.flags import as_typed
 from qencode_nb.commands.run_args import CORETYPE_HELP, ENGINE_HELP, add_stack_argument
 from qencode_nb.errors import QencodeNbError
 
@@ -38,19 +44,23 @@ from qencode_nb.errors import QencodeNbError
 #: ``<AUDIT_OUT_DIR>/<entry stem>.ipynb``, relative to the working directory (a
 #: folder of its own, so that a sweep folder's ``summary.csv`` never picks it up).
 AUDIT_OUT_DIR = Path("runs") / "audit"
+#: The executed notebook's suffix, appended to an ``--out`` without it (:func:`notebook_out`).
+NOTEBOOK_SUFFIX = ".ipynb"
 
 
 def add_parsers(sub) -> None:
     """Add ``audit`` to the subparsers ``sub``."""
     audit = sub.add_parser("audit", help="audit one entry in an executed notebook")
     audit.add_argument("entry", help="a name in params/ (lih, h2, h6, bh) or a .yaml/.json path")
-    audit.add_argument("--threads", type=int, default=1, help="BLAS threads (default 1)")
-    audit.add_argument("--coretype", default=None, help=CORETYPE_HELP)
+    audit.add_argument("--threads", type=int, default=1, dest="blas_threads", metavar="THREADS",
+                       help="BLAS threads (default 1)")
+    audit.add_argument("--coretype", default=None, dest="blas_coretype", metavar="CORETYPE",
+                       help=CORETYPE_HELP)
     audit.add_argument("--mode", default="full", help="full (default), replay or rerun")
     audit.add_argument("--db", default=None,
                        help="folder of QEncode JSON files to complete a params/ entry")
-    audit.add_argument("--out", default=None, help="executed notebook path "
-                       "(default runs/audit/ENTRY.ipynb)")
+    audit.add_argument("--out", default=None, help="executed notebook path; .ipynb is "
+                       "appended to a name without it (default runs/audit/ENTRY.ipynb)")
     audit.add_argument("--timeout", type=int, default=None,
                        help="per-cell timeout in seconds (default: none)")
     audit.add_argument("--json", action="store_true", help="print all records as JSON")
@@ -64,36 +74,56 @@ def add_parsers(sub) -> None:
     audit.set_defaults(func=_audit)
 
 
+def notebook_out(out, entry) -> Path:
+    """Where the executed notebook goes: ``out`` with ``.ipynb`` appended when its name
+    does not end in it (``--out x`` writes ``x.ipynb``, ``--out lih.v2`` writes
+    ``lih.v2.ipynb``: the name is kept whole), or ``runs/audit/<entry stem>.ipynb``
+    (:data:`AUDIT_OUT_DIR`) without one.
+
+    Raises:
+        ParameterError: ``out`` is an existing folder (parameter ``out``; the notebook
+            would not be where the user looks for it).
+    """
+    from qencode_nb.errors import ParameterError
+
+    if not out:
+        return AUDIT_OUT_DIR / f"{Path(entry).stem}.ipynb"
+    path = Path(out)
+    if path.is_dir():
+        raise ParameterError(f"{str(out)!r} is a folder; accepted: a notebook path such as "
+                             f"{str(path / (Path(entry).stem + '.ipynb'))!r} (.ipynb is "
+                             "appended where missing)", parameter="out")
+    return path if path.name.endswith(NOTEBOOK_SUFFIX) else path.with_name(path.name
+                                                                           + NOTEBOOK_SUFFIX)
+
+
 def _audit(args) -> int:
     from qencode_nb.engines.selection import check_engine
-    from qencode_nb.notebook.parameters import MODES
+    from qencode_nb.notebook.parameters import check_mode, check_timeout
     from qencode_nb.notebook.record import encode, read_records
     from qencode_nb.notebook.runner import NOTEBOOKS, explain_failure, run_notebook
 
-    if args.mode not in MODES:
-        print(f"qencode-nb: --mode {args.mode!r} is not accepted; accepted: "
-              + ", ".join(MODES), file=sys.stderr)
-        return 2
-    try:
+    try:   # every value refused here, before any kernel and with nothing written
+        check_mode(args.mode)
         check_engine(args.engine)
+        check_timeout(args.timeout)
         from qencode_nb.notebook.pins import pin_environment
 
-        pin_environment(args.threads, args.coretype)   # --threads, --coretype: before any run
+        pin_environment(args.blas_threads, args.blas_coretype)
         from qencode_nb.entry.lookup import check_reference
 
-        # a typo is refused here, before any kernel and with nothing written
         entry = check_reference(args.entry)
         from qencode_nb.batch.stack_choice import check_stack
 
         stack = check_stack(args.stack)
+        out = notebook_out(args.out, args.entry)
     except QencodeNbError as exc:
-        print(f"qencode-nb: {exc}", file=sys.stderr)
+        print(f"qencode-nb: {as_typed(exc, args)}", file=sys.stderr)
         return 2
-    out = Path(args.out) if args.out else AUDIT_OUT_DIR / f"{Path(args.entry).stem}.ipynb"
     out.parent.mkdir(parents=True, exist_ok=True)
-    params = {"entry": entry, "blas_threads": args.threads, "mode": args.mode}
-    if args.coretype:
-        params["blas_coretype"] = args.coretype
+    params = {"entry": entry, "blas_threads": args.blas_threads, "mode": args.mode}
+    if args.blas_coretype:
+        params["blas_coretype"] = args.blas_coretype
     if args.engine:
         params["engine"] = args.engine
     if args.db:

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import sys
 
+from qencode_nb.commands.flags import as_typed
+
 
 def add_parsers(sub) -> None:
     """Add ``claims`` to the subparsers ``sub``."""
@@ -43,7 +45,7 @@ def _claims(args) -> int:
         rows = check_folder(args.folder, db=args.db, public_key=args.public_key)
         path = write_csv(rows, args.out) if args.out else None
     except (QencodeNbError, OSError) as exc:
-        print(f"qencode-nb: {exc}", file=sys.stderr)
+        print(f"qencode-nb: {as_typed(exc, args)}", file=sys.stderr)
         return EXIT_BAD_INPUT
     print(text(rows))
     if path is not None:

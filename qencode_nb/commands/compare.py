@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 
+from qencode_nb.commands.flags import as_typed
 from qencode_nb.errors import QencodeNbError
 
 
@@ -27,7 +28,7 @@ def _compare(args) -> int:
     try:
         table = compare_folders(args.runs_a, args.runs_b)
     except QencodeNbError as exc:
-        print(f"qencode-nb: {exc}", file=sys.stderr)
+        print(f"qencode-nb: {as_typed(exc, args)}", file=sys.stderr)
         return 2
     print(render(table, args.runs_a, args.runs_b))
     from qencode_nb.readout.manifest import stale_text

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import sys
 
+from qencode_nb.commands.flags import as_typed
 from qencode_nb.commands.run_args import CORETYPE_HELP
 from qencode_nb.errors import QencodeNbError
 
@@ -57,7 +58,7 @@ def _curve(args) -> int:
                              max_operators=args.cap or CURVE_MAX_OPERATORS,
                              plot=not args.no_plot)
     except QencodeNbError as exc:
-        print(f"qencode-nb: {exc}", file=sys.stderr)
+        print(f"qencode-nb: {as_typed(exc, args)}", file=sys.stderr)
         return 2
     import pandas as pd
 

@@ -1,12 +1,17 @@
-"""``qencode-nb data fetch``: the public QEncode v4.4 database on demand
-(:mod:`qencode_nb.entry.database`: pooch, every file's SHA-256 checked); exit status 1
-when a download failed or its hash differs, 2 on bad arguments.
+"""``qencode-nb data fetch [--only NAME ...] [--from MIRROR] [--dir DIR] [--retries N]``:
+the public QEncode v4.4 database on demand (:mod:`qencode_nb.entry.database`: pooch,
+every file's SHA-256 checked).  ``--from`` (also spelt ``--base-url``) names a mirror
+laid out like the cache folder: an http(s) URL, or offline a folder or a ``file://`` URL
+whose files are copied in under the same SHA-256 check.  Exit status 1 when a download
+(or copy) failed or its hash differs, 2 on bad arguments (a local mirror that is not a
+folder, an unknown name).
 """
 
 from __future__ import annotations
 
 import sys
 
+from qencode_nb.commands.flags import as_typed
 from qencode_nb.errors import DataFetchError, QencodeNbError
 
 
@@ -19,9 +24,11 @@ def add_parsers(sub) -> None:
                                         "the cache folder and print it; its db/ holds the entries")
     fe.add_argument("--only", nargs="+", default=None,
                     help="entry ids or release file names (default: every file)")
-    fe.add_argument("--base-url", default=None,
-                    help="a mirror laid out like the cache folder (default: the QEncode "
-                         "repository at the registry's commit)")
+    fe.add_argument("--from", "--base-url", dest="base_url", default=None, metavar="MIRROR",
+                    help="a mirror laid out like the cache folder (db/<entry id>.json, "
+                         "schema_v4.json, ...): an http(s) URL, or a local folder or "
+                         "file:// URL, copied with the same SHA-256 checks (default: the "
+                         "QEncode repository at the registry's commit)")
     fe.add_argument("--dir", default=None,
                     help="cache folder (default: $QENCODE_NB_DATA, else ~/.cache/qencode-nb/"
                          "qencode-v4)")
@@ -38,7 +45,7 @@ def _data(args) -> int:
         folder = database.fetch(args.only, base_url=args.base_url, path=args.dir,
                                 retries=retries, progress=sys.stderr.isatty())
     except QencodeNbError as exc:
-        print(f"qencode-nb: {exc}", file=sys.stderr)
+        print(f"qencode-nb: {as_typed(exc, args)}", file=sys.stderr)
         return 1 if isinstance(exc, DataFetchError) else 2
     n = len(database.select(args.only))
     print(f"{n} file(s) of QEncode v4.4 checked in {folder} (entries in {folder / 'db'})")

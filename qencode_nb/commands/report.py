@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import sys
 
+from qencode_nb.commands.flags import as_typed
 from qencode_nb.errors import QencodeNbError
 
 
@@ -51,7 +52,7 @@ def _report(args) -> int:
         try:
             page = write_record_report(args.runs_dir, args.out, notebooks=args.notebooks)
         except QencodeNbError as exc:
-            print(f"qencode-nb: {exc}", file=sys.stderr)
+            print(f"qencode-nb: {as_typed(exc, args)}", file=sys.stderr)
             return 2
         print(f"report: {page} (grouped by release; each release's full report in its "
               "folder)")
@@ -61,7 +62,7 @@ def _report(args) -> int:
         report = write_report(args.runs_dir, args.out, notebooks=args.notebooks,
                               claims=args.claims)
     except QencodeNbError as exc:
-        print(f"qencode-nb: {exc}", file=sys.stderr)
+        print(f"qencode-nb: {as_typed(exc, args)}", file=sys.stderr)
         return 2
     failed = int((report.table["status"] != "done").sum())
     print(f"report: {report.path} ({len(report.table)} runs, {failed} failed"

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import sys
 
+from qencode_nb.commands.flags import as_typed
 from qencode_nb.commands.run_args import ENGINE_HELP, add_stack_argument, run_options
 from qencode_nb.commands.sweep import print_failures
 from qencode_nb.errors import QencodeNbError
@@ -59,7 +60,7 @@ def _robustness(args) -> int:
                             coretypes=args.coretypes, kernelspecs=args.kernelspecs,
                             subset=args.subset)
     except QencodeNbError as exc:
-        print(f"qencode-nb: {exc}", file=sys.stderr)
+        print(f"qencode-nb: {as_typed(exc, args)}", file=sys.stderr)
         return 2
     from qencode_nb.entry.labels import short_name
 

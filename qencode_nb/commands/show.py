@@ -24,6 +24,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from qencode_nb.commands.flags import as_typed
+
 
 def add_parsers(sub) -> None:
     """Add ``show`` to the subparsers ``sub``."""
@@ -106,7 +108,7 @@ def _show(args) -> int:
     try:
         status, text = card_text(path)
     except ValueError as exc:
-        print(f"qencode-nb: {exc}", file=sys.stderr)
+        print(f"qencode-nb: {as_typed(exc, args)}", file=sys.stderr)
         return 2
     print(f"{path.name}: {status}")
     print(text)

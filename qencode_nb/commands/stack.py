@@ -14,6 +14,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from qencode_nb.commands.flags import as_typed
 from qencode_nb.errors import QencodeNbError, StackError
 
 
@@ -78,7 +79,7 @@ def _stack(args) -> int:
             stacks.remove_stack(args.name, jupyter_prefix=args.jupyter_prefix)
             print(f"removed stack {args.name}")
     except QencodeNbError as exc:
-        print(f"qencode-nb: {exc}", file=sys.stderr)
+        print(f"qencode-nb: {as_typed(exc, args)}", file=sys.stderr)
         return 2 if not isinstance(exc, StackError) else 1
     return 0
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import sys
 
+from qencode_nb.commands.flags import as_typed
 from qencode_nb.commands.run_args import ENGINE_HELP, add_stack_argument, run_options
 from qencode_nb.commands.sweep import print_failures
 from qencode_nb.errors import QencodeNbError
@@ -103,7 +104,7 @@ def _explain(args) -> int:
         result = explain(args.entry, args.out or "runs/explain", run_options(args),
                          budget=DEFAULT_BUDGET if args.budget is None else args.budget)
     except QencodeNbError as exc:
-        print(f"qencode-nb: {exc}", file=sys.stderr)
+        print(f"qencode-nb: {as_typed(exc, args)}", file=sys.stderr)
         return 2
     cols = ["rank", "stack", "changed", "kernels_measured", "status", "ulps", "delta_ha"]
     print(result.table[cols].head(12).to_string(index=False))
@@ -127,7 +128,7 @@ def _study(args) -> int:
         result = run(args.kind, args.entry, repeats=args.repeats, out_dir=args.out or None,
                      options=run_options(args), **design)
     except QencodeNbError as exc:
-        print(f"qencode-nb: {exc}", file=sys.stderr)
+        print(f"qencode-nb: {as_typed(exc, args)}", file=sys.stderr)
         return 2
     out = result.out_dir
     with pd.option_context("display.width", 200, "display.max_columns", 20):

@@ -16,6 +16,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from qencode_nb.commands.flags import as_typed
 from qencode_nb.commands.run_args import (CORETYPE_HELP, ENGINE_HELP, add_stack_argument,
                                          run_options)
 from qencode_nb.errors import QencodeNbError
@@ -62,7 +63,7 @@ def _sweep(args) -> int:
             return _sweep_record(record, args)
         table = sweep(args.targets, args.out, run_options(args), subset=args.subset)
     except QencodeNbError as exc:
-        print(f"qencode-nb: {exc}", file=sys.stderr)
+        print(f"qencode-nb: {as_typed(exc, args)}", file=sys.stderr)
         return 2
     status = print_failures(failed := failures(table), Path(args.out))   # failures first
     from qencode_nb.batch.resume import reruns_text

@@ -30,11 +30,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from qencode_nb.commands.flags import as_typed
 from qencode_nb.errors import AttestationError, CrateWarning, KeyFileError, QencodeNbError
 
 
-def _error(exc) -> int:
-    print(f"qencode-nb: {exc}", file=sys.stderr)
+def _error(exc, args) -> int:
+    print(f"qencode-nb: {as_typed(exc, args)}", file=sys.stderr)
     return 2
 
 
@@ -70,7 +71,7 @@ def _keygen(args) -> int:
     try:
         private, public, kid = generate(args.out)
     except KeyFileError as exc:
-        return _error(exc)
+        return _error(exc, args)
     print(f"private key: {private} (mode 0600; keep it to yourself)\n"
           f"public key: {public} (give it to whoever verifies)\nkey id: {kid}")
     return 0
@@ -84,7 +85,7 @@ def _sign(args) -> int:
         key = load_private_key(args.key)
         notebooks = audit_targets(args.target)
     except QencodeNbError as exc:
-        return _error(exc)
+        return _error(exc, args)
     unsigned = 0
     for nb in notebooks:
         try:
@@ -107,7 +108,7 @@ def _verify(args) -> int:
         key = load_public_key(args.public_key)
         result = verify(args.attestation, key, entry_file=args.entry)
     except QencodeNbError as exc:
-        return _error(exc)
+        return _error(exc, args)
     print(result.report())
     return 0 if result.ok else 1
 
@@ -131,7 +132,7 @@ def _crate(args) -> int:
             warnings.simplefilter("always", CrateWarning)
             path = write_crate(folder, notebooks, summary=summary)
     except QencodeNbError as exc:
-        return _error(exc)
+        return _error(exc, args)
     n = len({Path(p).resolve() for p in notebooks})
     print(f"crate: {path} ({n} audit(s), Process Run Crate 0.6)")
     for w in caught:

@@ -77,7 +77,7 @@ def check_engine(engine) -> str | None:
         return None
     name = str(engine).strip().lower()
     if name not in registry.names():
-        raise EntryError(f"engine {engine!r} is not accepted; accepted: None (the recorded "
+        raise EntryError(f"{engine!r} is not accepted; accepted: None (the recorded "
                          f"backend), {', '.join(registry.names())}", field="engine")
     return name
 

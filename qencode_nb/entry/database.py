@@ -7,7 +7,10 @@ like a database folder (``db/<entry id>.json`` beside ``molecules_v4.json``,
 (``data/qencode-v4/registry.txt``: name, SHA-256, URL, one line a file) is the
 release's content at a fixed commit of the QEncode repository: a download whose
 hash differs (corrupted, truncated, tampered) is retried and then refused, and a
-file already in the cache is checked again before it is used.
+file already in the cache is checked again before it is used.  A mirror laid out like
+the cache folder may be an http(s) URL, a ``file://`` URL or a local folder
+(:func:`local_mirror`: an offline copy, e.g. ``../shared/qencode-v4`` or another
+machine's cache); its files are copied in and checked by the same SHA-256 rule.
 
 Importing this module imports nothing heavy (pooch is imported by :func:`fetch`).
 """
@@ -17,7 +20,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from qencode_nb.errors import DataFetchError, EntryError
+from qencode_nb.errors import DataFetchError, EntryError, ParameterError
 from qencode_nb.paths import BUNDLED_DB
 
 #: The registry of the public database (pooch's format: ``name sha256 url``).
@@ -107,6 +110,49 @@ def select(only=None, reg: dict | None = None) -> list[str]:
     return list(dict.fromkeys(by_key[o] for o in only))
 
 
+def local_mirror(base_url: str | None) -> Path | None:
+    """The folder of a local mirror: ``base_url`` as a ``file://`` URL or as a path (no
+    ``scheme://``); None for an http(s) mirror or none.
+
+    Raises:
+        ParameterError: a local mirror that is not a folder (parameter ``base_url``,
+            ``data fetch --from``).
+    """
+    from urllib.parse import urlparse
+    from urllib.request import url2pathname
+
+    if base_url is None:
+        return None
+    text = str(base_url)
+    if text.lower().startswith("file:"):
+        url = urlparse(text)
+        if url.netloc not in ("", "localhost"):
+            raise ParameterError(f"{text!r} names the host {url.netloc!r}; accepted: a "
+                                 "file URL of this machine (file:///path/to/mirror), a "
+                                 "folder or an http(s) URL", parameter="base_url")
+        folder = Path(url2pathname(url.path))
+    elif "://" in text:
+        return None
+    else:
+        folder = Path(text).expanduser()
+    if not folder.is_dir():
+        raise ParameterError(f"{text!r} is not a folder; accepted: a local mirror laid out "
+                             "like the cache folder (db/<entry id>.json, schema_v4.json, "
+                             "...), as a folder or a file:// URL, or an http(s) URL",
+                             parameter="base_url")
+    return folder.resolve()
+
+
+def copy_from_mirror(url: str, output_file, pooch_instance=None) -> None:
+    """A pooch downloader for a ``file://`` URL: copy the file to ``output_file`` (pooch
+    then checks its SHA-256 before it keeps it, as for a download)."""
+    import shutil
+    from urllib.parse import urlparse
+    from urllib.request import url2pathname
+
+    shutil.copyfile(url2pathname(urlparse(url).path), output_file)
+
+
 def fetch(only=None, *, base_url: str | None = None, path=None, retries: int = RETRIES,
           progress: bool = False) -> Path:
     """Download (or find, checked, in the cache) the release's files; return the folder.
@@ -114,7 +160,9 @@ def fetch(only=None, *, base_url: str | None = None, path=None, retries: int = R
     Args:
         only: entry ids or release file names (:func:`select`); None: every file.
         base_url: a mirror laid out like the cache folder (``<base_url>db/<id>.json``,
-            ``<base_url>schema_v4.json``); None: the QEncode repository at
+            ``<base_url>schema_v4.json``): an http(s) URL, or a local folder given as a
+            path or a ``file://`` URL (:func:`local_mirror`; its files are copied, each
+            once: a file that differs differs again); None: the QEncode repository at
             :data:`SOURCE` (each file's URL in the registry).
         path: the cache folder (:func:`data_dir`).
         retries: attempts after the first when a download fails or its hash differs.
@@ -125,14 +173,19 @@ def fetch(only=None, *, base_url: str | None = None, path=None, retries: int = R
 
     Raises:
         EntryError: a name of ``only`` is not in the registry.
-        DataFetchError: a file that cannot be downloaded, or whose SHA-256 is still
-            not the registry's after the retries (names the file, the URL and both
-            hashes); nothing of it is left in the cache.
+        ParameterError: a local mirror that is not a folder (:func:`local_mirror`).
+        DataFetchError: a file that cannot be downloaded (or read from a local
+            mirror), or whose SHA-256 is still not the registry's after the retries
+            (names the file, the URL or path and both hashes); nothing of it is left in
+            the cache.
     """
     import pooch
 
     reg = registry()
     names = select(only, reg)
+    mirror = local_mirror(base_url)
+    if mirror is not None:
+        base_url, retries = mirror.as_uri(), 0
     if not progress:
         pooch.get_logger().setLevel("WARNING")   # one "Downloading ..." line a file otherwise
     folder = data_dir(path)
@@ -142,12 +195,15 @@ def fetch(only=None, *, base_url: str | None = None, path=None, retries: int = R
                          urls=None if base else {n: reg[n][1] for n in reg})
     for name in names:
         url = (base + name) if base else reg[name][1]
+        source = mirror / name if mirror is not None else url
+        got = "copied" if mirror is not None else "downloaded"
         try:
-            store.fetch(name, progressbar=progress)
+            store.fetch(name, progressbar=progress,
+                        downloader=copy_from_mirror if mirror is not None else None)
         except ValueError as exc:          # pooch: the hash does not match
-            raise DataFetchError(f"{name}: downloaded from {url}, refused after "
+            raise DataFetchError(f"{name}: {got} from {source}, refused after "
                                  f"{1 + int(retries)} attempt(s): {exc}") from None
-        except Exception as exc:  # noqa: BLE001 - requests' errors, an HTTP status
-            raise DataFetchError(f"{name}: cannot be downloaded from {url}: "
+        except Exception as exc:  # noqa: BLE001 - requests' errors, an HTTP status, OSError
+            raise DataFetchError(f"{name}: cannot be {got} from {source}: "
                                  f"{type(exc).__name__}: {exc}") from None
     return folder

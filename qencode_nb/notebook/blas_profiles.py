@@ -89,15 +89,15 @@ def check_coretype(coretype: str, flags: set[str] | None = None) -> str:
     by_lower = {name.lower(): name for name in CORETYPE_CPU_FLAGS}
     name = by_lower.get(str(coretype).lower())
     if name is None:
-        raise PinError(
-            f"blas_coretype {coretype!r} is not an OpenBLAS coretype; accepted: "
-            + ", ".join(CORETYPE_CPU_FLAGS))
+        raise PinError(f"{coretype!r} is not an OpenBLAS coretype; accepted: "
+                       + ", ".join(CORETYPE_CPU_FLAGS), parameter="blas_coretype")
     flags = cpu_flags() if flags is None else flags
     missing = [f for f in CORETYPE_CPU_FLAGS[name] if f not in flags]
     if missing:
         raise PinError(
-            f"blas_coretype {name!r} needs CPU flags {', '.join(missing)}, which this "
-            f"CPU lacks; this CPU can run: {', '.join(runnable_coretypes(flags)) or 'none known'}")
+            f"{name!r} needs CPU flags {', '.join(missing)}, which this CPU lacks; this "
+            f"CPU can run: {', '.join(runnable_coretypes(flags)) or 'none known'}",
+            parameter="blas_coretype")
     return name
 
 #: The OpenBLAS copies an audit loads, in the order the pin loads them; each name
@@ -238,19 +238,21 @@ def _parse_spec(value: str, flags: set) -> Resolution:
         key, _, val = (s.strip() for s in item.partition("="))
         if key.lower() == NUMPY_AVX512:
             if val.lower() not in ("on", "off"):
-                raise PinError(f"blas_coretype {value!r}: {NUMPY_AVX512}={val!r} is not "
-                               "accepted; accepted: on, off")
+                raise PinError(f"{value!r}: {NUMPY_AVX512}={val!r} is not accepted; "
+                               "accepted: on, off", parameter="blas_coretype")
             disable = NUMPY_AVX512_FEATURES if val.lower() == "off" else ()
         elif key.lower() in COPIES:
             coretypes[key.lower()] = check_coretype(val, flags)
         else:
-            raise PinError(f"blas_coretype {value!r}: {key!r} is not accepted in a kernel "
-                           f"spec; accepted: {', '.join(COPIES)}, {NUMPY_AVX512} "
-                           "(e.g. numpy=Haswell,scipy=SkylakeX,pyscf=Prescott)")
+            raise PinError(f"{value!r}: {key!r} is not accepted in a kernel spec; "
+                           f"accepted: {', '.join(COPIES)}, {NUMPY_AVX512} "
+                           "(e.g. numpy=Haswell,scipy=SkylakeX,pyscf=Prescott)",
+                           parameter="blas_coretype")
     unnamed = [c for c in COPIES if coretypes[c] is None]
     if unnamed:
-        raise PinError(f"blas_coretype {value!r}: no kernel for {', '.join(unnamed)}; a "
-                       f"kernel spec names one for every copy ({', '.join(COPIES)})")
+        raise PinError(f"{value!r}: no kernel for {', '.join(unnamed)}; a kernel spec "
+                       f"names one for every copy ({', '.join(COPIES)})",
+                       parameter="blas_coretype")
     spec = kernel_spec(coretypes, not disable)
     return Resolution(spec, spec, coretypes, disable)
 
@@ -324,12 +326,12 @@ def resolve(blas_coretype, flags: set[str] | None = None, *, strict: bool = Fals
             kernel = check_coretype(blas_coretype, flags)
         except PinError as exc:
             if "is not an OpenBLAS coretype" in str(exc):
-                raise PinError(f"blas_coretype {blas_coretype!r} is not accepted; accepted: "
+                raise PinError(f"{blas_coretype!r} is not accepted; accepted: "
                                f"a profile ({', '.join(PROFILES)}), {HOST!r} (the host's "
                                "kernels), an OpenBLAS coretype ("
                                + ", ".join(accepted_values()[len(PROFILES) + 1:]) + ") or a "
                                "kernel per copy (numpy=Haswell,scipy=SkylakeX,pyscf=Prescott"
-                               f"[,{NUMPY_AVX512}=off])") from None
+                               f"[,{NUMPY_AVX512}=off])", parameter="blas_coretype") from None
             raise
         return Resolution(kernel, kernel, {c: kernel for c in COPIES})
     own = RELEASE_KERNELS.get(release) if profile is REFERENCE else None
@@ -344,7 +346,7 @@ def resolve(blas_coretype, flags: set[str] | None = None, *, strict: bool = Fals
         if profile is REFERENCE and not strict:     # not even AVX2: the host's kernels
             return Resolution(profile.name, HOST, {c: None for c in COPIES},
                               fallback=reason + "; the host's kernels are used")
-        raise PinError(f"blas_coretype {profile.name!r}: {reason}")
+        raise PinError(f"{profile.name!r}: {reason}", parameter="blas_coretype")
     return Resolution(profile.name, PORTABLE.name, dict(PORTABLE.coretypes),
                       PORTABLE.numpy_disable,
                       fallback=reason + f"; the portable profile is used "
@@ -361,7 +363,7 @@ def _release_triple(release: str, own: KernelProfile, flags: set, strict: bool) 
                           fallback=why)
     reason = f"this CPU cannot run it: {describe_missing(missing)}"
     if strict:
-        raise PinError(f"blas_coretype 'reference': {why}; {reason}")
+        raise PinError(f"'reference': {why}; {reason}", parameter="blas_coretype")
     return Resolution(REFERENCE.name, HOST, {c: None for c in COPIES},
                       fallback=f"{why}; {reason}; the host's kernels are used")
 

@@ -52,7 +52,8 @@ from qencode_nb.notebook.blas_profiles import (  # noqa: E402,F401
 def check_thread_count(blas_threads) -> int:
     """Validate a requested BLAS thread count (a positive int)."""
     if isinstance(blas_threads, bool) or not isinstance(blas_threads, int) or blas_threads < 1:
-        raise PinError(f"blas_threads {blas_threads!r} is not accepted; accepted: an integer >= 1")
+        raise PinError(f"{blas_threads!r} is not accepted; accepted: an integer >= 1",
+                       parameter="blas_threads")
     return blas_threads
 
 

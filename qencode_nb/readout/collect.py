@@ -33,7 +33,10 @@ from qencode_nb.verdict.records import AUDIT_RECORDS, ERROR_RECORD
 #: ran, ``stack_key`` the key of its recorded packages' versions and ``stack_not_used`` why
 #: the stack asked for did not run, qencode_nb.entry.recorded_env.stack_in_force).  Energies in Ha, errors in mHa,
 #: times in s.  ``seconds`` is the wall time of the run (the sweep's
-#: ``<name>.outcome.json``, else papermill's duration).
+#: ``<name>.outcome.json``, else papermill's duration).  The status columns (tiers,
+#: ``integrity``, ``replay_status``, ``hamiltonian_status``) hold the records' statuses;
+#: in the file ``summary.csv`` a status ``n/a`` is spelt ``not applicable``, which
+#: ``pandas.read_csv`` keeps (:mod:`qencode_nb.readout.summary_csv`).
 AUDIT_COLUMNS = (
     "notebook", "entry_id", "status", "failure", "seconds", "mode", "blas_threads", "kernel",
     "tier_procedure", "tier_certification", "tier_bit_identical", "undeclared",

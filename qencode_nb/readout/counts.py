@@ -1,9 +1,11 @@
 """A summary table read back as counts: tiers, replays, boundary warnings, failures.
 
 The CLI (``qencode-nb sweep``, ``qencode-nb study``), ``suite.ipynb`` and the report
-(:func:`qencode_nb.readout.report.summary_counts`) read a sweep's ``summary.csv``
-(:func:`qencode_nb.readout.collect.audit_table`) or a study table the same way here.
-Pure pandas on the table: no run is started.
+(:func:`qencode_nb.readout.report.summary_counts`) read a sweep's summary table
+(:func:`qencode_nb.readout.collect.audit_table`; its file ``summary.csv`` read back with
+:func:`qencode_nb.readout.summary_csv.read_summary`, which names the statuses as the
+records do) or a study table the same way here.  Pure pandas on the table: no run is
+started.
 """
 
 from __future__ import annotations

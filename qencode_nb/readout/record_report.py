@@ -157,18 +157,17 @@ def write_record_report(folder, out=None, *, notebooks: bool = True) -> Path:
     Raises:
         ReportError: ``folder`` holds no ``record.json`` or ``summary.csv``.
     """
-    import pandas as pd
-
     from qencode_nb.errors import ReportError
     from qencode_nb.readout.record_counts import RELEASE_COLUMN, release_counts
     from qencode_nb.readout.report import write_report
     from qencode_nb.readout.report_paths import known_folders, scrub
+    from qencode_nb.readout.summary_csv import read_summary
 
     folder = Path(folder)
     try:
         manifest = json.loads((folder / "record.json").read_text(encoding="utf-8"))
         # "n/a" is a value here (a replay or tier that did not apply), not a missing one
-        table = pd.read_csv(folder / "summary.csv", keep_default_na=False, na_values=[""])
+        table = read_summary(folder / "summary.csv")
     except (OSError, ValueError) as exc:
         raise ReportError(f"{str(folder)!r} is not a record sweep's folder "
                           f"({type(exc).__name__}: {exc}); looked for record.json and "

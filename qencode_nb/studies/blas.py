@@ -84,7 +84,8 @@ def threads_study(entry, threads=(1, 2), repeats: int = 3, out_dir="runs/threads
     threads = [check_thread_count(t) for t in ([threads] if isinstance(threads, int)
                                                else list(threads))]
     if not threads:
-        raise ParameterError("threads is empty; accepted: one or more integers >= 1")
+        raise ParameterError("is empty; accepted: one or more integers >= 1",
+                             parameter="threads")
     repeats = check_repeats(repeats)
     coretype = opts.blas_coretype
     extra = {"blas_coretype": check_blas_coretype(coretype)} if coretype else {}
@@ -144,7 +145,8 @@ def kernels_study(entry, coretypes=None, repeats: int = 1, out_dir="runs/kernels
         coretypes = [coretypes]
     coretypes = list(dict.fromkeys(check_blas_coretype(c) for c in coretypes))
     if not coretypes:
-        raise ParameterError("coretypes is empty; accepted: one or more OpenBLAS coretypes")
+        raise ParameterError("is empty; accepted: one or more OpenBLAS coretypes",
+                             parameter="coretypes")
     repeats = check_repeats(repeats)
     stem = entry_stem(entry)
     jobs = [(c, r, f"{stem}__{c}__r{r}", {"blas_threads": 1, "blas_coretype": c})

@@ -180,8 +180,8 @@ def explain(entry, out_dir="runs/explain", options: RunOptions | None = None, *,
     from qencode_nb.batch.stack_choice import kernels_for
 
     if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
-        raise ParameterError(f"budget {budget!r} is not accepted; accepted: an integer >= 1 "
-                             "(runs at most)")
+        raise ParameterError(f"{budget!r} is not accepted; accepted: an integer >= 1 "
+                             "(runs at most)", parameter="budget")
     opts = with_changes(options, {**changes, "stack": None}, mode="rerun")
     # the recorded stack first (built once, saying so), then the grid that runs in it
     recorded_kernel = kernels_for("recorded", [entry], opts.db)[entry]

@@ -45,14 +45,14 @@ def check_optimizers(optimizers) -> list[tuple[str, object]]:
 
     names = [optimizers] if isinstance(optimizers, str) else list(optimizers or ())
     if not names:
-        raise ParameterError("optimizers is empty; accepted: one or more of "
-                             + ", ".join(DEFAULT_OPTIMIZERS))
+        raise ParameterError("is empty; accepted: one or more of "
+                             + ", ".join(DEFAULT_OPTIMIZERS), parameter="optimizers")
     chosen = {}
     for name in names:
         parsed = vocabulary.optimizer(name, "optimizer")
         if parsed.name == "adapt":
-            raise ParameterError(f"optimizer {name!r} is not accepted; accepted: COBYLA, "
-                                 "L-BFGS-B, Adam(lr=<float>)")
+            raise ParameterError(f"{name!r} is not accepted; accepted: COBYLA, "
+                                 "L-BFGS-B, Adam(lr=<float>)", parameter="optimizer")
         chosen.setdefault(parsed, str(name))
     return [(name, parsed) for parsed, name in chosen.items()]
 
@@ -110,9 +110,9 @@ def optimizers_study(entry, optimizers=DEFAULT_OPTIMIZERS, repeats: int = 1,
 
     opts = with_changes(options, changes, mode="rerun")
     if opts.engine is not None:
-        raise ParameterError(f"engine {opts.engine!r} is not accepted by an optimizers study "
+        raise ParameterError(f"{opts.engine!r} is not accepted by an optimizers study "
                              "(it runs hea/uccsd entries on their recorded backend); "
-                             "accepted: None")
+                             "accepted: None", parameter="engine")
     chosen = check_optimizers(optimizers)
     repeats = check_repeats(repeats)
     extra = {"blas_threads": check_thread_count(opts.blas_threads)}

@@ -79,7 +79,9 @@ def sweep_record(record, out_dir, options=None):
              if parts else pd.DataFrame(columns=[RELEASE_COLUMN, "notebook", "status",
                                                  "failure"]))
     table = frame(tables)
-    write_text_atomic(out / "summary.csv", table.to_csv(index=False))
+    from qencode_nb.readout.summary_csv import summary_text
+
+    write_text_atomic(out / "summary.csv", summary_text(table))   # n/a: not applicable
     labels = [g.label for g in record.groups]
     counts = release_counts(table, labels)
     write_text_atomic(out / "releases.csv", counts.to_csv(index=False))

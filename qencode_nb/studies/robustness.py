@@ -111,8 +111,8 @@ def check_axes(threads=None, coretypes=None, kernelspecs=None) -> list[Perturbat
     k_axis = [str(k) for k in _items(kernelspecs, BASELINE.kernelspec)]
     for name, axis in (("threads", t_axis), ("coretypes", c_axis), ("kernelspecs", k_axis)):
         if not axis:
-            raise ParameterError(f"{name} is empty; accepted: one or more values, or None "
-                                 "for the baseline")
+            raise ParameterError("is empty; accepted: one or more values, or None for the "
+                                 "baseline", parameter=name)
     found = available_kernelspecs()
     unknown = [k for k in dict.fromkeys(k_axis) if k not in found]
     if unknown:
@@ -274,7 +274,7 @@ def robustness(targets, out_dir="runs/robustness", options: RunOptions | None = 
             field.
     """
     from qencode_nb.engines.selection import check_engine
-    from qencode_nb.notebook.parameters import check_mode
+    from qencode_nb.notebook.parameters import check_mode, check_timeout
     from qencode_nb.batch.progress_bar import advance, progress_bar
     from qencode_nb.batch.runner import STUDY_MODES
     from qencode_nb.batch.pool import longest_first
@@ -287,13 +287,13 @@ def robustness(targets, out_dir="runs/robustness", options: RunOptions | None = 
     engine = check_engine(opts.engine)
     check_mode(mode)
     if mode not in STUDY_MODES:
-        raise ParameterError(f"mode {mode!r} does not re-run the optimiser (no certification "
-                             "to compare); accepted: " + ", ".join(STUDY_MODES))
-    if timeout is not None and not timeout > 0:
-        raise ParameterError(f"timeout {timeout!r} is not accepted; accepted: seconds > 0 "
-                             "or None")
+        raise ParameterError(f"{mode!r} does not re-run the optimiser (no certification "
+                             "to compare); accepted: " + ", ".join(STUDY_MODES),
+                             parameter="mode")
+    check_timeout(timeout)
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise ParameterError(f"workers {workers!r} is not accepted; accepted: an integer >= 1")
+        raise ParameterError(f"{workers!r} is not accepted; accepted: an integer >= 1",
+                             parameter="workers")
     perturbations = check_axes(threads, coretypes, kernelspecs)
     if isinstance(targets, (str, Path)):
         targets = [targets]

@@ -12,6 +12,7 @@ from conftest import H2_JW_UCCSD, ROOT, SHARED_DB, TEST_PROFILE, by_profile
 from qencode_nb.errors import EntryError
 from qencode_nb.batch.sweep import SUBSETS, sweep
 from qencode_nb.readout.counts import failures, tier_counts
+from qencode_nb.readout.summary_csv import read_summary
 
 H2_BK = SHARED_DB / "H2_ccpvdz_BK_UCCSD_v4_tapered__sha256_d3f280f5c8f32ccc.json"
 
@@ -51,7 +52,7 @@ def test_sweep_refuses_unknown_targets(tmp_path):
 
 
 def test_sweep_refuses_an_unknown_engine_before_any_run(tmp_path):
-    with pytest.raises(EntryError, match="engine 'gpu' is not accepted; accepted: None "
+    with pytest.raises(EntryError, match="field engine: 'gpu' is not accepted; accepted: None "
                                          r"\(the recorded backend\), qnode, statevector, "
                                          "sector, fast"):
         sweep([str(H2_JW_UCCSD)], tmp_path, engine="gpu")
@@ -174,8 +175,10 @@ def test_suite_notebook_runs_a_sweep_and_records_the_tiers(tmp_path):
     assert r["tiers"]["certification"] == {"pass": 2}
     assert r["tiers"]["procedure"] == {"incomplete": 2}
     # as the CLI counts; "n/a" is a tier status, not a missing value, when read back
-    summary = pd.read_csv(r["summary_csv"], keep_default_na=False, na_values=[""])
+    summary = read_summary(r["summary_csv"])
     assert r["tiers"] == tier_counts(summary)
+    plain = pd.read_csv(r["summary_csv"])            # any reader's defaults keep it too
+    assert plain[["tier_procedure", "tier_certification", "tier_bit_identical"]].notna().all(axis=None)
     assert r["tiers"]["bit_identical"] == by_profile({"reference": {"pass": 2},
                                                       "portable": {"n/a": 2}})
     assert all(Path(p).is_file() for p in r["margin_plot"])

@@ -2,7 +2,8 @@
 checked by its SHA-256 (qencode_nb.entry.database).
 
 The mirror is ../shared/qencode-v4 (or a doctored copy of it) served over HTTP on
-127.0.0.1, laid out as the fetched folder is; no test here reaches the network.
+127.0.0.1, laid out as the fetched folder is, or a local mirror (a folder or a file://
+URL) built from the bundled entries; no test here reaches the network.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import pytest
 
 from conftest import SHARED_DB
 from qencode_nb.entry import database
-from qencode_nb.errors import DataFetchError, EntryError
+from qencode_nb.errors import DataFetchError, EntryError, ParameterError
 
 SHARED = SHARED_DB.parent
 QENCODE_NB = Path(sys.executable).parent / "qencode-nb"
@@ -135,4 +136,69 @@ def test_cli_data_fetch(serve, tmp_path):
     assert (tmp_path / "c" / "db" / f"{ENTRIES[0]}.json").is_file()
     bad = subprocess.run([str(QENCODE_NB), "data", "fetch", "--only", "nope",
                           "--dir", str(tmp_path / "c")], capture_output=True, text=True)
-    assert bad.returncode == 2 and "field only: 'nope' not in" in bad.stderr
+    assert bad.returncode == 2 and "qencode-nb: --only 'nope' not in" in bad.stderr
+
+
+BUNDLED = sorted(database.BUNDLED_DB.glob("*.json"))   # three v4.4 entries, byte for byte
+
+
+def _local_mirror(tmp_path) -> Path:
+    """A local mirror laid out like the cache folder, built from the bundled entries."""
+    mirror = tmp_path / "mirror"
+    (mirror / "db").mkdir(parents=True)
+    for path in BUNDLED:
+        shutil.copyfile(path, mirror / "db" / path.name)
+    return mirror
+
+
+@pytest.mark.parametrize("spelling", ["folder", "file URL"])
+def test_a_local_mirror_is_copied_under_the_same_sha256_checks(tmp_path, spelling):
+    """``data fetch --from DIR`` or ``--from file:///DIR``: offline, every file checked
+    against the registry as a download is; a tampered copy is refused, nothing kept."""
+    mirror = _local_mirror(tmp_path)
+    given = str(mirror) if spelling == "folder" else mirror.as_uri()
+    ids = [p.stem for p in BUNDLED]
+    folder = database.fetch(ids, base_url=given, path=tmp_path / "c")
+    for path in BUNDLED:
+        assert (folder / "db" / path.name).read_bytes() == path.read_bytes()
+    bad = mirror / "db" / BUNDLED[0].name
+    bad.write_bytes(bad.read_bytes().replace(b"-1.1", b"-1.2", 1))
+    assert bad.read_bytes() != BUNDLED[0].read_bytes()
+    with pytest.raises(DataFetchError, match=rf"db/{BUNDLED[0].name}: copied from "
+                                             rf"{bad}, refused after 1 attempt\(s\): "
+                                             r".*(?i:hash)"):
+        database.fetch([BUNDLED[0].stem], base_url=given, path=tmp_path / "d")
+    assert not (tmp_path / "d" / "db" / BUNDLED[0].name).exists(), "nothing kept"
+    # a file the mirror lacks is named with its path
+    with pytest.raises(DataFetchError, match=r"schema_v4.json: cannot be copied from "
+                                             rf"{mirror / 'schema_v4.json'}: FileNotFoundError"):
+        database.fetch(["schema_v4.json"], base_url=given, path=tmp_path / "d")
+
+
+def test_a_local_mirror_that_is_not_a_folder_is_refused(tmp_path):
+    with pytest.raises(ParameterError, match=r"^base_url '.*nowhere' is not a folder; accepted: "
+                                             "a local mirror laid out like the cache folder"):
+        database.fetch(["schema_v4.json"], base_url=str(tmp_path / "nowhere"), path=tmp_path)
+    with pytest.raises(ParameterError, match="names the host 'example.org'"):
+        database.local_mirror("file://example.org/mirror")
+    assert database.local_mirror("https://example.org/mirror/") is None
+    assert database.local_mirror(tmp_path.as_uri()) == tmp_path.resolve()
+
+
+def test_cli_data_fetch_from_a_local_mirror(tmp_path):
+    mirror = _local_mirror(tmp_path)
+    proc = subprocess.run([str(QENCODE_NB), "data", "fetch", "--only", BUNDLED[1].stem,
+                           "--from", mirror.as_uri(), "--dir", str(tmp_path / "c")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "c" / "db" / BUNDLED[1].name).read_bytes() == BUNDLED[1].read_bytes()
+    bad = mirror / "db" / BUNDLED[1].name
+    bad.write_bytes(bad.read_bytes()[:100])            # truncated
+    proc = subprocess.run([str(QENCODE_NB), "data", "fetch", "--only", BUNDLED[1].stem,
+                           "--from", str(mirror), "--dir", str(tmp_path / "d")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 1 and "refused after 1 attempt(s)" in proc.stderr, proc.stderr
+    proc = subprocess.run([str(QENCODE_NB), "data", "fetch", "--from", str(tmp_path / "no"),
+                           "--dir", str(tmp_path / "d")], capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith(f"qencode-nb: --from '{tmp_path / 'no'}' is not a folder")

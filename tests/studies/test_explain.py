@@ -98,7 +98,7 @@ def test_a_search_runs_nearest_first_and_stops_at_the_first_exact_run(tmp_path):
 
 @pytest.mark.parametrize("args,said", [
     (["--kernelspecs", "python3"], "--explain searches the stacks itself"),
-    (["--budget", "0"], "budget 0 is not accepted; accepted: an integer >= 1"),
+    (["--budget", "0"], "qencode-nb: --budget 0 is not accepted; accepted: an integer >= 1"),
 ])
 def test_the_cli_refuses_a_search_it_cannot_run(args, said, capsys, tmp_path):
     from qencode_nb.cli import main

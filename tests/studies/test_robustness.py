@@ -134,7 +134,7 @@ def test_axes_are_the_cartesian_product_with_baselines():
 def test_bad_input_is_refused_before_any_run(tmp_path):
     out = tmp_path / "runs"
     target = [str(H2_JW_HEA)]
-    with pytest.raises(EntryError, match="engine 'gpu' is not accepted; accepted: None"):
+    with pytest.raises(EntryError, match="field engine: 'gpu' is not accepted; accepted: None"):
         robustness(target, out, engine="gpu", progress=False)
     with pytest.raises(PinError, match=r"'Pentium4' is not accepted; accepted: a profile "
                                        r"\(reference, portable\), 'host' .*Prescott"):

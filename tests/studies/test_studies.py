@@ -141,7 +141,7 @@ def test_unknown_coretype_lists_the_accepted_names(tmp_path):
         threads_study(str(H2_JW_UCCSD), threads=(0,), out_dir=tmp_path, progress=False)
     with pytest.raises(ParameterError, match="accepted: rerun, full"):
         threads_study(str(H2_JW_UCCSD), mode="replay", out_dir=tmp_path, progress=False)
-    with pytest.raises(EntryError, match="engine 'turbo' is not accepted"):
+    with pytest.raises(EntryError, match="field engine: 'turbo' is not accepted"):
         threads_study(str(H2_JW_UCCSD), engine="turbo", out_dir=tmp_path, progress=False)
     # The entry point of the CLI and threading.ipynb refuses the same way, before any run.
     with pytest.raises(ParameterError, match="study 'nightly' is not accepted; accepted: "
