@@ -17,6 +17,8 @@ over the folder's summary files, atomic writes.
 - :func:`folder_lock`: ``.sweep.lock``, held while a sweep writes ``summary.csv``
   (atomically, :func:`write_text_atomic`), the margin plot and the crate, so two
   sweeps never interleave those files.
+- :func:`write_plot`, :func:`write_crate`: the margin plot and the crate, by-products
+  that warn (and leave no partial or earlier file) when they cannot be written.
 """
 
 from __future__ import annotations
@@ -125,3 +127,37 @@ def lock_holder(folder, name: str) -> dict | None:
         return json.loads((Path(folder) / f"{name}.lock").read_text()) or None
     except (OSError, ValueError):
         return None
+
+
+def write_plot(out: Path, table) -> None:
+    """The margin plot (:func:`qencode_nb.readout.plots.margin_plot`), a by-product: when
+    it cannot be written (a full disk) the sweep's results stand, the files written in
+    part are removed and a warning says why."""
+    import warnings
+
+    from qencode_nb.figstyle import figure_paths
+    from qencode_nb.readout.plots import margin_plot
+
+    try:
+        margin_plot(table, out / "margins")
+    except OSError as exc:
+        for path in figure_paths(out / "margins"):
+            Path(path).unlink(missing_ok=True)
+        warnings.warn(f"{out}: no margin plot written: {type(exc).__name__}: {exc}",
+                      stacklevel=3)
+
+
+def write_crate(out: Path, notebooks: list) -> None:
+    """The folder's provenance crate (:func:`qencode_nb.trust.crate.write_crate`), a
+    by-product: when it cannot be written the sweep's results stand and a warning
+    says why."""
+    import warnings
+
+    try:
+        from qencode_nb.trust.crate import write_crate
+
+        write_crate(out, [p for p in notebooks if p.is_file()], summary=out / "summary.csv")
+    except Exception as exc:   # noqa: BLE001 - never lose a finished sweep to its crate
+        (out / "ro-crate-metadata.json").unlink(missing_ok=True)   # never an earlier run's
+        warnings.warn(f"{out}: no ro-crate-metadata.json written: {type(exc).__name__}: {exc}",
+                      stacklevel=3)

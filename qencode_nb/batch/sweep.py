@@ -361,7 +361,8 @@ def sweep(targets, out_dir, options: RunOptions | None = None, *, subset: str | 
             field.
     """
     from qencode_nb.batch.progress_bar import advance, progress_bar
-    from qencode_nb.batch.run_folder import folder_lock, write_text_atomic, writable_folder
+    from qencode_nb.batch.run_folder import (folder_lock, write_crate, write_plot,
+                                             write_text_atomic, writable_folder)
     from qencode_nb.readout.collect import audit_table
 
     opts = with_changes(options, changes)
@@ -412,41 +413,7 @@ def sweep(targets, out_dir, options: RunOptions | None = None, *, subset: str | 
         write_text_atomic(out / "summary.csv", summary_text(table))   # n/a: not applicable
         write_manifest(out, "sweep", [f"{n}.ipynb" for n in names], resume.reruns)
         if opts.plot and len(table):
-            _write_plot(out, table)
-        _write_crate(out, [out / f"{n}.ipynb" for n in names])
+            write_plot(out, table)
+        write_crate(out, [out / f"{n}.ipynb" for n in names])
     table.attrs["reruns"] = resume.reruns
     return table
-
-
-def _write_plot(out: Path, table) -> None:
-    """The margin plot (:func:`qencode_nb.readout.plots.margin_plot`), a by-product: when
-    it cannot be written (a full disk) the sweep's results stand, the files written in
-    part are removed and a warning says why."""
-    import warnings
-
-    from qencode_nb.figstyle import figure_paths
-    from qencode_nb.readout.plots import margin_plot
-
-    try:
-        margin_plot(table, out / "margins")
-    except OSError as exc:
-        for path in figure_paths(out / "margins"):
-            Path(path).unlink(missing_ok=True)
-        warnings.warn(f"{out}: no margin plot written: {type(exc).__name__}: {exc}",
-                      stacklevel=3)
-
-
-def _write_crate(out: Path, notebooks: list) -> None:
-    """The folder's provenance crate (:func:`qencode_nb.trust.crate.write_crate`), a
-    by-product: when it cannot be written the sweep's results stand and a warning
-    says why."""
-    import warnings
-
-    try:
-        from qencode_nb.trust.crate import write_crate
-
-        write_crate(out, [p for p in notebooks if p.is_file()], summary=out / "summary.csv")
-    except Exception as exc:   # noqa: BLE001 - never lose a finished sweep to its crate
-        (out / "ro-crate-metadata.json").unlink(missing_ok=True)   # never an earlier run's
-        warnings.warn(f"{out}: no ro-crate-metadata.json written: {type(exc).__name__}: {exc}",
-                      stacklevel=3)
