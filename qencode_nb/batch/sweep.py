@@ -12,9 +12,9 @@ file's SHA-256, kept in ``<name>.inputs.json`` beside the notebook) is not run
 again, and an entry whose run was killed starts with ``resume=True``: its re-run
 continues from the last finished restart or ADAPT step
 (:mod:`qencode_nb.rerun.checkpoint`).  Each run also leaves ``<name>.outcome.json`` (status, failure, wall
-seconds).  Outputs: ``summary.csv`` (:func:`qencode_nb.readout.collect.audit_table`)
-and the margin plot ``margins.png`` / ``.pdf`` / ``.svg``
-(:func:`qencode_nb.readout.plots.margin_plot`), read back as counts by
+seconds).  Outputs: ``summary.csv`` (:func:`qencode_nb.readout.collect.audit_table`, no
+absolute path: :mod:`qencode_nb.readout.published`) and the margin plot ``margins.png`` /
+``.pdf`` / ``.svg`` (:func:`qencode_nb.readout.plots.margin_plot`), read back as counts by
 :mod:`qencode_nb.readout.counts`; :func:`run_local` and :func:`run_dask` are the two ways runs
 are dispatched (studies use the local pool too).
 
@@ -357,6 +357,7 @@ def sweep(targets, out_dir, options: RunOptions | None = None, *, subset: str | 
     from qencode_nb.batch.progress_bar import advance, progress_bar
     from qencode_nb.batch.run_folder import folder_lock, write_text_atomic, writable_folder
     from qencode_nb.readout.collect import audit_table
+    from qencode_nb.readout.published import published_csv
 
     opts = with_changes(options, changes)
     engine = check_options(opts)
@@ -396,7 +397,7 @@ def sweep(targets, out_dir, options: RunOptions | None = None, *, subset: str | 
     bar.close()
     with folder_lock(out):   # another sweep on this folder writes its files before or after
         table = audit_table([out / f"{n}.ipynb" for n in names])
-        write_text_atomic(out / "summary.csv", table.to_csv(index=False))
+        write_text_atomic(out / "summary.csv", published_csv(table, out, selected))
         if opts.plot and len(table):
             from qencode_nb.readout.plots import margin_plot
 

@@ -17,7 +17,7 @@ gets one self-contained page, ``report.html``:
 4. the curves: each audited curve's figure and the points whose certification changed,
    or why it was not audited.
 
-No absolute path of the machine is written (:mod:`qencode_nb.readout.report_paths`).
+No absolute path of the machine is written (:func:`qencode_nb.paths.scrub`).
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def _table(headings, rows) -> str:
 
 def _run_rows(part, folder: str, folders: dict) -> list[str]:
     from qencode_nb.readout.record_counts import certification_held, refusal
-    from qencode_nb.readout.report_paths import scrub
+    from qencode_nb.paths import scrub
 
     rows = []
     for r in part.to_dict("records"):
@@ -87,7 +87,7 @@ def claims_section(path: Path, folders: dict) -> str:
     """The claims table (``claims.csv``: claim, where, status, evidence) as HTML."""
     import pandas as pd
 
-    from qencode_nb.readout.report_paths import scrub
+    from qencode_nb.paths import scrub
 
     table = pd.read_csv(path, dtype=str, keep_default_na=False)
     columns = [c for c in ("kind", "claim", "where", "status", "evidence") if c in table]
@@ -162,7 +162,7 @@ def write_record_report(folder, out=None, *, notebooks: bool = True) -> Path:
     from qencode_nb.errors import ReportError
     from qencode_nb.readout.record_counts import RELEASE_COLUMN, release_counts
     from qencode_nb.readout.report import write_report
-    from qencode_nb.readout.report_paths import known_folders, scrub
+    from qencode_nb.paths import known_folders, scrub
 
     folder = Path(folder)
     try:

@@ -20,6 +20,10 @@ entry id two releases share keeps two notebooks), then writes in ``OUT``:
   (:func:`qencode_nb.readout.record_counts.environment_rates`);
 - ``record.json``: what was swept (:data:`RECORD_MANIFEST`), which
   :func:`qencode_nb.readout.record_report.write_record_report` reads.
+
+Nothing it writes holds an absolute path of the machine: the CSV files go through
+:func:`qencode_nb.readout.published.published_csv` (``notebook`` relative to ``OUT``:
+``v4/<entry id>.ipynb``), the manifest names folders by their names.
 """
 
 from __future__ import annotations
@@ -59,6 +63,7 @@ def sweep_record(record, out_dir, options=None):
     from qencode_nb.batch.options import with_changes
     from qencode_nb.batch.run_folder import writable_folder, write_text_atomic
     from qencode_nb.batch.sweep import check_options, sweep
+    from qencode_nb.readout.published import published_csv
     from qencode_nb.readout.record_counts import RELEASE_COLUMN, release_counts
 
     opts = with_changes(options, {})
@@ -78,16 +83,17 @@ def sweep_record(record, out_dir, options=None):
              if parts else pd.DataFrame(columns=[RELEASE_COLUMN, "notebook", "status",
                                                  "failure"]))
     table = frame(tables)
-    write_text_atomic(out / "summary.csv", table.to_csv(index=False))
+    sources = [t for g in record.groups for t in g.targets]
+    write_text_atomic(out / "summary.csv", published_csv(table, out, sources))
     labels = [g.label for g in record.groups]
     counts = release_counts(table, labels)
-    write_text_atomic(out / "releases.csv", counts.to_csv(index=False))
+    write_text_atomic(out / "releases.csv", published_csv(counts, out, sources))
     environments = None
     if opts.stack == "recorded":
         from qencode_nb.readout.record_counts import environment_rates
 
         rates = environment_rates(table, frame(current), labels)
-        write_text_atomic(out / ENVIRONMENTS_FILE, rates.to_csv(index=False))
+        write_text_atomic(out / ENVIRONMENTS_FILE, published_csv(rates, out, sources))
         environments = {"file": ENVIRONMENTS_FILE, "current_folder": CURRENT_FOLDER}
     claims = _claims(record, out)
     curves = _curves(record, out, opts)
@@ -99,6 +105,9 @@ def sweep_record(record, out_dir, options=None):
         "record_roots": [Path(p).name for p in record.record_roots],
         "claims": claims, "curves": curves, "environments": environments,
     }
+    from qencode_nb.paths import known_folders, scrub_value
+
+    manifest = scrub_value(manifest, known_folders(out, sources))   # a failure's paths too
     write_text_atomic(out / RECORD_MANIFEST, json.dumps(manifest, indent=2) + "\n")
     return table
 
