@@ -73,25 +73,24 @@ def check_options(opts):
 
 
 def resolve_targets(items) -> list[str]:
-    """Expand sweep targets: a folder gives its ``*.json`` files (sorted), a file
+    """Expand sweep targets: a folder gives its ``*.json`` entry files (sorted, release
+    metadata left out: :func:`qencode_nb.entry.release_files.entry_files`), a file
     itself, anything else a bundled ``params/`` name.
 
     Raises:
-        EntryError: a folder with no JSON file, a path that does not exist, or a name
+        EntryError: a folder with no JSON entry, a path that does not exist, or a name
             that is not bundled ("did you mean ...",
             :func:`qencode_nb.entry.lookup.check_reference`).
     """
     from qencode_nb.entry.lookup import check_reference
+    from qencode_nb.entry.release_files import entry_files
     from qencode_nb.paths import PARAMS_DIR
 
     out = []
     for item in items:
         path = Path(item)
         if path.is_dir():
-            found = sorted(path.glob("*.json"))
-            if not found:
-                raise EntryError(f"folder {item!r} holds no .json entry", field="targets")
-            out += [str(p.resolve()) for p in found]
+            out += [str(p.resolve()) for p in entry_files(item, field="targets")]
         elif path.is_file():
             out.append(str(path.resolve()))
         elif (PARAMS_DIR / f"{item}.yaml").is_file():

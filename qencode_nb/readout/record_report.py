@@ -12,7 +12,7 @@ gets one self-contained page, ``report.html``:
    failed with the reason), replay, published error, whether the certification held,
    tier 1 and its undeclared fields; each entry links to its row in the release's full
    report (``<release>/report.html``, :func:`qencode_nb.readout.report.write_report`,
-   written beside it);
+   written beside it); then the release folders that hold no entry, with the reason;
 3. the claims table (claim, where, status, evidence; :mod:`qencode_nb.claims`);
 4. the curves: each audited curve's figure and the points whose certification changed,
    or why it was not audited.
@@ -202,6 +202,11 @@ def write_record_report(folder, out=None, *, notebooks: bool = True) -> Path:
                     + f'; <a href="{quote(g["folder"])}/report.html">full report</a></p>')
         body.append(_table(["entry"] + [h for _, h in RUN_COLUMNS],
                            _run_rows(part, g["folder"], folders)))
+    if manifest.get("empty_releases"):
+        body.append('<h2 id="empty-releases">Release folders without entries</h2>'
+                    + _table(["release", "why not swept"], [
+                        f"<tr>{_cell(e['release'])}{_cell(scrub(e['reason'], folders))}</tr>"
+                        for e in manifest["empty_releases"]]))
     claims = manifest.get("claims")
     if claims and claims.get("file") and (folder / claims["file"]).is_file():
         body.append(claims_section(folder / claims["file"], folders))

@@ -18,7 +18,9 @@ entry id two releases share keeps two notebooks), then writes in ``OUT``:
   and ``environments.csv`` gives per release the bit-identical and certification counts
   in both environments side by side
   (:func:`qencode_nb.readout.record_counts.environment_rates`);
-- ``record.json``: what was swept (:data:`RECORD_MANIFEST`), which
+- ``record.json``: what was swept (:data:`RECORD_MANIFEST`: the groups, each with the
+  release metadata beside its entries, ``not_entries``; the release folders holding no
+  entry with the reason, ``empty_releases``), which
   :func:`qencode_nb.readout.record_report.write_record_report` reads.
 
 Nothing it writes holds an absolute path of the machine: the CSV files go through
@@ -102,6 +104,7 @@ def sweep_record(record, out_dir, options=None):
         "groups": [{"label": g.label, "folder": g.slug, "entries": len(g.targets),
                     "source": _shown(g.source), "not_entries": g.not_entries}
                    for g in record.groups],
+        "empty_releases": record.empty,
         "record_roots": [Path(p).name for p in record.record_roots],
         "claims": claims, "curves": curves, "environments": environments,
     }
