@@ -114,16 +114,16 @@ def scrub_value(value, folders: dict[str, str]):
 
 def shown_path(path, folder, folders: dict[str, str] | None = None) -> str:
     """How a file written in ``folder`` names ``path``: relative to ``folder`` (POSIX,
-    e.g. ``v4/H2.ipynb``) when it lies inside it (as given or resolved), else as
-    :func:`scrub` shows it (``folders``: default :func:`known_folders` of ``folder``);
-    a relative path is kept as it is."""
+    e.g. ``v4/H2.ipynb``) when it lies inside it (both as given, or both resolved: a
+    relative path is relative to the working folder), else as :func:`scrub` shows it
+    (``folders``: default :func:`known_folders` of ``folder``); another relative path is
+    kept as it is."""
     path, folder = Path(path), Path(folder)
+    for p, base in ((path, folder), (path.resolve(), folder.resolve())):
+        try:
+            return p.relative_to(base).as_posix()
+        except ValueError:
+            pass
     if not path.is_absolute():
         return path.as_posix()
-    for base in dict.fromkeys((folder, folder.resolve())):
-        for p in dict.fromkeys((path, path.resolve())):
-            try:
-                return p.relative_to(base).as_posix()
-            except ValueError:
-                pass
     return scrub(str(path), folders if folders is not None else known_folders(folder))

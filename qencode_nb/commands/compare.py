@@ -31,5 +31,10 @@ def _compare(args) -> int:
         return 2
     print(render(table, args.runs_a, args.runs_b))
     if args.csv:
-        table.to_csv(args.csv, index=False)
+        from pathlib import Path
+
+        from qencode_nb.readout.published import published_csv
+
+        Path(args.csv).write_text(published_csv(table, Path(args.csv).parent),
+                                  encoding="utf-8")
     return 0

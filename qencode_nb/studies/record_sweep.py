@@ -25,7 +25,8 @@ entry id two releases share keeps two notebooks), then writes in ``OUT``:
 
 Nothing it writes holds an absolute path of the machine: the CSV files go through
 :func:`qencode_nb.readout.published.published_csv` (``notebook`` relative to ``OUT``:
-``v4/<entry id>.ipynb``), the manifest names folders by their names.
+``v4/<entry id>.ipynb``), the manifest names folders by their names and any path left
+in it (a failure's) is shortened (:func:`qencode_nb.paths.scrub`).
 """
 
 from __future__ import annotations

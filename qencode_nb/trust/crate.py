@@ -288,7 +288,7 @@ class _Builder:
         elif why is not None:
             import warnings
 
-            text = (f"{where}: left out of the crate, named by "
+            text = (f"{source}: left out of the crate, named by "   # said here, not written
                     f"{notebook.name if notebook else 'an audit'}: {why}")
             self.left_out.append(text)
             warnings.warn(text, CrateWarning, stacklevel=2)
