@@ -7,18 +7,21 @@ layout at commit a46b4ec (``NOTICE.md`` of the history folder):
 - ``releases/<release>/db/*.json``: the entries of a release (``v1``, ``v2``, ``v3``,
   ``v3.1``, ``v4``), one group each, labelled by the release;
 - ``releases/<release>/trusted/*.json``: a release's trusted copies (``v2/trusted``),
-  their own group, since an entry id may repeat between groups; a JSON object there
-  without ``schema_version`` is the release's own metadata (``index.json``,
-  ``manifest.json``, ``entry_content_hashes.json``, ``trusted_index.json``), listed in
-  :attr:`Group.not_entries`, not audited (:func:`is_release_metadata`);
+  their own group, since an entry id may repeat between groups; the release's own
+  metadata beside the entries (``index.json``, ``manifest.json``,
+  ``entry_content_hashes.json``, ``trusted_index.json``:
+  :mod:`qencode_nb.entry.release_files`) is listed in :attr:`Group.not_entries`, not
+  audited;
 - ``releases/<release>/curves/*.json``: dissociation curves (``v4/curves``), audited by
   :mod:`qencode_nb.studies.curve`, not by ``audit.ipynb``;
 - the rest (``website/public/data``, ``README.md``, ``CITATION.cff``, ...): what the claims
   audit reads (:mod:`qencode_nb.claims`).
 
 :func:`discover` turns a sweep's targets into :class:`Group` s: a record folder gives
-one group per ``db``/``trusted`` folder; any other folder of JSON entries (the v4
-database beside the history, ``../shared/qencode-v4/db``) one group labelled by its
+one group per ``db``/``trusted`` folder holding entries (a release folder or an entry
+folder holding none is listed in :attr:`Record.empty` with the reason); any other folder
+of JSON entries (the v4 database beside the history, ``../shared/qencode-v4/db``, or a
+release's ``db`` given alone: its metadata listed, not audited) one group labelled by its
 entries' ``schema_version`` (``v4`` for 4.0.0); files and bundled names go to one group
 ``entries``.  Group labels become sub-folders of the sweep's output, so two releases
 holding the same entry id never overwrite each other's notebook.
@@ -47,8 +50,8 @@ class Group:
             plain folder of schema 4.0.0 entries; ``entries`` for loose files).
         source: the folder the targets came from (None for loose files and names).
         targets: entry files (absolute paths) or bundled names, sorted.
-        not_entries: file names of the release's metadata beside its entries (a record
-            folder's only; :func:`is_release_metadata`).
+        not_entries: file names of the release's metadata beside its entries
+            (:func:`qencode_nb.entry.release_files.is_release_metadata`).
     """
 
     label: str
@@ -72,12 +75,15 @@ class Record:
     """What a sweep's targets hold: entry groups, curve files and record folders.
 
     ``record_roots`` are the record folders among the targets (the claims audit reads
-    them); ``curves`` their dissociation curve files (absolute paths).
+    them); ``curves`` their dissociation curve files (absolute paths); ``empty`` the
+    release folders (and their ``db``/``trusted`` folders) that hold no entry, each
+    ``{"release": label, "reason": why}`` (:func:`empty_reason`).
     """
 
     groups: list
     curves: list = field(default_factory=list)
     record_roots: list = field(default_factory=list)
+    empty: list = field(default_factory=list)
 
     @property
     def is_record(self) -> bool:
@@ -95,17 +101,20 @@ def is_record_folder(path) -> bool:
         for sub in (*ENTRY_FOLDERS, CURVE_FOLDER))
 
 
-def is_release_metadata(path) -> bool:
-    """True when a JSON file of a release folder is a JSON object with neither
-    ``schema_version`` nor ``entry_id``: every QEncode entry (schemas 1.0.0 to 4.0.0)
-    states both, the release's index, manifest and hash lists neither.  An entry that
-    lost one of them, or a file that does not parse, is not metadata: its audit refuses
-    it with the reason."""
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    return isinstance(data, dict) and not {"schema_version", "entry_id"} & set(data)
+def empty_reason(release: Path, sub: str | None = None) -> str:
+    """Why a release folder (``sub`` None: none of its entry folders exists) or its entry
+    folder ``sub`` holds no entry to audit, in words."""
+    from qencode_nb.entry.release_files import folder_entries, not_entries_text
+
+    if sub is None:
+        curves = sorted((release / CURVE_FOLDER).glob("*.json"))
+        return ("no entries: no " + " or ".join(f"{s}/" for s in ENTRY_FOLDERS) + " folder"
+                + (f" ({CURVE_FOLDER}/ holds {len(curves)} curve(s), audited as curves)"
+                   if curves else ""))
+    _, metadata = folder_entries(release / sub)
+    return (f"no entries: {sub}/ holds only release metadata, not audited: "
+            f"{not_entries_text(metadata)}" if metadata else f"no entries: {sub}/ holds "
+            "no .json entry")
 
 
 def _release_key(name: str):
@@ -153,8 +162,9 @@ def discover(items) -> Record:
             :func:`~qencode_nb.batch.sweep.resolve_targets`).
     """
     from qencode_nb.batch.sweep import resolve_targets
+    from qencode_nb.entry.release_files import folder_entries
 
-    groups, curves, roots, loose, seen_folders = [], [], [], [], set()
+    groups, curves, roots, loose, seen_folders, empty = [], [], [], [], set(), []
     for item in items:
         path = Path(item)
         if path.is_dir():   # a folder given twice is swept once
@@ -166,16 +176,21 @@ def discover(items) -> Record:
             releases = sorted((p for p in (path / "releases").iterdir() if p.is_dir()),
                               key=lambda p: _release_key(p.name))
             for rel in releases:
-                for sub, suffix in ENTRY_FOLDERS.items():
-                    files = sorted((rel / sub).glob("*.json"))
-                    entries = [f for f in files if not is_release_metadata(f)]
+                subs = [s for s in ENTRY_FOLDERS if (rel / s).is_dir()]
+                for sub in subs:
+                    entries, metadata = folder_entries(rel / sub)
                     if entries:
-                        groups.append(Group(rel.name + suffix, (rel / sub).resolve(),
-                                            resolve_targets(entries),
-                                            [f.name for f in files if f not in entries]))
+                        groups.append(Group(rel.name + ENTRY_FOLDERS[sub], (rel / sub).resolve(),
+                                            resolve_targets(entries), metadata))
+                    else:
+                        empty.append({"release": rel.name + ENTRY_FOLDERS[sub],
+                                      "reason": empty_reason(rel, sub)})
+                if not subs:
+                    empty.append({"release": rel.name, "reason": empty_reason(rel)})
                 curves += sorted(p.resolve() for p in (rel / CURVE_FOLDER).glob("*.json"))
         elif path.is_dir():
-            groups.append(Group(folder_label(path), path.resolve(), resolve_targets([path])))
+            groups.append(Group(folder_label(path), path.resolve(), resolve_targets([path]),
+                                folder_entries(path)[1]))
         else:
             loose += resolve_targets([item])
     if loose:
@@ -188,4 +203,4 @@ def discover(items) -> Record:
             while g.slug in seen:
                 g.label, n = f"{base} #{n}", n + 1
         seen.add(g.slug)
-    return Record(groups, curves, roots)
+    return Record(groups, curves, roots, empty)

@@ -109,10 +109,14 @@ def run_jobs(entry, jobs, out_dir, options: RunOptions, *, desc: str,
 
 
 def write_table(table, kind: str, out: Path, plot: bool) -> None:
-    """``<out>/<kind>.csv`` and, with ``plot``, the figure ``<out>/<kind>.{png,pdf,svg}``
+    """``<out>/<kind>.csv`` (no absolute path of the machine: the ``notebook`` column
+    relative to ``out``, :func:`qencode_nb.readout.published.published_csv`) and, with
+    ``plot``, the figure ``<out>/<kind>.{png,pdf,svg}``
     (:func:`qencode_nb.readout.plots.study_plot`)."""
+    from qencode_nb.readout.published import published_csv
+
     out.mkdir(parents=True, exist_ok=True)
-    table.to_csv(out / f"{kind}.csv", index=False)
+    (out / f"{kind}.csv").write_text(published_csv(table, out), encoding="utf-8")
     if plot and len(table):
         from qencode_nb.readout.plots import study_plot
 

@@ -17,9 +17,9 @@ continues from the last finished restart or ADAPT step
 (:mod:`qencode_nb.rerun.checkpoint`).  Each run also leaves ``<name>.outcome.json`` (status, failure, wall
 seconds).  Outputs: the run manifest ``qencode-nb-runs.json`` (:mod:`qencode_nb.readout.manifest`:
 this sweep's notebooks; others left in the folder by an earlier run are stale to every
-reader), ``summary.csv`` (:func:`qencode_nb.readout.collect.audit_table`)
-and the margin plot ``margins.png`` / ``.pdf`` / ``.svg``
-(:func:`qencode_nb.readout.plots.margin_plot`), read back as counts by
+reader), ``summary.csv`` (:func:`qencode_nb.readout.collect.audit_table`, no absolute
+path: :mod:`qencode_nb.readout.published`) and the margin plot ``margins.png`` /
+``.pdf`` / ``.svg`` (:func:`qencode_nb.readout.plots.margin_plot`), read back as counts by
 :mod:`qencode_nb.readout.counts`; :func:`run_local` and :func:`run_dask` are the two ways runs
 are dispatched (studies use the local pool too).
 
@@ -79,25 +79,24 @@ def check_options(opts):
 
 
 def resolve_targets(items) -> list[str]:
-    """Expand sweep targets: a folder gives its ``*.json`` files (sorted), a file
+    """Expand sweep targets: a folder gives its ``*.json`` entry files (sorted, release
+    metadata left out: :func:`qencode_nb.entry.release_files.entry_files`), a file
     itself, anything else a bundled ``params/`` name.
 
     Raises:
-        EntryError: a folder with no JSON file, a path that does not exist, or a name
+        EntryError: a folder with no JSON entry, a path that does not exist, or a name
             that is not bundled ("did you mean ...",
             :func:`qencode_nb.entry.lookup.check_reference`).
     """
     from qencode_nb.entry.lookup import check_reference
+    from qencode_nb.entry.release_files import entry_files
     from qencode_nb.paths import PARAMS_DIR
 
     out = []
     for item in items:
         path = Path(item)
         if path.is_dir():
-            found = sorted(path.glob("*.json"))
-            if not found:
-                raise EntryError(f"folder {item!r} holds no .json entry", field="targets")
-            out += [str(p.resolve()) for p in found]
+            out += [str(p.resolve()) for p in entry_files(item, field="targets")]
         elif path.is_file():
             out.append(str(path.resolve()))
         elif (PARAMS_DIR / f"{item}.yaml").is_file():
@@ -364,6 +363,7 @@ def sweep(targets, out_dir, options: RunOptions | None = None, *, subset: str | 
     from qencode_nb.batch.run_folder import (folder_lock, write_crate, write_plot,
                                              write_text_atomic, writable_folder)
     from qencode_nb.readout.collect import audit_table
+    from qencode_nb.readout.published import published_csv
 
     opts = with_changes(options, changes)
     engine = check_options(opts)
@@ -408,9 +408,7 @@ def sweep(targets, out_dir, options: RunOptions | None = None, *, subset: str | 
 
     with folder_lock(out):   # another sweep on this folder writes its files before or after
         table = audit_table([out / f"{n}.ipynb" for n in names])
-        from qencode_nb.readout.summary_csv import summary_text
-
-        write_text_atomic(out / "summary.csv", summary_text(table))   # n/a: not applicable
+        write_text_atomic(out / "summary.csv", published_csv(table, out, selected))
         write_manifest(out, "sweep", [f"{n}.ipynb" for n in names], resume.reruns)
         if opts.plot and len(table):
             write_plot(out, table)

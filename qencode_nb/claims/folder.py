@@ -151,11 +151,16 @@ def file_sha256(path) -> str:
 
 
 def rel(folder: Folder, path: Path) -> str:
-    """``path`` relative to the folder (or to the database's parent), for a table."""
+    """``path`` relative to the folder (or to the database's parent: ``--db
+    ../shared/qencode-v4/db`` reads ``db``), for a table; a path outside both as
+    :func:`qencode_nb.paths.shown_path` shows it (``…/<its last two parts>``): never
+    an absolute path of the machine (``claims.csv`` is published)."""
+    from qencode_nb.paths import shown_path
+
     for base in (folder.root, folder.db.parent if folder.db else None):
         if base is not None:
             try:
                 return str(Path(path).relative_to(base))
             except ValueError:
                 pass
-    return str(path)
+    return shown_path(path, folder.root)

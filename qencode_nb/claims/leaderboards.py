@@ -142,10 +142,16 @@ def _check_row(folder, registry, path, line, row) -> ClaimRow:
         return ClaimRow(KIND, claim, where, NOT_IN_FOLDER,
                         f"registry.txt lists db/{entry_id}.json (SHA-256 "
                         f"{registry[entry_id][:16]}...); the database folder "
-                        f"{folder.db or '(none)'} does not hold it")
+                        f"{_db_name(folder)} does not hold it")
     elsewhere = folder.release_entries.get(entry_id)
-    evidence = (f"no {entry_id}.json in the database folder {folder.db or '(none)'} nor in "
+    evidence = (f"no {entry_id}.json in the database folder {_db_name(folder)} nor in "
                 "the v4.4 registry")
     if elsewhere:
         evidence += "; an older release holds " + ", ".join(rel(folder, p) for p in elsewhere)
     return ClaimRow(KIND, claim, where, NO_ENTRY, evidence)
+
+
+def _db_name(folder) -> str:
+    """The database folder as a claims table names it (:func:`~qencode_nb.claims.folder.rel`:
+    ``releases/v4/db``, or ``db`` for ``--db`` elsewhere), ``(none)`` without one."""
+    return rel(folder, folder.db) if folder.db else "(none)"

@@ -87,13 +87,19 @@ def to_csv(rows) -> str:
 
 
 def write_csv(rows, out_dir) -> Path:
-    """``out_dir/claims.csv`` (the folder made if missing), written atomically."""
+    """``out_dir/claims.csv`` (the folder made if missing), written atomically.  The rows
+    name files relative to the checked folder (:func:`qencode_nb.claims.folder.rel`); any
+    absolute path of the machine left in a cell (an error's text) is shortened
+    (:func:`qencode_nb.paths.scrub`): the file is published."""
     from qencode_nb.atomic import write_atomic
+    from qencode_nb.paths import known_folders, scrub
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / CSV_NAME
-    write_atomic(path, to_csv(rows).encode("utf-8"))
+    folders = known_folders(out_dir)
+    shown = [ClaimRow(**{c: scrub(getattr(r, c), folders) for c in COLUMNS}) for r in rows]
+    write_atomic(path, to_csv(shown).encode("utf-8"))
     return path
 
 

@@ -37,5 +37,10 @@ def _compare(args) -> int:
         if stale_text(folder):
             print(f"{folder}: {stale_text(folder)}")
     if args.csv:
-        table.to_csv(args.csv, index=False)
+        from pathlib import Path
+
+        from qencode_nb.readout.published import published_csv
+
+        Path(args.csv).write_text(published_csv(table, Path(args.csv).parent),
+                                  encoding="utf-8")
     return 0

@@ -65,6 +65,7 @@ def _sweep(args) -> int:
     except QencodeNbError as exc:
         print(f"qencode-nb: {as_typed(exc, args)}", file=sys.stderr)
         return 2
+    print_not_entries(record)
     status = print_failures(failed := failures(table), Path(args.out))   # failures first
     from qencode_nb.batch.resume import reruns_text
 
@@ -116,10 +117,7 @@ def _sweep_record(record, args) -> int:
     for release, reasons in zip(counts["release"], counts["refused_reasons"]):
         if reasons and release != "all":
             print(f"refused in {release}: {reasons}")
-    for group in manifest["groups"]:
-        if group.get("not_entries"):
-            print(f"not entries in {group['label']} (release metadata, no schema_version): "
-                  + ", ".join(group["not_entries"]))
+    print_not_entries(record)
     claims = manifest["claims"]
     if claims and claims.get("file"):
         print(f"claims of {claims['folder']}: {out / claims['file']} ("
@@ -148,6 +146,20 @@ def _sweep_record(record, args) -> int:
     print(f"summary: {out / 'summary.csv'}; per release: {out / 'releases.csv'}; "
           f"report: qencode-nb report {out}")
     return status
+
+
+def print_not_entries(record) -> None:
+    """Name what a sweep's folders hold but does not audit: each group's release metadata
+    (:mod:`qencode_nb.entry.release_files`) and each release folder holding no entry,
+    with the reason."""
+    from qencode_nb.entry.release_files import not_entries_text
+
+    for group in record.groups:
+        if group.not_entries:
+            print(f"not entries in {group.label} (QEncode release metadata, not audited): "
+                  + not_entries_text(group.not_entries))
+    for empty in record.empty:
+        print(f"release {empty['release']} not swept: {empty['reason']}")
 
 
 def print_failures(failed: dict, folder: Path | None = None) -> int:

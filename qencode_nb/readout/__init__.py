@@ -19,8 +19,9 @@
 - :mod:`~qencode_nb.readout.report` (``qencode-nb report``: one self-contained HTML
   page, ``templates/``), :mod:`~qencode_nb.readout.report_tables` (its table),
   :mod:`~qencode_nb.readout.report_columns` (its columns and cells),
-  :mod:`~qencode_nb.readout.report_header` (its header: dataset, environments, toolkit)
-  and :mod:`~qencode_nb.readout.report_paths` (no absolute path in what it writes).
+  and :mod:`~qencode_nb.readout.report_header` (its header: dataset, environments,
+  toolkit); :mod:`~qencode_nb.readout.published`: a run table as a published file
+  writes it (no absolute path of the machine, the rule of :mod:`qencode_nb.paths`).
 
 Nothing here starts a run (:mod:`qencode_nb.batch` does).  Importing this package
 imports no numpy, pandas or matplotlib (they load when a table or figure is made).

@@ -386,12 +386,13 @@ def adapt_operator_table(folder):
     import pandas as pd
 
     from qencode_nb.entry.readers import read_qencode_json
+    from qencode_nb.entry.release_files import folder_entries
 
     folder = Path(folder)
     if not folder.is_dir():
         raise FileNotFoundError(f"{str(folder)!r} is not a folder of QEncode JSON entries")
     rows = []
-    for path in sorted(folder.glob("*.json")):
+    for path in folder_entries(folder)[0]:   # a release's index.json etc. are no entries
         e = read_qencode_json(path)
         if e.ansatz != "adapt":
             continue

@@ -12,12 +12,12 @@ gets one self-contained page, ``report.html``:
    failed with the reason), replay, published error, whether the certification held,
    tier 1 and its undeclared fields; each entry links to its row in the release's full
    report (``<release>/report.html``, :func:`qencode_nb.readout.report.write_report`,
-   written beside it);
+   written beside it); then the release folders that hold no entry, with the reason;
 3. the claims table (claim, where, status, evidence; :mod:`qencode_nb.claims`);
 4. the curves: each audited curve's figure and the points whose certification changed,
    or why it was not audited.
 
-No absolute path of the machine is written (:mod:`qencode_nb.readout.report_paths`).
+No absolute path of the machine is written (:func:`qencode_nb.paths.scrub`).
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def _table(headings, rows) -> str:
 
 def _run_rows(part, folder: str, folders: dict) -> list[str]:
     from qencode_nb.readout.record_counts import certification_held, refusal
-    from qencode_nb.readout.report_paths import scrub
+    from qencode_nb.paths import scrub
 
     rows = []
     for r in part.to_dict("records"):
@@ -87,7 +87,7 @@ def claims_section(path: Path, folders: dict) -> str:
     """The claims table (``claims.csv``: claim, where, status, evidence) as HTML."""
     import pandas as pd
 
-    from qencode_nb.readout.report_paths import scrub
+    from qencode_nb.paths import scrub
 
     table = pd.read_csv(path, dtype=str, keep_default_na=False)
     columns = [c for c in ("kind", "claim", "where", "status", "evidence") if c in table]
@@ -160,7 +160,7 @@ def write_record_report(folder, out=None, *, notebooks: bool = True) -> Path:
     from qencode_nb.errors import ReportError
     from qencode_nb.readout.record_counts import RELEASE_COLUMN, release_counts
     from qencode_nb.readout.report import write_report
-    from qencode_nb.readout.report_paths import known_folders, scrub
+    from qencode_nb.paths import known_folders, scrub
     from qencode_nb.readout.summary_csv import read_summary
 
     folder = Path(folder)
@@ -201,6 +201,11 @@ def write_record_report(folder, out=None, *, notebooks: bool = True) -> Path:
                     + f'; <a href="{quote(g["folder"])}/report.html">full report</a></p>')
         body.append(_table(["entry"] + [h for _, h in RUN_COLUMNS],
                            _run_rows(part, g["folder"], folders)))
+    if manifest.get("empty_releases"):
+        body.append('<h2 id="empty-releases">Release folders without entries</h2>'
+                    + _table(["release", "why not swept"], [
+                        f"<tr>{_cell(e['release'])}{_cell(scrub(e['reason'], folders))}</tr>"
+                        for e in manifest["empty_releases"]]))
     claims = manifest.get("claims")
     if claims and claims.get("file") and (folder / claims["file"]).is_file():
         body.append(claims_section(folder / claims["file"], folders))

@@ -11,7 +11,7 @@ writes the page (:func:`render_report`: Jinja2, the template
 are inline, the margin plot and the robustness figure are inline SVG
 (:func:`report_figures`, :func:`inline_svg`), the CSV a data: URL, and the notebook
 pages drop nbconvert's CDN scripts (require.js, MathJax, mermaid).  Nothing it writes
-holds an absolute path of the machine (:mod:`qencode_nb.readout.report_paths`); its
+holds an absolute path of the machine (:mod:`qencode_nb.paths`: :func:`~qencode_nb.paths.scrub`); its
 header names the dataset, environments and toolkit
 (:mod:`qencode_nb.readout.report_header`).
 
@@ -312,13 +312,13 @@ def render_notebook_pages(paths, folder, *, back: dict | None = None,
     Args:
         back: ``{stem: (href, report name)}``: a link back to the report at the top of
             that notebook's page.
-        folders: :func:`~qencode_nb.readout.report_paths.known_folders`: each page's
-            absolute paths shortened (:func:`~qencode_nb.readout.report_paths.scrub`).
+        folders: :func:`~qencode_nb.paths.known_folders`: each page's
+            absolute paths shortened (:func:`~qencode_nb.paths.scrub`).
     """
     from jinja2 import DictLoader
     from nbconvert import HTMLExporter
 
-    from qencode_nb.readout.report_paths import scrub
+    from qencode_nb.paths import scrub
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -352,7 +352,7 @@ def write_report(folder, out=None, *, notebooks: bool = True, claims=None) -> Re
     """Write the report of a runs folder: the page, its table as CSV beside it
     (``<out's stem>.csv``, :func:`table_csv`) and the notebook pages.  No absolute path
     of the machine is written: every path in the table and the pages is shortened
-    (:mod:`qencode_nb.readout.report_paths`), the page's title is the folder's name.
+    (:func:`qencode_nb.paths.scrub`), the page's title is the folder's name.
 
     Args:
         folder: a sweep's or a robustness study's output folder (the audit notebooks of
@@ -373,7 +373,7 @@ def write_report(folder, out=None, *, notebooks: bool = True, claims=None) -> Re
     """
     from urllib.parse import quote
 
-    from qencode_nb.readout.report_paths import known_folders, scrub_value
+    from qencode_nb.paths import known_folders, scrub_value
     from qencode_nb.readout.report_tables import report_table
 
     folder = Path(folder)

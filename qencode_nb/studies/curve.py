@@ -223,11 +223,17 @@ def audit_curve(curve, engine: str = "fast", out=None, points=None, active_space
         records.append({"R": point["R"], "row": row, "undeclared": undeclared, **extra,
                         **({"traceback": tb} if error else {})})
     table = pd.DataFrame(rows, columns=list(CSV_COLUMNS))
-    table.to_csv(out / "curve.csv", index=False)
-    (out / "curve_points.json").write_text(json.dumps(
-        {"curve": str(cf.path), "label": cf.label(), "engine": engine,
-         "active_space": list(asp), "blas": _measured_blas(), "points": records},
-        indent=1, default=str) + "\n", encoding="utf-8")
+    from qencode_nb.paths import known_folders, scrub_value
+    from qencode_nb.readout.published import published_csv
+
+    # no absolute path of the machine in either file (the curve's, a traceback's)
+    (out / "curve.csv").write_text(published_csv(table, out, [str(cf.path)]), encoding="utf-8")
+    points = {"curve": str(cf.path), "label": cf.label(), "engine": engine,
+              "active_space": list(asp), "blas": _measured_blas(), "points": records}
+    points = scrub_value(json.loads(json.dumps(points, default=str)),
+                         known_folders(out, [str(cf.path)]))
+    (out / "curve_points.json").write_text(json.dumps(points, indent=1) + "\n",
+                                           encoding="utf-8")
     figure = None
     if plot and table["error"].isna().any():
         from qencode_nb.figstyle import figure_paths

@@ -103,8 +103,11 @@ def environments_study(entry, kernelspecs=None, repeats: int = 1, out_dir="runs/
     differences = environment_differences(table, versions)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    versions.to_csv(out / "environments_versions.csv", index=False)
-    differences.to_csv(out / "environments_differences.csv", index=False)
+    from qencode_nb.readout.published import published_csv
+
+    for frame, name in ((versions, "environments_versions.csv"),
+                        (differences, "environments_differences.csv")):
+        (out / name).write_text(published_csv(frame, out), encoding="utf-8")
     write_table(table, "environments", out, opts.plot)
     table.attrs.update(versions=versions.to_dict("records"),
                        differences=differences.to_dict("records"))

@@ -208,7 +208,9 @@ def explain(entry, out_dir="runs/explain", options: RunOptions | None = None, *,
     table = table.sort_values(["identical", "ulps", "rank"], ascending=[False, True, True],
                               na_position="last", key=_sort_key).reset_index(drop=True)
     out.mkdir(parents=True, exist_ok=True)
-    table.to_csv(out / "explain.csv", index=False)
+    from qencode_nb.readout.published import published_csv
+
+    (out / "explain.csv").write_text(published_csv(table, out), encoding="utf-8")
     reproduced = next((r for r in table.to_dict("records") if _exact(r)), None)
     result = ExplainResult(out, table, len(configs), reproduced,
                            explain_finding(table, len(configs), budget))

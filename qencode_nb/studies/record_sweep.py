@@ -18,8 +18,15 @@ entry id two releases share keeps two notebooks), then writes in ``OUT``:
   and ``environments.csv`` gives per release the bit-identical and certification counts
   in both environments side by side
   (:func:`qencode_nb.readout.record_counts.environment_rates`);
-- ``record.json``: what was swept (:data:`RECORD_MANIFEST`), which
+- ``record.json``: what was swept (:data:`RECORD_MANIFEST`: the groups, each with the
+  release metadata beside its entries, ``not_entries``; the release folders holding no
+  entry with the reason, ``empty_releases``), which
   :func:`qencode_nb.readout.record_report.write_record_report` reads.
+
+Nothing it writes holds an absolute path of the machine: the CSV files go through
+:func:`qencode_nb.readout.published.published_csv` (``notebook`` relative to ``OUT``:
+``v4/<entry id>.ipynb``), the manifest names folders by their names and any path left
+in it (a failure's) is shortened (:func:`qencode_nb.paths.scrub`).
 """
 
 from __future__ import annotations
@@ -59,6 +66,7 @@ def sweep_record(record, out_dir, options=None):
     from qencode_nb.batch.options import with_changes
     from qencode_nb.batch.run_folder import writable_folder, write_text_atomic
     from qencode_nb.batch.sweep import check_options, sweep
+    from qencode_nb.readout.published import published_csv
     from qencode_nb.readout.record_counts import RELEASE_COLUMN, release_counts
 
     opts = with_changes(options, {})
@@ -79,18 +87,17 @@ def sweep_record(record, out_dir, options=None):
              if parts else pd.DataFrame(columns=[RELEASE_COLUMN, "notebook", "status",
                                                  "failure"]))
     table = frame(tables)
-    from qencode_nb.readout.summary_csv import summary_text
-
-    write_text_atomic(out / "summary.csv", summary_text(table))   # n/a: not applicable
+    sources = [t for g in record.groups for t in g.targets]
+    write_text_atomic(out / "summary.csv", published_csv(table, out, sources))
     labels = [g.label for g in record.groups]
     counts = release_counts(table, labels)
-    write_text_atomic(out / "releases.csv", counts.to_csv(index=False))
+    write_text_atomic(out / "releases.csv", published_csv(counts, out, sources))
     environments = None
     if opts.stack == "recorded":
         from qencode_nb.readout.record_counts import environment_rates
 
         rates = environment_rates(table, frame(current), labels)
-        write_text_atomic(out / ENVIRONMENTS_FILE, rates.to_csv(index=False))
+        write_text_atomic(out / ENVIRONMENTS_FILE, published_csv(rates, out, sources))
         environments = {"file": ENVIRONMENTS_FILE, "current_folder": CURRENT_FOLDER}
     claims = _claims(record, out)
     curves = _curves(record, out, opts)
@@ -99,10 +106,14 @@ def sweep_record(record, out_dir, options=None):
         "groups": [{"label": g.label, "folder": g.slug, "entries": len(g.targets),
                     "source": _shown(g.source), "not_entries": g.not_entries}
                    for g in record.groups],
+        "empty_releases": record.empty,
         "record_roots": [Path(p).name for p in record.record_roots],
         "claims": claims, "curves": curves, "environments": environments,
         "reruns": reruns,
     }
+    from qencode_nb.paths import known_folders, scrub_value
+
+    manifest = scrub_value(manifest, known_folders(out, sources))   # a failure's paths too
     write_text_atomic(out / RECORD_MANIFEST, json.dumps(manifest, indent=2) + "\n")
     return table
 

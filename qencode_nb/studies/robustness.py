@@ -14,7 +14,8 @@ notebook recorded ``done`` with the same inputs is not run again.  It writes
 ``robustness.csv`` (:data:`ROBUSTNESS_COLUMNS`, one row per run),
 ``robustness_summary.csv`` (:func:`summarise_robustness`, one row per entry),
 ``robustness_drift.csv`` (:func:`~qencode_nb.readout.robustness_tables.drift_table`:
-QEncode's four drift counts per perturbation) and the figure ``robustness.png`` /
+QEncode's four drift counts per perturbation; the three with no absolute path of the
+machine, :func:`qencode_nb.readout.published.published_csv`) and the figure ``robustness.png`` /
 ``.pdf`` / ``.svg`` (:func:`qencode_nb.readout.robustness_plot.robustness_plot`).  Fragility is then
 *measured* (``fragile_measured``: the certification changed under a
 perturbation) beside the margin-based ``fragile`` inferred from the published
@@ -341,10 +342,13 @@ def robustness(targets, out_dir="runs/robustness", options: RunOptions | None = 
     write_manifest(out, "robustness", [f"{name}.ipynb" for _, _, name, _ in runs],
                    resume.reruns)
     summary = summarise_robustness(table)
-    table.to_csv(out / "robustness.csv", index=False)
-    summary.to_csv(out / "robustness_summary.csv", index=False)
     drift = drift_table(table)
-    drift.to_csv(out / "robustness_drift.csv", index=False)
+    from qencode_nb.readout.published import published_csv
+
+    sources = [t for t in resolved if Path(t).is_absolute()]
+    for frame, path in ((table, out / "robustness.csv"), (summary, out / "robustness_summary.csv"),
+                        (drift, out / "robustness_drift.csv")):   # no absolute path in them
+        path.write_text(published_csv(frame, out, sources), encoding="utf-8")
     if opts.plot and len(table):
         from qencode_nb.readout.robustness_plot import robustness_plot
 

@@ -6,9 +6,11 @@ An **attestation** is a detached statement beside an executed audit notebook
 newline) and ``NAME.attestation.sig`` the base64 of the Ed25519 signature over exactly
 those bytes.  The statement (:func:`statement`, format :data:`FORMAT`) names:
 
-- ``entry``: the entry id, the file the audit read (the ``entry_source`` record) and
-  that file's SHA-256, the entry's QEncode hash (``provenance.entry_hash_sha256``, as
-  recorded), the integrity status and signature state the audit recorded;
+- ``entry``: the entry id, the file the audit read (the ``entry_source`` record: its path
+  relative to the attestation's folder when it lies inside it, else its file name; never
+  an absolute path of the machine, :func:`entry_file_name`) and that file's SHA-256, the
+  entry's QEncode hash (``provenance.entry_hash_sha256``, as recorded), the integrity
+  status and signature state the audit recorded;
 - ``notebook``: the executed notebook's file name (beside the attestation) and SHA-256;
 - ``mode``, ``verdict`` (the one-line summary) and ``tiers`` (the three tiers, as recorded);
 - ``provenance_sha256``: SHA-256 of the canonical JSON of the ``provenance`` record;
@@ -21,8 +23,10 @@ those bytes.  The statement (:func:`statement`, format :data:`FORMAT`) names:
 - ``signed_utc`` and ``key_id`` (:func:`qencode_nb.trust.keys.key_id`).
 
 :func:`verify` checks that the file is canonical JSON, that the signature matches the
-public key, then re-hashes the notebook and the entry file it names; each failure is a
-reason ("signature does not match key ...", "notebook changed: sha256 X != Y", ...).
+public key, then re-hashes the notebook and the entry file it names, looked for where
+:func:`entry_candidates` says (``--entry FILE``, the attestation's folder, the copy a
+provenance crate of that folder keeps, the file the notebook itself read); each failure is
+a reason ("signature does not match key ...", "notebook changed: sha256 X != Y", ...).
 """
 
 from __future__ import annotations
@@ -40,6 +44,10 @@ FORMAT = "qencode-nb-attestation/1"
 #: ``NAME.ipynb`` -> ``NAME`` + these.
 STATEMENT_SUFFIX = ".attestation.json"
 SIGNATURE_SUFFIX = ".attestation.sig"
+#: Where a provenance crate of a folder keeps the entry files its audits read
+#: (:mod:`qencode_nb.trust.crate`: ``entries/<file name>``, or
+#: ``entries/<SHA-256[:12]>-<file name>`` when two files share a name).
+CRATE_ENTRIES = "entries"
 #: The records an attestation reads (names of :data:`qencode_nb.verdict.records.AUDIT_RECORDS`).
 READ_RECORDS = ("entry_id", "entry_source", "integrity", "mode", "verdict", "tiers",
                 "provenance", "done")
@@ -70,6 +78,24 @@ def paths_for(notebook) -> tuple[Path, Path]:
     stem = notebook.name[:-len(".ipynb")] if notebook.name.endswith(".ipynb") else notebook.name
     return (notebook.with_name(stem + STATEMENT_SUFFIX),
             notebook.with_name(stem + SIGNATURE_SUFFIX))
+
+
+def crate_entry_names(name: str, sha256: str | None) -> list[str]:
+    """The names a crate may give its copy of the entry file ``name`` with SHA-256
+    ``sha256``, inside :data:`CRATE_ENTRIES` (first the plain name)."""
+    return [name] + ([f"{sha256[:12]}-{name}"] if isinstance(sha256, str) and sha256 else [])
+
+
+def entry_file_name(entry_file, folder) -> str:
+    """How an attestation in ``folder`` names the entry file it attests: its path
+    relative to ``folder`` (POSIX) when it lies inside it, else its file name (the entry
+    id and ``.json``): never an absolute path of the machine (an attestation is published
+    with its notebook)."""
+    entry_file, folder = Path(entry_file), Path(folder)
+    try:
+        return entry_file.resolve().relative_to(folder.resolve()).as_posix()
+    except ValueError:
+        return entry_file.name
 
 
 def toolkit_version() -> str | None:
@@ -120,7 +146,8 @@ def statement(notebook, key_id: str) -> dict:
     provenance = records.get("provenance")
     return {
         "format": FORMAT,
-        "entry": {"id": records.get("entry_id"), "file": str(entry_file),
+        "entry": {"id": records.get("entry_id"),
+                  "file": entry_file_name(entry_file, notebook.parent),
                   "sha256": sha256_file(entry_file),
                   "qencode_sha256": integ.get("recorded"),
                   "integrity": integ.get("status"), "signature": integ.get("signature")},
@@ -222,8 +249,8 @@ def verify(statement_path, public_key, entry_file=None) -> Verification:
     Args:
         statement_path: ``NAME.attestation.json`` (its ``.sig`` is beside it).
         public_key: an ``Ed25519PublicKey`` (:func:`qencode_nb.trust.keys.load_public_key`).
-        entry_file: the entry file to re-hash instead of the path the statement names
-            (a copy of the database elsewhere).
+        entry_file: the entry file to re-hash instead of those
+            :func:`entry_candidates` looks for (a copy of the database elsewhere).
 
     Raises:
         AttestationError: the attestation file is not there or not so named.
@@ -285,16 +312,44 @@ def _check_signature(result, data, signature_path, public_key, body, invalid) ->
     result.checked.append(f"Ed25519 signature by key {result.key_id}")
 
 
+def entry_candidates(body: dict, folder: Path, entry_file=None) -> list[Path]:
+    """Where :func:`verify` looks for the entry file an attestation in ``folder`` names,
+    in order: ``entry_file`` alone when given; else the ``entry.file`` it names, relative
+    to ``folder`` (an attestation written before issue 36 names an absolute path, kept);
+    the copy a provenance crate of ``folder`` keeps (:data:`CRATE_ENTRIES`); the file the
+    notebook beside it read (its ``entry_source`` record).  Whichever is found must hash
+    to the attested SHA-256."""
+    if entry_file:
+        return [Path(entry_file)]
+    entry, nb = body.get("entry") or {}, body.get("notebook") or {}
+    named = str(entry.get("file"))
+    out = [folder / named]
+    out += [folder / CRATE_ENTRIES / n for n in crate_entry_names(Path(named).name,
+                                                                entry.get("sha256"))]
+    from qencode_nb.notebook.record import iter_records
+
+    try:
+        data = json.loads((folder / str(nb.get("file"))).read_text(encoding="utf-8"))
+        source = dict(iter_records(data)).get("entry_source")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        source = None
+    if isinstance(source, str) and source:
+        out.append(Path(source))
+    return list(dict.fromkeys(out))
+
+
 def _check_files(result, body: dict, folder: Path, entry_file) -> None:
     nb = body.get("notebook") or {}
     entry = body.get("entry") or {}
-    checks = [("notebook", folder / str(nb.get("file")), nb.get("sha256"), None),
-              ("entry", Path(entry_file) if entry_file else Path(str(entry.get("file"))),
-               entry.get("sha256"), entry.get("id"))]
-    for what, path, attested, label in checks:
-        if not path.is_file():
-            hint = " (pass --entry FILE to check a copy elsewhere)" if what == "entry" else ""
-            result.failures.append(f"{what} file not found: {path}{hint}")
+    found = entry_candidates(body, folder, entry_file)
+    checks = [("notebook", [folder / str(nb.get("file"))], nb.get("sha256"), None),
+              ("entry", found, entry.get("sha256"), entry.get("id"))]
+    for what, places, attested, label in checks:
+        path = next((p for p in places if p.is_file()), None)
+        if path is None:
+            hint = (f" (looked for {', '.join(map(str, places))}; pass --entry FILE to "
+                    "check a copy elsewhere)" if what == "entry" else "")
+            result.failures.append(f"{what} file not found: {places[0]}{hint}")
             continue
         now = sha256_file(path)
         if now != attested:

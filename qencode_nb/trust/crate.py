@@ -6,7 +6,8 @@ workflow-run context for ``environment`` and ``sha256``).  For every audit noteb
 ``NAME.ipynb`` one ``CreateAction`` ``#audit-NAME``:
 
 - ``object``: the entry file the audit read (``entry_source``), copied into the crate as
-  ``entries/<file name>`` (``alternateName``: where it was read from) with its ``sha256``,
+  ``entries/<file name>`` (``alternateName``: where it was read from, shown from a folder
+  the reader can place, ``…/db/<file name>``) with its ``sha256``,
   only when its SHA-256 is the one the audit recorded (:func:`entry_file_check`: the
   ``integrity`` record's ``file_sha256``, or for an older audit of a QEncode JSON the
   hash by QEncode's rule it recomputed).  A notebook from elsewhere cannot make the crate
@@ -33,6 +34,12 @@ With a sweep's ``summary.csv`` one more ``CreateAction`` ``#summary``: the audit
 notebooks as ``object``, ``summary.csv`` (and ``margins.png`` / ``.pdf`` / ``.svg`` when
 there) as ``result``.  Attestations beside a notebook (:mod:`qencode_nb.trust.attestation`) are
 listed as parts ``about`` their notebook.
+
+No absolute path of the machine is written (a crate is published as it is): every path
+the notebooks recorded (the entry file, papermill's parameters, a BLAS library's
+``filepath``, an error) is shortened by :func:`qencode_nb.paths.scrub` from the folders
+:func:`qencode_nb.paths.known_folders` knows (the crate's folder, the entries' folders,
+the checkout, the Python environment, the home folder).
 """
 
 from __future__ import annotations
@@ -160,7 +167,7 @@ def write_crate(folder, notebooks, summary=None) -> Path:
         raise CrateError(f"notebooks outside the crate's folder {folder}: {', '.join(outside)}")
     crate = ROCrate(version=RO_CRATE_VERSION)
     crate.metadata.extra_contexts.append(WFRUN_CONTEXT)
-    builder = _Builder(crate, folder)
+    builder = _Builder(crate, folder, _entry_sources(notebooks))
     actions = [builder.audit(nb) for nb in notebooks]
     if summary is not None and Path(summary).is_file():
         actions.append(builder.summary(Path(summary).resolve(), notebooks))
@@ -177,15 +184,47 @@ def write_crate(folder, notebooks, summary=None) -> Path:
     return folder / METADATA
 
 
+def _entry_sources(notebooks) -> list[str]:
+    """The ``entry_source`` records of ``notebooks`` (their folders are known folders of
+    the crate: :func:`qencode_nb.paths.known_folders`)."""
+    import json
+
+    from qencode_nb.notebook.record import iter_records
+
+    out = []
+    for nb in notebooks:
+        try:
+            source = dict(iter_records(json.loads(Path(nb).read_text(encoding="utf-8")))
+                          ).get("entry_source")
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            continue
+        if isinstance(source, str):
+            out.append(source)
+    return out
+
+
 class _Builder:
     """Adds the entities of one crate; shared ones (toolkit, packages, CPU, entry
-    files, the notebook instrument) once."""
+    files, the notebook instrument) once.  Every text taken from a notebook goes through
+    :meth:`shown` (no absolute path of the machine)."""
 
-    def __init__(self, crate, folder: Path):
+    def __init__(self, crate, folder: Path, entry_sources=()):
+        from qencode_nb.paths import known_folders
+
         self.crate, self.folder = crate, folder
+        self.folders = known_folders(folder, entry_sources)
         self.entries: dict[str, object] = {}
+        #: ``{crate path: source file}`` of the entry files copied in.
+        self.copied: dict[str, Path] = {}
         #: One line per entry file left out (file, notebook, why).
         self.left_out: list[str] = []
+
+    def shown(self, value):
+        """``value`` (a text, or texts in a list or dict) with every absolute path
+        shortened (:func:`qencode_nb.paths.scrub_value`)."""
+        from qencode_nb.paths import scrub_value
+
+        return scrub_value(value, self.folders)
 
     def entity(self, identifier: str, type_, **properties):
         from rocrate.model.contextentity import ContextEntity
@@ -204,7 +243,7 @@ class _Builder:
         return self.crate.add_file(source, dest_path=dest, properties=props)
 
     def value(self, identifier: str, name: str, value):
-        return self.entity(identifier, "PropertyValue", name=name, value=value)
+        return self.entity(identifier, "PropertyValue", name=name, value=self.shown(value))
 
     def toolkit(self, installed: dict | None, version: str | None):
         """The qencode-nb SoftwareApplication of one package stack."""
@@ -240,28 +279,33 @@ class _Builder:
         if key in self.entries:
             return self.entries[key]
         fmt = "application/json" if source.suffix == ".json" else "application/yaml"
+        where = self.shown(str(source))
         if not source.is_file():
             ent = self.entity(f"#entry-{_slug(source.name)}", "CreativeWork", name=entry_id,
-                              alternateName=str(source),
+                              alternateName=where,
                               description="the entry file the audit read; "
                               "not found when the crate was written")
         elif why is not None:
             import warnings
 
-            text = (f"{source}: left out of the crate, named by "
+            text = (f"{source}: left out of the crate, named by "   # said here, not written
                     f"{notebook.name if notebook else 'an audit'}: {why}")
             self.left_out.append(text)
             warnings.warn(text, CrateWarning, stacklevel=2)
             ent = self.entity(f"#entry-left-out-{_slug(source.name)}-{len(self.left_out)}",
-                              "CreativeWork", name=entry_id, alternateName=str(source),
-                              description=f"the entry file the audit names, not copied: {why}")
+                              "CreativeWork", name=entry_id, alternateName=where,
+                              description="the entry file the audit names, not copied: "
+                                          + self.shown(why))
         else:
-            dest = f"entries/{source.name}"
-            taken = self.crate.get(dest)
-            if taken is not None and taken.get("alternateName") != str(source):
-                dest = f"entries/{_sha256(source)[:12]}-{source.name}"
+            from qencode_nb.trust.attestation import CRATE_ENTRIES, crate_entry_names
+
+            plain, named = crate_entry_names(source.name, _sha256(source))
+            dest = f"{CRATE_ENTRIES}/{plain}"
+            if self.copied.get(dest, source) != source:   # another file of that name
+                dest = f"{CRATE_ENTRIES}/{named}"
+            self.copied[dest] = source
             ent = self.file(source, dest, name=entry_id or source.name,
-                            alternateName=str(source),
+                            alternateName=where,
                             encodingFormat=fmt, sha256=_sha256(source),
                             description="the QEncode entry the audit read, copied from "
                                         "alternateName")
@@ -344,13 +388,13 @@ class _Builder:
         error = r.get("error")
         props = {"name": f"audit of {r.get('entry_id') or stem}",
                  "description": "papermill notebooks/audit.ipynb with parameters "
-                                + ", ".join(f"{k}={v!r}" for k, v in
-                                            sorted((pm.get("parameters") or {}).items())),
+                                + self.shown(", ".join(f"{k}={v!r}" for k, v in
+                                             sorted((pm.get("parameters") or {}).items()))),
                  "startTime": pm.get("start_time"), "endTime": pm.get("end_time"),
                  "actionStatus": {"@id": COMPLETED if done else FAILED}}
         if not done:
-            props["error"] = (failure_line(error) if isinstance(error, dict)
-                              else "the notebook has no done record")
+            props["error"] = self.shown(failure_line(error) if isinstance(error, dict)
+                                        else "the notebook has no done record")
         action = self.crate.add_action(instruments, identifier=aid,
                                        properties={k: v for k, v in props.items() if v},
                                        result=result)

@@ -4,6 +4,7 @@ release (qencode_nb.readout.record_counts), on QEncode's real record in ../share
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -62,6 +63,64 @@ def test_two_records_with_the_same_releases_keep_their_groups_apart(tmp_path):
     assert record.record_roots == [r.resolve() for r in roots]
 
 
+def test_release_metadata_is_no_entry_in_a_plain_folder_too(tmp_path, capsys):
+    """A release's db or trusted folder given alone (not through its record folder): its
+    index, manifest and hash lists are listed, not audited (issue 36, item 5)."""
+    from qencode_nb.batch.sweep import resolve_targets
+    from qencode_nb.cli import main
+    from qencode_nb.commands.sweep import print_not_entries
+    from qencode_nb.entry.release_files import RELEASE_METADATA, folder_entries
+
+    v2, trusted = HISTORY / "releases" / "v2" / "db", HISTORY / "releases" / "v2" / "trusted"
+    record = discover([v2, trusted])
+    assert not record.is_record
+    assert [(len(g.targets), g.not_entries) for g in record.groups] == [
+        (9, ["entry_content_hashes.json", "index.json", "manifest.json"]),
+        (3, ["trusted_index.json"])]
+    assert not any(Path(t).name in RELEASE_METADATA for g in record.groups for t in g.targets)
+    assert len(resolve_targets([v2])) == 9 and len(resolve_targets([SHARED_DB])) == 40
+    print_not_entries(record)
+    assert ("not entries in v2 (QEncode release metadata, not audited): "
+            "entry_content_hashes.json (the release's list of entry content hashes), index.json "
+            "(the release's index of its entries), manifest.json (the release's manifest (file "
+            "sizes and hashes))") in capsys.readouterr().out
+    # a folder holding only release metadata: refused before any run, naming what it holds
+    only = tmp_path / "db"
+    only.mkdir()
+    shutil.copy(HISTORY / "releases" / "v1" / "db" / "index.json", only)
+    assert main(["sweep", str(only), "--mode", "replay", "--out", str(tmp_path / "runs")]) == 2
+    assert (f"field targets: folder {str(only)!r} holds no .json entry (only QEncode release "
+            "metadata, not entries: index.json (the release's index of its entries))"
+            ) in capsys.readouterr().err
+    assert not (tmp_path / "runs").exists()
+    # a file of such a name that is an entry (it states schema_version) is an entry
+    shutil.copy(next(SHARED_DB.glob("H2_*.json")), only / "manifest.json")
+    assert folder_entries(only) == ([only / "manifest.json"], ["index.json"])
+
+
+def test_release_folders_without_entries_are_listed_with_the_reason(tmp_path):
+    """QEncode's history holds releases/v4 with its curves only (its entries are in the v4
+    database beside it); a release whose db holds only its index, or nothing, is listed
+    too, each with why it was not swept."""
+    assert discover([HISTORY]).empty == [{
+        "release": "v4", "reason": "no entries: no db/ or trusted/ folder (curves/ holds 4 "
+                                   "curve(s), audited as curves)"}]
+    root = tmp_path / "record"
+    for release in ("v1", "v2", "v3"):
+        (root / "releases" / release / "db").mkdir(parents=True)
+    shutil.copy(HISTORY / "releases" / "v1" / "db" / "index.json", root / "releases" / "v1" / "db")
+    shutil.copy(next((HISTORY / "releases" / "v3" / "db").glob("H2_*.json")),
+                root / "releases" / "v3" / "db")
+    (root / "releases" / "v3" / "trusted").mkdir()
+    record = discover([root])
+    assert [g.label for g in record.groups] == ["v3"]
+    assert record.empty == [
+        {"release": "v1", "reason": "no entries: db/ holds only release metadata, not audited: "
+                                    "index.json (the release's index of its entries)"},
+        {"release": "v2", "reason": "no entries: db/ holds no .json entry"},
+        {"release": "v3/trusted", "reason": "no entries: trusted/ holds no .json entry"}]
+
+
 def test_refusal_is_only_a_failure_of_reading_the_entry():
     why = ("load: EntryError: /x/y/a.json: field schema_version: '9.9.9' is not accepted; "
            "accepted: '4.0.0'")
@@ -112,14 +171,20 @@ def test_release_counts_keep_refused_failed_and_unchecked_apart():
 
 
 def _record_copy(tmp_path):
-    """A small record folder laid out as QEncode's: a v4 entry, an entry of a schema no
-    reader knows ("9.9.9"), the H2 curve and the history's public data (the claims)."""
+    """A small record folder laid out as QEncode's: a v4 entry beside the v2 release's
+    manifest (release metadata), an entry of a schema no reader knows ("9.9.9"), a
+    release whose db holds only its index (v1's), the H2 curve and the history's public
+    data (the claims)."""
     import json
 
     root = tmp_path / "record"
     (root / "releases" / "v4" / "db").mkdir(parents=True)
     (root / "releases" / "v9" / "db").mkdir(parents=True)
     (root / "releases" / "v4" / "curves").mkdir(parents=True)
+    (root / "releases" / "v1" / "db").mkdir(parents=True)
+    shutil.copy(HISTORY / "releases" / "v1" / "db" / "index.json", root / "releases" / "v1" / "db")
+    shutil.copy(HISTORY / "releases" / "v2" / "db" / "manifest.json",
+                root / "releases" / "v4" / "db")
     h2 = next(SHARED_DB.glob("H2_ccpvdz_JW_UCCSD_v4_*.json"))
     shutil.copy(h2, root / "releases" / "v4" / "db")
     raw = json.loads(h2.read_text())
@@ -151,6 +216,11 @@ def test_a_record_sweep_counts_each_release_and_writes_one_report(tmp_path, caps
                  "--workers", "2", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "refused in v9: field schema_version: '9.9.9' is not accepted" in printed
+    # release metadata is no entry; a release holding only its index is listed, not swept
+    assert ("not entries in v4 (QEncode release metadata, not audited): manifest.json (the "
+            "release's manifest (file sizes and hashes))") in printed
+    assert ("release v1 not swept: no entries: db/ holds only release metadata, not "
+            "audited: index.json (the release's index of its entries)") in printed
     counts = pd.read_csv(out / "releases.csv").set_index("release")
     assert counts.loc["v4", ["entries", "audited", "replay_pass", "certification_held"]
                       ].tolist() == [1, 1, 1, 1]
@@ -160,11 +230,14 @@ def test_a_record_sweep_counts_each_release_and_writes_one_report(tmp_path, caps
     assert summary.loc[summary["record_release"] == "v4", "replay_abs_delta_ha"].iloc[0] < 1e-12
     manifest = json.loads((out / "record.json").read_text())
     assert [g["folder"] for g in manifest["groups"]] == ["v4", "v9"]
+    assert manifest["groups"][0]["not_entries"] == ["manifest.json"]
+    assert [e["release"] for e in manifest["empty_releases"]] == ["v1"]
     assert manifest["curves"][0]["status"] == "not audited"
     assert manifest["claims"]["rows"] > 0 and (out / "claims.csv").is_file()
     assert main(["report", str(out), "--no-notebooks"]) == 0
     page = (out / "report.html").read_text()
     for text in ('id="release-v4"', 'id="release-v9"', 'id="claims"', 'id="curves"',
+                 'id="empty-releases"', "db/ holds only release metadata",
                  "refused: field schema_version", 'href="v4/report.html#run-H2_ccpvdz'):
         assert text in page, text
     assert (out / "v4" / "report.html").is_file()

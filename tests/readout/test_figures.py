@@ -313,7 +313,7 @@ def test_cli_study_optimizers_adam(tmp_path):
     assert proc.returncode == 0, proc.stderr
     table = pd.read_csv(out / "optimizers.csv")
     assert list(table["optimizer"]) == ["Adam(lr=0.05)"] and table["status"][0] == "done"
-    r = read_records(table["notebook"][0])
+    r = read_records(out / table["notebook"][0])          # relative to the study's folder
     assert r["rerun"]["config"]["optimizer"] == "adam" and table["nfev"][0] == r["rerun"]["nfev"]
     assert finding(summarise(table, "optimizer"), "optimizer") in proc.stdout
     assert "median_nfev" in proc.stdout and "median_seconds" in proc.stdout

@@ -605,7 +605,7 @@ def test_the_header_says_when_the_runs_differ():
 
 
 def test_paths_are_shortened_to_a_folder_the_reader_can_place(tmp_path):
-    from qencode_nb.readout.report_paths import known_folders, scrub
+    from qencode_nb.paths import known_folders, scrub
 
     runs, db = tmp_path / "runs", tmp_path / "shared" / "db"
     folders = known_folders(runs, [str(db / "H2.json")])

@@ -207,7 +207,7 @@ def test_a_real_study_writes_rows_summary_and_figure(study):
     assert csv["n_selected_operators"].isna().all(), "no ADAPT entry here"
     assert (csv["engine_used"] == "default.qubit").all() and csv["engine"].isna().all()
     assert csv["kernelspec"].eq("python3").all() and csv["coretype"].isna().all()
-    assert all(Path(p).is_file() for p in csv["notebook"])
+    assert all((out / p).is_file() for p in csv["notebook"])   # relative to the folder
     summary = pd.read_csv(out / "robustness_summary.csv")
     assert list(summary.columns) == list(SUMMARY_COLUMNS)
     for _, s in summary.iterrows():
