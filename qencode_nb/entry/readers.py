@@ -17,6 +17,7 @@ import json
 from pathlib import Path
 
 from qencode_nb.entry import vocabulary
+from qencode_nb.entry.fieldpath import join_field, shown
 from qencode_nb.entry.fields import default
 from qencode_nb.entry.model import YAML_NAMES, Entry, check_semantics
 from qencode_nb.entry.schema import OWN_PARAMS_SPEC, PARAMS_SPEC, SCHEMA_VERSION, validate
@@ -60,13 +61,17 @@ def check_schema_version(raw) -> None:
                          field="schema_version")
     version = raw["schema_version"]
     if not isinstance(version, str) or version not in READERS:
-        raise EntryError(f"{version!r} is not accepted; accepted: {accepted}",
+        raise EntryError(f"{shown(version)} is not accepted; accepted: {accepted}",
                          field="schema_version")
 
 
 def from_qencode(raw: dict, path: Path) -> Entry:
     """A QEncode JSON object -> Entry, by the reader registered for its
     ``schema_version`` (:data:`READERS`).
+
+    Each reader checks the structure it reads (:mod:`qencode_nb.entry.schema`,
+    :mod:`qencode_nb.entry.legacy_schema`) before it reads it, so that a member of the
+    wrong type or missing is refused by its full path, never met as a crash.
 
     Raises:
         EntryError: a version no reader knows (names it and every accepted one), or
@@ -77,17 +82,7 @@ def from_qencode(raw: dict, path: Path) -> Entry:
         check_sections(raw)
     except EntryError as err:
         raise err.with_path(path) from None
-    version = raw["schema_version"]
-    try:
-        return READERS[version](raw, path)
-    except EntryError:
-        raise
-    except (AttributeError, TypeError, KeyError, ValueError, IndexError) as exc:
-        # a nested member of the wrong type the reader met before its own checks
-        raise EntryError(f"QEncode schema {version} cannot be read from it: a member has "
-                         f"the wrong type or is missing ({type(exc).__name__}: {exc}); "
-                         f"accepted: a QEncode schema {version} JSON object as "
-                         "QEncode's generator writes it", path=path) from None
+    return READERS[raw["schema_version"]](raw, path)
 
 
 #: Top-level members of a QEncode entry that are strings (schemas 1.0.0 to 4.0.0, every
@@ -107,9 +102,8 @@ def check_sections(raw: dict) -> None:
         want, ok = (("a string", isinstance(value, str)) if key in STRING_MEMBERS
                     else ("a JSON object (a section)", isinstance(value, dict)))
         if not ok:
-            shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
-            raise EntryError(f"{shown} ({type(value).__name__}) is not accepted; accepted: "
-                             f"{want}", field=key)
+            raise EntryError(f"{shown(value, 40)} ({type(value).__name__}) is not accepted; "
+                             f"accepted: {want}", field=join_field("", key))
 
 
 def from_params(data: dict, path: Path) -> Entry:
