@@ -13,10 +13,9 @@ in ``Entry.undeclared``, never silently defaulted.
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 
-from qencode_nb.entry import vocabulary
+from qencode_nb.entry import jsontext, vocabulary
 from qencode_nb.entry.fieldpath import join_field, shown
 from qencode_nb.entry.fields import default
 from qencode_nb.entry.model import YAML_NAMES, Entry, check_semantics
@@ -263,26 +262,20 @@ def read_qencode_json(path) -> Entry:
     """Load a QEncode JSON entry of any schema :data:`READERS` knows (1.0.0 to 4.0.0).
 
     Raises:
-        EntryError: unreadable or truncated JSON, or a structure/vocabulary
-            fault (the message names the file and the field).
+        EntryError: unreadable or truncated JSON, a key written twice, nesting too deep
+            (:mod:`qencode_nb.entry.jsontext`), or a structure/vocabulary fault (the
+            message names the file and the field).
     """
     path = Path(path)
     try:
         data = path.read_bytes()
-        text = data.decode("utf-8")
     except OSError as exc:
         raise EntryError(f"cannot read: {exc.strerror}", path=path) from None
-    except UnicodeDecodeError as exc:
-        raise EntryError(f"not UTF-8 text ({exc.reason} at byte {exc.start}); accepted: "
-                         "a QEncode JSON file (schema " + accepted_versions() + ")",
-                         path=path) from None
     try:
-        raw = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise EntryError(f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
-                         "accepted: a complete QEncode JSON object (schema "
-                         + accepted_versions() + ")",
-                         path=path) from None
+        raw = jsontext.parse(data, "a QEncode JSON object (schema " + accepted_versions()
+                             + ")")
+    except EntryError as err:
+        raise err.with_path(path) from None
     entry = from_qencode(raw, path)
     entry.file_sha256 = hashlib.sha256(data).hexdigest()
     return entry
