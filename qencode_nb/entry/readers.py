@@ -153,7 +153,7 @@ def from_params(data: dict, path: Path) -> Entry:
 
 def _active_space(asp) -> tuple[int, int]:
     if len(asp) != 2 or not all(isinstance(x, int) and not isinstance(x, bool) for x in asp):
-        raise EntryError(f"{asp!r} is not accepted; accepted: [num_electrons, "
+        raise EntryError(f"{shown(asp)} is not accepted; accepted: [num_electrons, "
                          "num_spatial_orbitals], two integers", field="problem.active_space")
     return asp[0], asp[1]
 
@@ -161,9 +161,11 @@ def _active_space(asp) -> tuple[int, int]:
 def _ansatz_of(enc: dict) -> str:
     ansatz = vocabulary.ansatz(enc["ansatz"], "encoding.ansatz")
     if ansatz == "hea" and "reps" not in enc:
-        raise EntryError("required for ansatz hea", field="encoding.reps")
+        raise EntryError("required field is missing for ansatz hea; accepted: an integer "
+                         ">= 0 (layers)", field="encoding.reps")
     if ansatz == "adapt" and "adapt" not in enc:
-        raise EntryError("required for ansatz adapt", field="encoding.adapt")
+        raise EntryError("required field is missing for ansatz adapt; accepted: an object "
+                         "(gradient_threshold, max_operators)", field="encoding.adapt")
     return ansatz
 
 

@@ -192,7 +192,8 @@ def test_yaml_fact_disagreeing_with_its_json_is_refused(tmp_path):
     path = tmp_path / "lih1200.yaml"
     path.write_text(text)
     assert entries.load(path).max_iterations == 1200
-    with pytest.raises(EntryError, match="max_iterations: states 1200 but .* has 500"):
+    with pytest.raises(EntryError, match=r"lih1200.yaml: field run\.max_iterations: states "
+                                         r"1200 but .*\.json has 500; accepted: 500 "):
         entries.load(path, db=SHARED_DB)
 
 
