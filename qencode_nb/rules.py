@@ -227,3 +227,13 @@ the certification threshold"); the curve files do not record it."""
 GENERATOR_MAPPING = "jordan_wigner"
 """The generator's default qubit mapping (``--mapping``, default ``jordan_wigner``,
 ``scripts/generate_entry_v4.py`` at a46b4ec); the curve files record none."""
+
+# ---------------------------------------------------------------------------
+# Entry files: what a reader accepts of a file's shape
+# ---------------------------------------------------------------------------
+MAX_ENTRY_DEPTH = 32
+"""How deeply an entry file may nest (the root object is level 1): four times the
+deepest real entry (8 levels; every file of ``../shared/qencode-v4/db`` and
+``../shared/qencode-history/releases``, measured 2026-12 for issue 36), far below
+Python's recursion limit, so that no later stage (the hash rules, the records) meets a
+nesting it cannot walk (:mod:`qencode_nb.entry.jsontext`)."""

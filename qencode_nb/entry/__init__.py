@@ -7,6 +7,10 @@
   QEncode schemas 4.0.0, 3.0.0, 1.0.0 / 2.0.0;
 - :mod:`~qencode_nb.entry.lookup`: bundled names, paths, a db folder (:func:`load`);
 - :mod:`~qencode_nb.entry.schema`: the structure of both file kinds;
+  :mod:`~qencode_nb.entry.legacy_schema`: of schemas 1.0.0 to 3.0.0 as their readers read them;
+- :mod:`~qencode_nb.entry.jsontext`: an entry file's bytes -> JSON (a key written twice,
+  nesting too deep, an integer too long refused by field);
+- :mod:`~qencode_nb.entry.fieldpath`: how an error names a field and shows a value;
 - :mod:`~qencode_nb.entry.vocabulary`: the one table of aliases (mapping, ansatz, ...);
 - :mod:`~qencode_nb.entry.fields`: the tier-1 field table;
 - :mod:`~qencode_nb.entry.pauli_strings`: QEncode's Pauli-string format (stored Hamiltonians);

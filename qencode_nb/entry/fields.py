@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from qencode_nb.entry.numbers import NUMBERS
 from qencode_nb.rules import GENERATOR_DEFAULTS
 
 #: Stages that use a field: the PySCF rebuild inputs, the qubit problem built,
@@ -166,6 +167,22 @@ PUBLISHED_FACTS = ("hf_tapered_state", "tapered_num_qubits", "bk_constant_correc
 CROSS_CHECK = (("entry_id", "sha256")
                + tuple(f.attribute for f in FIELDS if f.cross_checked)
                + PUBLISHED_FACTS)
+
+
+#: Where a ``params/`` YAML states each :data:`CROSS_CHECK` attribute (the cross-check
+#: names the YAML's field): the procedure fields' ``yaml_path``, the numbers'
+#: (:data:`qencode_nb.entry.numbers.NUMBERS`), then the ids and the other facts.
+YAML_PATHS = {
+    "entry_id": "qencode.entry_id", "sha256": "qencode.sha256",
+    **{f.attribute: f.yaml_path for f in FIELDS if f.cross_checked},
+    **{attribute: yaml_path for attribute, _, yaml_path in NUMBERS},
+    "hf_tapered_state": "encoding.hf_tapered_state",
+    "tapered_num_qubits": "encoding.tapered_num_qubits",
+    "published_certified": "published.certified", "published_nfev": "published.nfev",
+    "published_restarts_run": "published.restarts_run",
+    "published_early_stopped": "published.early_stopped",
+    "num_params": "published.num_params", "tool_versions": "tool_versions",
+}
 
 
 def default(field: str):

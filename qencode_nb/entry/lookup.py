@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from qencode_nb.entry.fields import CROSS_CHECK
+from qencode_nb.entry.fieldpath import shown
+from qencode_nb.entry.fields import CROSS_CHECK, YAML_PATHS
 from qencode_nb.entry.readers import read_params_yaml, read_qencode_json
 from qencode_nb.errors import EntryError
 from qencode_nb.paths import BUNDLED_DB, PARAMS_DIR
@@ -169,7 +170,9 @@ def load(entry, db=None) -> Entry:
     for name in CROSS_CHECK:
         mine, theirs = getattr(short, name), getattr(full, name)
         if mine != theirs:
-            raise EntryError(f"states {mine!r} but {full.source.name} has {theirs!r}",
-                             field=name, path=path)
+            raise EntryError(f"states {shown(mine)} but {full.source.name} has "
+                             f"{shown(theirs)}; accepted: {shown(theirs)} (a params/ entry "
+                             "states each fact as its QEncode JSON)",
+                             field=YAML_PATHS[name], path=path)
     full.params_yaml = path
     return full

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from qencode_nb.entry import vocabulary
+from qencode_nb.entry.fieldpath import shown
 from qencode_nb.errors import EntryError
 
 
@@ -172,13 +173,16 @@ class Entry:
 
 
 def positive(value, field: str) -> None:
+    """Refuse anything but an integer >= 1 (naming ``field``)."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise EntryError(f"{value!r} is not accepted; accepted: an integer >= 1", field=field)
+        raise EntryError(f"{shown(value)} is not accepted; accepted: an integer >= 1",
+                         field=field)
 
 
 def check_semantics(e: Entry, names: dict) -> Entry:
-    """Value checks beyond types: budgets >= 1, a positive threshold, numeric
-    parameters, a 0/1 HF state of the tapered size, sectors of +-1.
+    """Value checks beyond types: budgets >= 1, a positive threshold, a 0/1 HF state
+    of the tapered size, sectors of +-1 (the types, numeric parameters included, are the
+    reader's structure spec: :mod:`qencode_nb.entry.schema`).
 
     ``names`` maps Entry attributes to the file's field names (for messages).
 
@@ -190,27 +194,21 @@ def check_semantics(e: Entry, names: dict) -> Entry:
     if e.tapered_num_qubits is not None:
         positive(e.tapered_num_qubits, names["tapered_num_qubits"])
     if e.reps is not None and e.reps < 0:
-        raise EntryError(f"{e.reps!r} is not accepted; accepted: an integer >= 0",
+        raise EntryError(f"{shown(e.reps)} is not accepted; accepted: an integer >= 0",
                          field=names["reps"])
     if not e.threshold > 0:
-        raise EntryError(f"{e.threshold!r} is not accepted; accepted: a number > 0 (Ha)",
-                         field=names["threshold"])
+        raise EntryError(f"{shown(e.threshold)} is not accepted; accepted: a number > 0 "
+                         "(Ha)", field=names["threshold"])
     hf = e.hf_tapered_state
     if hf is not None and (
             len(hf) != (e.tapered_num_qubits if e.tapered_num_qubits is not None else len(hf))
             or any(b not in (0, 1) or isinstance(b, bool) for b in hf)):
         size = f"{e.tapered_num_qubits} bits" if e.tapered_num_qubits is not None else "bits"
-        raise EntryError(f"{hf!r} is not accepted; accepted: {size} (0 or 1), one per "
+        raise EntryError(f"{shown(hf)} is not accepted; accepted: {size} (0 or 1), one per "
                          "tapered qubit", field=names["hf_tapered_state"])
     if any(x not in (1, -1) or isinstance(x, bool) for x in e.tapering_sectors):
-        raise EntryError(f"{e.tapering_sectors!r} is not accepted; accepted: a list of "
-                         "+1/-1", field=names["tapering_sectors"])
-    if e.optimal_params is not None:
-        bad = [(i, x) for i, x in enumerate(e.optimal_params)
-               if isinstance(x, bool) or not isinstance(x, (int, float))]
-        if bad:
-            raise EntryError(f"element {bad[0][0]} is {bad[0][1]!r}; accepted: numbers "
-                             "(radians)", field="results.vqe.optimal_params")
+        raise EntryError(f"{shown(e.tapering_sectors)} is not accepted; accepted: a list "
+                         "of +1/-1", field=names["tapering_sectors"])
     return e
 
 

@@ -10,33 +10,40 @@ from __future__ import annotations
 
 import re
 
+from qencode_nb.entry.fieldpath import fits_float, shown
 from qencode_nb.errors import EntryError
 
 _TERM = re.compile(r"([XYZ])(\d+)")
 _STRING = re.compile(r"^(I|([XYZ]\d+)+)$")
 
 
-def parse_pauli_string(pauli_string: str) -> dict[int, str]:
+#: Where a stored Hamiltonian's terms are (QEncode schema 4.0.0 and 3.0.0).
+TERMS_FIELD = "artifacts.qubit_hamiltonian.pauli_terms"
+
+#: The accepted form of a Pauli string, as the messages say it.
+ACCEPTED_STRING = ("'I' or a product such as 'Z0Z1X3' (letters X/Y/Z, integer wires, "
+                   "each wire once)")
+
+
+def parse_pauli_string(pauli_string: str,
+                       field: str = f"{TERMS_FIELD}[].pauli_string") -> dict[int, str]:
     """Parse one QEncode Pauli string into ``{wire: "X"|"Y"|"Z"}``.
 
-    ``"I"`` is the identity (empty dict).  Raises :class:`EntryError` naming
-    the value and the accepted form when the string is malformed or a wire
-    appears twice.
+    ``"I"`` is the identity (empty dict).
+
+    Raises:
+        EntryError: the string is malformed or names a wire twice (naming ``field``,
+            the value and the accepted form).
     """
     if not isinstance(pauli_string, str) or not _STRING.match(pauli_string):
-        raise EntryError(
-            f"pauli_string {pauli_string!r} is not a QEncode Pauli string; "
-            "accepted: 'I' or a product such as 'Z0Z1X3' (letters X/Y/Z, integer wires)",
-            field="artifacts.qubit_hamiltonian.pauli_terms[].pauli_string",
-        )
+        raise EntryError(f"{shown(pauli_string)} is not a QEncode Pauli string; accepted: "
+                         + ACCEPTED_STRING, field=field)
     word: dict[int, str] = {}
     for op, wire in _TERM.findall(pauli_string):
         w = int(wire)
         if w in word:
-            raise EntryError(
-                f"pauli_string {pauli_string!r} names wire {w} twice",
-                field="artifacts.qubit_hamiltonian.pauli_terms[].pauli_string",
-            )
+            raise EntryError(f"{shown(pauli_string)} names wire {w} twice; accepted: "
+                             + ACCEPTED_STRING, field=field)
         word[w] = op
     return word
 
@@ -56,33 +63,36 @@ def validate_pauli_terms(pauli_terms, num_qubits: int) -> list[tuple[dict, float
 
     Raises:
         EntryError: a term that is not ``{"pauli_string", "coefficient"}``, a
-            non-numeric coefficient, a malformed string, a wire outside
-            ``range(num_qubits)``, or a repeated Pauli string.
+            coefficient that is not a number a float holds, a malformed string, a wire
+            outside ``range(num_qubits)``, or a repeated Pauli string; each names the
+            term's field (``artifacts.qubit_hamiltonian.pauli_terms[3].coefficient``).
     """
-    field = "artifacts.qubit_hamiltonian.pauli_terms"
     if not isinstance(pauli_terms, list):
-        raise EntryError(f"{type(pauli_terms).__name__} is not accepted; accepted: a list",
-                         field=field)
-    out, seen = [], set()
+        raise EntryError(f"{shown(pauli_terms)} has type {type(pauli_terms).__name__}; "
+                         "accepted: a list", field=TERMS_FIELD)
+    out, seen = [], {}
     for i, term in enumerate(pauli_terms):
+        at = f"{TERMS_FIELD}[{i}]"
         if not isinstance(term, dict) or set(term) != {"pauli_string", "coefficient"}:
-            raise EntryError(
-                f"term {i} is {term!r}; accepted: an object with exactly "
-                "'pauli_string' and 'coefficient'", field=field)
+            raise EntryError(f"{shown(term)} is not accepted; accepted: an object with "
+                             "exactly 'pauli_string' and 'coefficient'", field=at)
         coeff = term["coefficient"]
-        if isinstance(coeff, bool) or not isinstance(coeff, (int, float)):
-            raise EntryError(
-                f"term {i} coefficient {coeff!r} is not a number (Ha)", field=field)
-        word = parse_pauli_string(term["pauli_string"])
+        if isinstance(coeff, bool) or not isinstance(coeff, (int, float)) \
+                or not fits_float(coeff):
+            raise EntryError(f"{shown(coeff)} is not accepted; accepted: a number a float "
+                             "holds (Ha)", field=f"{at}.coefficient")
+        word = parse_pauli_string(term["pauli_string"], f"{at}.pauli_string")
         bad = [w for w in word if w >= num_qubits]
         if bad:
-            raise EntryError(
-                f"term {i} {term['pauli_string']!r} acts on wire {bad[0]}, outside "
-                f"range({num_qubits}) of num_qubits", field=field)
+            n = shown(num_qubits)
+            raise EntryError(f"{shown(term['pauli_string'])} acts on wire {bad[0]}, outside "
+                             f"range({n}) of num_qubits; accepted: wires in range({n})",
+                             field=f"{at}.pauli_string")
         key = format_pauli_word(word)
         if key in seen:
-            raise EntryError(
-                f"term {i} repeats Pauli string {term['pauli_string']!r}", field=field)
-        seen.add(key)
+            raise EntryError(f"{shown(term['pauli_string'])} repeats the Pauli string of "
+                             f"term {seen[key]}; accepted: each Pauli string once",
+                             field=f"{at}.pauli_string")
+        seen[key] = i
         out.append((word, float(coeff)))
     return out

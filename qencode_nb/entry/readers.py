@@ -13,10 +13,10 @@ in ``Entry.undeclared``, never silently defaulted.
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 
-from qencode_nb.entry import vocabulary
+from qencode_nb.entry import jsontext, vocabulary
+from qencode_nb.entry.fieldpath import join_field, shown
 from qencode_nb.entry.fields import default
 from qencode_nb.entry.model import YAML_NAMES, Entry, check_semantics
 from qencode_nb.entry.schema import OWN_PARAMS_SPEC, PARAMS_SPEC, SCHEMA_VERSION, validate
@@ -60,13 +60,17 @@ def check_schema_version(raw) -> None:
                          field="schema_version")
     version = raw["schema_version"]
     if not isinstance(version, str) or version not in READERS:
-        raise EntryError(f"{version!r} is not accepted; accepted: {accepted}",
+        raise EntryError(f"{shown(version)} is not accepted; accepted: {accepted}",
                          field="schema_version")
 
 
 def from_qencode(raw: dict, path: Path) -> Entry:
     """A QEncode JSON object -> Entry, by the reader registered for its
     ``schema_version`` (:data:`READERS`).
+
+    Each reader checks the structure it reads (:mod:`qencode_nb.entry.schema`,
+    :mod:`qencode_nb.entry.legacy_schema`) before it reads it, so that a member of the
+    wrong type or missing is refused by its full path, never met as a crash.
 
     Raises:
         EntryError: a version no reader knows (names it and every accepted one), or
@@ -77,17 +81,7 @@ def from_qencode(raw: dict, path: Path) -> Entry:
         check_sections(raw)
     except EntryError as err:
         raise err.with_path(path) from None
-    version = raw["schema_version"]
-    try:
-        return READERS[version](raw, path)
-    except EntryError:
-        raise
-    except (AttributeError, TypeError, KeyError, ValueError, IndexError) as exc:
-        # a nested member of the wrong type the reader met before its own checks
-        raise EntryError(f"QEncode schema {version} cannot be read from it: a member has "
-                         f"the wrong type or is missing ({type(exc).__name__}: {exc}); "
-                         f"accepted: a QEncode schema {version} JSON object as "
-                         "QEncode's generator writes it", path=path) from None
+    return READERS[raw["schema_version"]](raw, path)
 
 
 #: Top-level members of a QEncode entry that are strings (schemas 1.0.0 to 4.0.0, every
@@ -107,9 +101,8 @@ def check_sections(raw: dict) -> None:
         want, ok = (("a string", isinstance(value, str)) if key in STRING_MEMBERS
                     else ("a JSON object (a section)", isinstance(value, dict)))
         if not ok:
-            shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
-            raise EntryError(f"{shown} ({type(value).__name__}) is not accepted; accepted: "
-                             f"{want}", field=key)
+            raise EntryError(f"{shown(value, 40)} ({type(value).__name__}) is not accepted; "
+                             f"accepted: {want}", field=join_field("", key))
 
 
 def from_params(data: dict, path: Path) -> Entry:
@@ -160,7 +153,7 @@ def from_params(data: dict, path: Path) -> Entry:
 
 def _active_space(asp) -> tuple[int, int]:
     if len(asp) != 2 or not all(isinstance(x, int) and not isinstance(x, bool) for x in asp):
-        raise EntryError(f"{asp!r} is not accepted; accepted: [num_electrons, "
+        raise EntryError(f"{shown(asp)} is not accepted; accepted: [num_electrons, "
                          "num_spatial_orbitals], two integers", field="problem.active_space")
     return asp[0], asp[1]
 
@@ -168,9 +161,11 @@ def _active_space(asp) -> tuple[int, int]:
 def _ansatz_of(enc: dict) -> str:
     ansatz = vocabulary.ansatz(enc["ansatz"], "encoding.ansatz")
     if ansatz == "hea" and "reps" not in enc:
-        raise EntryError("required for ansatz hea", field="encoding.reps")
+        raise EntryError("required field is missing for ansatz hea; accepted: an integer "
+                         ">= 0 (layers)", field="encoding.reps")
     if ansatz == "adapt" and "adapt" not in enc:
-        raise EntryError("required for ansatz adapt", field="encoding.adapt")
+        raise EntryError("required field is missing for ansatz adapt; accepted: an object "
+                         "(gradient_threshold, max_operators)", field="encoding.adapt")
     return ansatz
 
 
@@ -269,26 +264,20 @@ def read_qencode_json(path) -> Entry:
     """Load a QEncode JSON entry of any schema :data:`READERS` knows (1.0.0 to 4.0.0).
 
     Raises:
-        EntryError: unreadable or truncated JSON, or a structure/vocabulary
-            fault (the message names the file and the field).
+        EntryError: unreadable or truncated JSON, a key written twice, nesting too deep
+            (:mod:`qencode_nb.entry.jsontext`), or a structure/vocabulary fault (the
+            message names the file and the field).
     """
     path = Path(path)
     try:
         data = path.read_bytes()
-        text = data.decode("utf-8")
     except OSError as exc:
         raise EntryError(f"cannot read: {exc.strerror}", path=path) from None
-    except UnicodeDecodeError as exc:
-        raise EntryError(f"not UTF-8 text ({exc.reason} at byte {exc.start}); accepted: "
-                         "a QEncode JSON file (schema " + accepted_versions() + ")",
-                         path=path) from None
     try:
-        raw = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise EntryError(f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
-                         "accepted: a complete QEncode JSON object (schema "
-                         + accepted_versions() + ")",
-                         path=path) from None
+        raw = jsontext.parse(data, "a QEncode JSON object (schema " + accepted_versions()
+                             + ")")
+    except EntryError as err:
+        raise err.with_path(path) from None
     entry = from_qencode(raw, path)
     entry.file_sha256 = hashlib.sha256(data).hexdigest()
     return entry

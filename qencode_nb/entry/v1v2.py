@@ -26,8 +26,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from qencode_nb.entry import vocabulary
+from qencode_nb.entry.fieldpath import shown
 from qencode_nb.entry.fields import default
+from qencode_nb.entry.legacy_schema import V1_SPEC, V2_SPEC
 from qencode_nb.entry.model import JSON_NAMES, Entry, check_semantics
+from qencode_nb.entry.schema import validate
 from qencode_nb.errors import EntryError
 
 #: Nuclear charges of the elements in the v1 / v2 molecules (H2, LiH, BeH2) and the
@@ -49,27 +52,48 @@ REBUILD_WHY = {
 }
 
 
-def qiskit_to_qencode(label: str) -> str:
+TERMS_FIELD = "artifacts.qubit_hamiltonian.pauli_terms"
+
+
+def qiskit_to_qencode(label: str, num_qubits: int | None = None,
+                      field: str = f"{TERMS_FIELD}[].pauli") -> str:
     """A Qiskit Pauli label (little-endian: the last character is qubit 0, ``"IIZX"`` =
     X0 Z1) as QEncode's string (``"X0Z1"``; the identity ``"I"``).
 
     Raises:
-        EntryError: a character other than I/X/Y/Z (names the value).
+        EntryError: a character other than I/X/Y/Z, or (``num_qubits`` given) a label of
+            another length (names ``field``, the value and what is accepted).
     """
-    if not isinstance(label, str) or not label or set(label) - set("IXYZ"):
-        raise EntryError(f"{label!r} is not accepted; accepted: a Qiskit Pauli label of "
-                         "I/X/Y/Z", field="artifacts.qubit_hamiltonian.pauli_terms[].pauli")
+    want = ("a Qiskit Pauli label of I/X/Y/Z" if num_qubits is None else
+            f"a Qiskit Pauli label of {shown(num_qubits)} letters (num_qubits), each I/X/Y/Z")
+    if (not isinstance(label, str) or not label or set(label) - set("IXYZ")
+            or (num_qubits is not None and len(label) != num_qubits)):
+        raise EntryError(f"{shown(label)} is not accepted; accepted: {want}", field=field)
     word = "".join(f"{c}{q}" for q, c in enumerate(reversed(label)) if c != "I")
     return word or "I"
 
 
 def _terms(ham: dict) -> list:
     """The stored ``[{"pauli", "coeff"}]`` as QEncode terms (Ha); the recorded
-    ``energy_offset`` is added to the identity term."""
-    terms = [{"pauli_string": qiskit_to_qencode(t["pauli"]),
-              "coefficient": float(t["coeff"])} for t in ham["pauli_terms"]]
+    ``energy_offset`` is added to the identity term (a new one if there is none).
+
+    Raises:
+        EntryError: a label that is not I/X/Y/Z of ``num_qubits`` letters, or a label
+            written twice (names the term's field).
+    """
+    terms, seen = [], {}
+    for i, t in enumerate(ham["pauli_terms"]):
+        at = f"{TERMS_FIELD}[{i}].pauli"
+        word = qiskit_to_qencode(t["pauli"], ham["num_qubits"], at)
+        if word in seen:
+            raise EntryError(f"{shown(t['pauli'])} repeats the label of term {seen[word]}; "
+                             "accepted: each Pauli label once", field=at)
+        seen[word] = i
+        terms.append({"pauli_string": word, "coefficient": float(t["coeff"])})
     offset = float(ham.get("energy_offset") or 0.0)
-    if offset:
+    if offset and "I" in seen:
+        terms[seen["I"]]["coefficient"] += offset
+    elif offset:
         terms.append({"pauli_string": "I", "coefficient": offset})
     return terms
 
@@ -99,15 +123,31 @@ def _legacy_run(raw: dict, version: str) -> dict:
     return ((exp.get("legacy_validation") or {}).get("vqe_run")) or {}
 
 
+def active_space(active: dict | None, field: str, electrons, n_qubits: int) -> tuple:
+    """``(electrons, spatial orbitals)``: the enabled active space's counts, else the
+    molecule's electrons (None where unknown) and half the stored qubits.
+
+    Raises:
+        EntryError: an enabled active space without both counts (names the field).
+    """
+    if not (active and active.get("enabled")):
+        return electrons, n_qubits // 2
+    for key in ("num_electrons", "num_spatial_orbitals"):
+        if not isinstance(active.get(key), int):
+            raise EntryError(f"{shown(active.get(key))} is not accepted with "
+                             f"{field}.enabled true; accepted: an integer",
+                             field=f"{field}.{key}")
+    return active["num_electrons"], active["num_spatial_orbitals"]
+
+
 def _common(raw: dict, path: Path, version: str, *, sha256: str, name: str, geometry: str,
             basis: str, charge: int, spin: int, active: dict, mapping: str, ansatz: str,
             reps, published: dict, undeclared: dict) -> Entry:
     ham = raw["artifacts"]["qubit_hamiltonian"]
     n_qubits = ham["num_qubits"]
-    if active and active.get("enabled"):
-        asp = (active["num_electrons"], active["num_spatial_orbitals"])
-    else:
-        asp = (published.get("electrons"), n_qubits // 2)
+    active_field = ("settings.reduction.active_space" if version == "1.0.0"
+                    else "problem.active_space")
+    asp = active_space(active, active_field, published.get("electrons"), n_qubits)
     run = _legacy_run(raw, version)
     seed = run.get("seed")
     if seed is None:
@@ -122,7 +162,8 @@ def _common(raw: dict, path: Path, version: str, *, sha256: str, name: str, geom
         source=path, kind="qencode-json", entry_id=raw["entry_id"], sha256=sha256,
         name=name, geometry=geometry, basis=basis, charge=charge, spin=spin,
         active_space=asp, orbital_optimization="hf",
-        mapping=vocabulary.mapping(mapping, "settings.mapping.type"),
+        mapping=vocabulary.mapping(mapping, "settings.mapping.type" if version == "1.0.0"
+                                   else "encoding.mapping"),
         ansatz=ansatz, reps=reps, optimizer=vocabulary.optimizer("COBYLA"),
         max_iterations=max_iter, restarts_requested=1, seed=seed,
         backend=default("backend")[0], hamiltonian_source=None, tapering_sectors=[],
@@ -155,11 +196,17 @@ def _common(raw: dict, path: Path, version: str, *, sha256: str, name: str, geom
 
 
 def _electrons(atoms: list, charge: int) -> int:
-    try:
-        return sum(ATOMIC_NUMBER[a["element"]] for a in atoms) - charge
-    except KeyError as exc:
-        raise EntryError(f"element {exc.args[0]!r} is not accepted; accepted: "
-                         + ", ".join(ATOMIC_NUMBER), field="problem.geometry.atoms") from None
+    """The molecule's electron count (nuclear charges less ``charge``).
+
+    Raises:
+        EntryError: an element outside :data:`ATOMIC_NUMBER` (names the atom's field).
+    """
+    for i, atom in enumerate(atoms):
+        if atom["element"] not in ATOMIC_NUMBER:
+            raise EntryError(f"{shown(atom['element'])} is not accepted; accepted: "
+                             + ", ".join(ATOMIC_NUMBER),
+                             field=f"problem.geometry.atoms[{i}].element")
+    return sum(ATOMIC_NUMBER[a["element"]] for a in atoms) - charge
 
 
 def from_v1(raw: dict, path: Path) -> Entry:
@@ -175,17 +222,19 @@ def from_v1(raw: dict, path: Path) -> Entry:
     (:data:`qencode_nb.entry.fields.CANNOT_RECORD`).
 
     Raises:
-        EntryError: a field the reader needs is missing or malformed (names it).
+        EntryError: a field the reader needs is missing or malformed
+            (:data:`~qencode_nb.entry.legacy_schema.V1_SPEC`; names its full path).
     """
     try:
+        validate(raw, V1_SPEC)
         p, s = raw["problem"], raw["settings"]
         val = raw.get("validation") or {}
         vqe, exact = val.get("vqe") or {}, val.get("exact_qubit_ground_energy") or {}
         energy, e_exact = vqe.get("best_energy"), exact.get("energy")
         geom = p["geometry"]
         if geom.get("units", "angstrom").lower() not in ("angstrom", "ang"):
-            raise EntryError(f"{geom.get('units')!r} is not accepted; accepted: 'angstrom'",
-                             field="problem.geometry.units")
+            raise EntryError(f"{shown(geom.get('units'))} is not accepted; accepted: "
+                             "'angstrom'", field="problem.geometry.units")
         text = "; ".join(f"{a['element']} " + " ".join(repr(float(x)) for x in a["xyz"])
                          for a in geom["atoms"])
         ansatz = vocabulary.ansatz(s["ansatz"]["type"], "settings.ansatz.type")
@@ -213,9 +262,6 @@ def from_v1(raw: dict, path: Path) -> Entry:
                        mapping=s["mapping"]["type"], ansatz=ansatz,
                        reps=s["ansatz"].get("reps") if ansatz == "hea" else None,
                        published=published, undeclared=undeclared)
-    except KeyError as exc:
-        raise EntryError(f"required field {exc.args[0]!r} is missing (QEncode schema "
-                         "1.0.0)", path=path) from None
     except EntryError as err:
         raise err.with_path(path) from None
 
@@ -232,9 +278,11 @@ def from_v2(raw: dict, path: Path) -> Entry:
     a ``_geom_`` id names none: uccsd, listed undeclared), the rest listed undeclared.
 
     Raises:
-        EntryError: a field the reader needs is missing or malformed (names it).
+        EntryError: a field the reader needs is missing or malformed
+            (:data:`~qencode_nb.entry.legacy_schema.V2_SPEC`; names its full path).
     """
     try:
+        validate(raw, V2_SPEC)
         p, res = raw["problem"], raw["results"]
         ref, vqe, q = (res.get(k) or {} for k in ("reference", "vqe", "quality"))
         ansatz = "hea" if "_hardware_efficient_" in raw["entry_id"] else "uccsd"
@@ -276,8 +324,5 @@ def from_v2(raw: dict, path: Path) -> Entry:
                 "used": None, "source": "QEncode schema 2.0.0 records no active space "
                 "(active_space.enabled false) and no geometry to count electrons from"}
         return entry
-    except KeyError as exc:
-        raise EntryError(f"required field {exc.args[0]!r} is missing (QEncode schema "
-                         "2.0.0)", path=path) from None
     except EntryError as err:
         raise err.with_path(path) from None

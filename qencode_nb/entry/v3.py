@@ -34,6 +34,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from qencode_nb.entry.legacy_schema import V3_SPEC
+from qencode_nb.entry.model import JSON_NAMES
+from qencode_nb.entry.schema import validate
 from qencode_nb.entry.v4 import from_v4
 from qencode_nb.errors import EntryError
 
@@ -52,6 +55,10 @@ V3_PROCEDURE = {
 }
 
 
+#: The fields the value checks name in a 3.0.0 file (where they differ from 4.0.0's).
+V3_NAMES = dict(JSON_NAMES, restarts_requested="run_config.multistart")
+
+
 def _pick(obj: dict, *keys, default=None):
     return {k: obj.get(k, default) for k in keys}
 
@@ -61,14 +68,11 @@ def to_v4_shape(raw: dict) -> dict:
     changed), each missing v4 field filled as the v3 generator ran (module docstring).
 
     Raises:
-        EntryError: a section or field the reader needs is missing or of another type
-            (names the field and what is accepted).
+        EntryError: a member the reader reads is missing or of another type
+            (:data:`~qencode_nb.entry.legacy_schema.V3_SPEC`; names its full path, the
+            value and what is accepted).
     """
-    for section in ("problem", "encoding", "artifacts", "results", "provenance",
-                    "run_config"):
-        if not isinstance(raw.get(section), dict):
-            raise EntryError(f"{raw.get(section)!r} is not accepted; accepted: an object "
-                             "(QEncode schema 3.0.0)", field=section)
+    validate(raw, V3_SPEC)
     p, enc, art, res, prov, rc = (raw[k] for k in ("problem", "encoding", "artifacts",
                                                    "results", "provenance", "run_config"))
     tap = dict(enc.get("tapering") or {})
@@ -125,7 +129,7 @@ def from_v3(raw: dict, path: Path):
         shaped = to_v4_shape(raw)
     except EntryError as err:
         raise err.with_path(path) from None
-    entry = from_v4(shaped, path)
+    entry = from_v4(shaped, path, V3_NAMES)
     entry.raw = raw
     entry.schema_version = "3.0.0"
     entry.tapering_rule = "v3"

@@ -6,20 +6,22 @@ from __future__ import annotations
 from pathlib import Path
 
 from qencode_nb.entry import vocabulary
+from qencode_nb.entry.fieldpath import shown
 from qencode_nb.entry.fields import default
 from qencode_nb.entry.model import JSON_NAMES, Entry, check_semantics
 from qencode_nb.entry.schema import QENCODE_SPEC, validate
 from qencode_nb.errors import EntryError
 
 
-def from_v4(raw: dict, path: Path) -> Entry:
+def from_v4(raw: dict, path: Path, names: dict = JSON_NAMES) -> Entry:
     """QEncode schema 4.0.0 (``scripts/generate_entry_v4.py``) -> Entry.
 
     ``raw`` is the parsed JSON object (its ``schema_version`` already checked by
     :func:`qencode_nb.entry.readers.from_qencode`); energies are read in Ha.  A
     ``run_config`` field the entry leaves out is run at the generator's default and
     listed in ``Entry.undeclared``; so are early stop (never recorded) and a missing
-    ``provenance.hamiltonian_source``.
+    ``provenance.hamiltonian_source``.  ``names`` are the fields the value checks
+    name (:func:`qencode_nb.entry.model.check_semantics`; schema 3.0.0 has its own).
 
     Raises:
         EntryError: a structure, vocabulary or value fault (names the file and field).
@@ -120,13 +122,15 @@ def from_v4(raw: dict, path: Path) -> Entry:
 
         validate_pauli_terms(ham["pauli_terms"], ham["num_qubits"])
         if ham["num_pauli_terms"] != len(ham["pauli_terms"]):
-            raise EntryError(f"{ham['num_pauli_terms']} but pauli_terms holds "
-                             f"{len(ham['pauli_terms'])} terms",
+            raise EntryError(f"{shown(ham['num_pauli_terms'])} is not accepted; accepted: "
+                             f"{len(ham['pauli_terms'])}, the number of terms "
+                             "artifacts.qubit_hamiltonian.pauli_terms holds",
                              field="artifacts.qubit_hamiltonian.num_pauli_terms")
         if ham["num_qubits"] != tap["tapered_num_qubits"]:
-            raise EntryError(f"{ham['num_qubits']} but encoding.tapering.tapered_num_qubits "
-                             f"is {tap['tapered_num_qubits']}",
+            raise EntryError(f"{shown(ham['num_qubits'])} is not accepted; accepted: "
+                             f"{shown(tap['tapered_num_qubits'])}, "
+                             "encoding.tapering.tapered_num_qubits",
                              field="artifacts.qubit_hamiltonian.num_qubits")
-        return check_semantics(entry, JSON_NAMES)
+        return check_semantics(entry, names)
     except EntryError as err:
         raise err.with_path(path) from None

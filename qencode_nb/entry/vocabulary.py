@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from qencode_nb.entry.fieldpath import shown
 from qencode_nb.errors import EntryError
 
 #: canonical -> aliases (QEncode schema 4.0.0 ``encoding.mapping`` values and
@@ -62,7 +63,7 @@ def _lookup(table: dict, value, field: str) -> str:
             if low in aliases:
                 return canonical
     accepted = sorted({a for aliases in table.values() for a in aliases})
-    raise EntryError(f"{value!r} is not accepted; accepted (case-insensitive): "
+    raise EntryError(f"{shown(value)} is not accepted; accepted (case-insensitive): "
                      + ", ".join(accepted), field=field)
 
 
@@ -113,6 +114,6 @@ def optimizer(value, field: str = "run_config.optimizer") -> Optimizer:
         if m:
             lr = m.group("lr")
             return Optimizer("adam", learning_rate=float(lr) if lr else None)
-    raise EntryError(f"{value!r} is not accepted; accepted (case-insensitive): "
+    raise EntryError(f"{shown(value)} is not accepted; accepted (case-insensitive): "
                      + ", ".join(sorted(OPTIMIZER_STRINGS)) + ", Adam(lr=<float>)",
                      field=field)

@@ -146,13 +146,44 @@ def test_unknown_schema_version_is_refused_first(tmp_path, lih_raw):
     assert "orbital_optimization" not in str(info.value)
 
 
+@pytest.mark.parametrize("edit,said", [
+    (lambda r: r["results"]["vqe"].pop("best_energy_hartree"),
+     "field results.vqe.best_energy_hartree: required field is missing; accepted: number"),
+    (lambda r: r["results"]["vqe"]["optimal_params"].__setitem__(3, "x"),
+     "field results.vqe.optimal_params[3]: 'x' has type str; accepted: number"),
+    (lambda r: r["artifacts"]["qubit_hamiltonian"]["pauli_terms"][7].__setitem__(
+        "coefficient", 10 ** 400),
+     "field artifacts.qubit_hamiltonian.pauli_terms[7].coefficient: "
+     "100000000000000000...0000000000000000000 is not accepted; accepted: a number a "
+     "float holds (Ha)"),
+    (lambda r: r["provenance"]["tool_versions"].__setitem__("numpy", 2),
+     "field provenance.tool_versions.numpy: 2 has type int; accepted: string or null"),
+    (lambda r: r["encoding"].__setitem__("adapt_metadata", {"max_operators": "40"}),
+     "field encoding.adapt_metadata.max_operators: '40' has type str; accepted: integer "
+     "or null"),
+])
+def test_a_nested_field_is_refused_by_its_full_path(tmp_path, lih_raw, edit, said):
+    """Issue 36: the full dotted path (list items by index), the value shortened and
+    what is accepted."""
+    edit(lih_raw)
+    path = _write(tmp_path, lih_raw)
+    with pytest.raises(EntryError) as err:
+        entries.load(path)
+    assert str(err.value) == f"{path}: {said}"
+
+
 def test_malformed_pauli_term_is_named():
     from qencode_nb.problem.pauli import from_pauli_terms
 
-    with pytest.raises(EntryError, match="pauli_string 'Z0W1'"):
+    terms = "artifacts.qubit_hamiltonian.pauli_terms"
+    with pytest.raises(EntryError, match=rf"field {terms}\[0\]\.pauli_string: 'Z0W1' is "
+                                         "not a QEncode Pauli string; accepted: 'I' or"):
         from_pauli_terms([{"pauli_string": "Z0W1", "coefficient": 1.0}], 2)
-    with pytest.raises(EntryError, match="outside range\\(2\\)"):
-        from_pauli_terms([{"pauli_string": "Z0Z2", "coefficient": 1.0}], 2)
+    with pytest.raises(EntryError, match=rf"field {terms}\[1\]\.pauli_string: 'Z0Z2' acts "
+                                         r"on wire 2, outside range\(2\) of num_qubits; "
+                                         r"accepted: wires in range\(2\)"):
+        from_pauli_terms([{"pauli_string": "Z0", "coefficient": 1.0},
+                          {"pauli_string": "Z0Z2", "coefficient": 1.0}], 2)
 
 
 def test_yaml_fact_disagreeing_with_its_json_is_refused(tmp_path):
@@ -161,7 +192,8 @@ def test_yaml_fact_disagreeing_with_its_json_is_refused(tmp_path):
     path = tmp_path / "lih1200.yaml"
     path.write_text(text)
     assert entries.load(path).max_iterations == 1200
-    with pytest.raises(EntryError, match="max_iterations: states 1200 but .* has 500"):
+    with pytest.raises(EntryError, match=r"lih1200.yaml: field run\.max_iterations: states "
+                                         r"1200 but .*\.json has 500; accepted: 500 "):
         entries.load(path, db=SHARED_DB)
 
 

@@ -291,11 +291,67 @@ def test_a_section_of_the_wrong_type_is_refused_by_name(path, member, value, sai
     assert said in str(err.value)
 
 
-def test_a_nested_member_of_the_wrong_type_is_refused_not_a_crash():
-    """A v3 entry whose encoding.tapering is a string: an EntryError naming the schema
-    and the reader's fault, not an AttributeError."""
-    path = V3_LIH_PAR_HEA
+def _set(*keys_value):
+    """An edit setting ``raw[k1][k2]... = value``."""
+    *keys, value = keys_value
+
+    def edit(raw):
+        node = raw
+        for key in keys[:-1]:
+            node = node[key]
+        node[keys[-1]] = value
+    return edit
+
+
+def _drop(*keys):
+    """An edit deleting ``raw[k1][k2]...``."""
+    def edit(raw):
+        node = raw
+        for key in keys[:-1]:
+            node = node[key]
+        del node[keys[-1]]
+    return edit
+
+
+HAM = ("artifacts", "qubit_hamiltonian")
+
+
+@pytest.mark.parametrize("path,edit,said", [
+    (V1_H2_UCCSD, _drop(*HAM),
+     "field artifacts.qubit_hamiltonian: required field is missing; accepted: an object"),
+    (V1_H2_UCCSD, _set("problem", "geometry", "atoms", 1, "xyz", [0.0, 0.0]),
+     "field problem.geometry.atoms[1].xyz: [0.0, 0.0] has 2 items; accepted: a list "
+     "(3 items: number)"),
+    (V1_H2_UCCSD, _set("validation", "vqe", "units", "eV"),
+     "field validation.vqe.units: 'eV' is not accepted; accepted: 'hartree', 'hartree_like'"),
+    (V1_H2_UCCSD, _set(*HAM, "pauli_terms", 4, "pauli", "IIZ"),
+     "field artifacts.qubit_hamiltonian.pauli_terms[4].pauli: 'IIZ' is not accepted; "
+     "accepted: a Qiskit Pauli label of 4 letters (num_qubits), each I/X/Y/Z"),
+    (V2_BEH2, _drop("provenance", "entry_hash_sha256"),
+     "field provenance.entry_hash_sha256: required field is missing; accepted: string"),
+    (V2_BEH2, _set(*HAM, "pauli_terms", 2, "coeff", "0.5"),
+     "field artifacts.qubit_hamiltonian.pauli_terms[2].coeff: '0.5' has type str; "
+     "accepted: number"),
+    (V2_BEH2, _set("problem", "active_space", {"enabled": True, "num_electrons": None,
+                                               "num_spatial_orbitals": 7}),
+     "field problem.active_space.num_electrons: None is not accepted with "
+     "problem.active_space.enabled true; accepted: an integer"),
+    (V3_LIH_PAR_HEA, _set("encoding", "tapering", "x"),
+     "field encoding.tapering: 'x' has type str; accepted: an object"),
+    (V3_LIH_PAR_HEA, _drop("run_config", "multistart"),
+     "field run_config.multistart: required field is missing; accepted: integer"),
+    (V3_LIH_PAR_HEA, _set("run_config", "multistart", 0),
+     "field run_config.multistart: 0 is not accepted; accepted: an integer >= 1"),
+    (V3_LIH_PAR_HEA, _drop("results", "reference", "casci_ground_energy_hartree"),
+     "field results.reference.casci_ground_energy_hartree: required field is missing; "
+     "accepted: number"),
+])
+def test_a_nested_field_is_refused_by_its_full_path(path, edit, said):
+    """Issue 36: a nested member missing or of the wrong type is refused naming its full
+    dotted path (list items by index), the value and what is accepted, never a crash
+    and never the bare key (``required field 'qubit_hamiltonian' is missing``)."""
     raw = json.loads(path.read_text())
-    raw["encoding"]["tapering"] = "x"
-    with pytest.raises(EntryError, match=r"QEncode schema 3\.0\.0 cannot be read from it"):
+    edit(raw)
+    with pytest.raises(EntryError) as err:
         from_qencode(raw, path)
+    assert str(err.value) == f"{path}: {said}"
