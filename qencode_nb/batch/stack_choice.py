@@ -203,18 +203,30 @@ def attach_stack(rec: dict, log, *, jupyter_prefix=None) -> str | None:
     if named != str(ROOT):
         pth.write_text(f"{ROOT}\n", encoding="utf-8")
         log(f"stack {name}: its kernel now imports this checkout's qencode_nb ({ROOT})")
-    if rec["kernelspec"] not in stacks.available_kernelspecs():
+    own = str(stacks.stack_python(env_dir.resolve()))
+    if _kernel_python(rec["kernelspec"]) != own:   # not found, or another stack's spec
         prefix = stacks.jupyter_prefix_of(jupyter_prefix)
         done = subprocess.run([str(py), "-m", "ipykernel", "install", "--prefix",
                                str(prefix), "--name", rec["kernelspec"], "--display-name",
                                f"qencode-nb {name} (Python {rec.get('python')})"],
                               capture_output=True, text=True)
-        if done.returncode != 0:
-            log(f"stack {name}: its kernel could not be registered again "
-                f"({done.stderr.strip()[-300:]}); the audits run in the current stack")
+        if done.returncode != 0 or _kernel_python(rec["kernelspec"]) != own:
+            why = done.stderr.strip()[-300:] if done.returncode else (
+                f"Jupyter finds another kernelspec of that name first: "
+                f"{stacks.available_kernelspecs().get(rec['kernelspec'])}")
+            log(f"stack {name}: its kernel could not be registered again ({why}); the "
+                "audits run in the current stack")
             return None
         log(f"stack {name}: kernel {rec['kernelspec']} registered again under {prefix}")
     return rec["kernelspec"]
+
+
+def _kernel_python(kernelspec: str) -> str | None:
+    """``argv[0]`` of the kernelspec Jupyter finds under that name here, or None."""
+    from qencode_nb.batch import stacks
+
+    found = stacks.available_kernelspecs().get(kernelspec)
+    return stacks.spec_python(Path(found)) if found else None
 
 
 def _record(name: str) -> dict | None:

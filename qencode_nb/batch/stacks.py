@@ -363,12 +363,12 @@ def remove_stack(name: str, root=None, jupyter_prefix=None) -> None:
         recorded = None
     spec = Path(recorded) if recorded else (
         jupyter_prefix_of(jupyter_prefix) / "share" / "jupyter" / "kernels" / kernelspec_name(name))
-    if _spec_python(spec) == str(stack_python(env_dir.resolve())):
+    if spec_python(spec) == str(stack_python(env_dir.resolve())):
         shutil.rmtree(spec)
     shutil.rmtree(env_dir)
 
 
-def _spec_python(spec: Path) -> str | None:
+def spec_python(spec: Path) -> str | None:
     """``argv[0]`` of the kernelspec in folder ``spec``, or None."""
     try:
         return json.loads((spec / "kernel.json").read_text())["argv"][0]
