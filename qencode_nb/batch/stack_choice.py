@@ -191,7 +191,7 @@ def attach_stack(rec: dict, log, *, jupyter_prefix=None) -> str | None:
     from qencode_nb.paths import ROOT
 
     name, env_dir = rec["name"], Path(rec["path"])
-    py = stacks.stack_python(env_dir)
+    py = stacks.stack_python(env_dir.resolve())   # as its kernelspec names it
     try:
         site = Path(stacks.site_packages(py))
     except (OSError, subprocess.SubprocessError) as exc:
@@ -203,7 +203,7 @@ def attach_stack(rec: dict, log, *, jupyter_prefix=None) -> str | None:
     if named != str(ROOT):
         pth.write_text(f"{ROOT}\n", encoding="utf-8")
         log(f"stack {name}: its kernel now imports this checkout's qencode_nb ({ROOT})")
-    own = str(stacks.stack_python(env_dir.resolve()))
+    own = str(py)
     if _kernel_python(rec["kernelspec"]) != own:   # not found, or another stack's spec
         prefix = stacks.jupyter_prefix_of(jupyter_prefix)
         done = subprocess.run([str(py), "-m", "ipykernel", "install", "--prefix",

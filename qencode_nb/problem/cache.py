@@ -114,9 +114,7 @@ def side_file(prefix: str, material: dict, compute, *, enabled: bool = True,
         if why is None:
             return doc, "hit"
         if why != "absent":
-            STATS["corrupt"] += 1
-            warnings.warn(f"qencode-nb cache file {path} is not used ({why}); rebuilding it",
-                          CacheWarning, stacklevel=2)
+            _report_corrupt(path, why)
             status = f"rebuilt: {why}"
     fields = compute()
     if not enabled:
@@ -127,6 +125,14 @@ def side_file(prefix: str, material: dict, compute, *, enabled: bool = True,
         return fields, "not cached: the file could not be written"
     STATS["writes"] += 1
     return fields, status
+
+
+def _report_corrupt(path: Path, why) -> None:
+    """Count a cache file that cannot be served (:data:`STATS` ``corrupt``) and warn,
+    naming it and why (:class:`CacheWarning`); the caller rebuilds it."""
+    STATS["corrupt"] += 1
+    warnings.warn(f"qencode-nb cache file {path} is corrupt ({why}); rebuilding it",
+                  CacheWarning, stacklevel=4)
 
 
 def _kept(write, path: Path) -> bool:
@@ -259,9 +265,7 @@ def _try_load(key, root):
     try:
         result = load(key, root)
     except CacheCorrupt as exc:
-        STATS["corrupt"] += 1
-        warnings.warn(f"qencode-nb cache file {path_for(key, root)} is corrupt "
-                      f"({exc}); rebuilding it", CacheWarning, stacklevel=3)
+        _report_corrupt(path_for(key, root), exc)
         return None, f"corrupt: {exc}"
     return result, ("hit" if result is not None else "absent")
 
