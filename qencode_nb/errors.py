@@ -90,6 +90,22 @@ class RebuildMismatch(QencodeNbError, ValueError):
     named (stored vs rebuilt, the BLAS kernels in force, the profile to try)."""
 
 
+class ProofSkipped(QencodeNbError, RuntimeError):
+    """A Hamiltonian path was not built because its estimated cold build exceeds the
+    proof budget (``--proof-budget``, notebook parameter ``proof_budget``).
+
+    Attributes:
+        estimated_s: the estimate (seconds).
+        budget_s: the budget in force (seconds).
+    """
+
+    def __init__(self, estimated_s: float, budget_s: float):
+        self.estimated_s = float(estimated_s)
+        self.budget_s = float(budget_s)
+        super().__init__(f"native build skipped (estimated {self.estimated_s:.0f} s; "
+                         f"--proof-budget to allow it)")
+
+
 class CapabilityMissing(QencodeNbError, NotImplementedError):
     """The entry needs a capability this version of qencode-nb does not have yet."""
 

@@ -202,6 +202,20 @@ same build, after the equivalences of :mod:`qencode_nb.problem.equivalence`
 differences on the 27 shared entries with Hartree-Fock orbitals are <= 1e-13 Ha).
 An edited coefficient above it is a Hamiltonian alert."""
 
+PROOF_BUDGET_S = 60.0
+"""Default ``--proof-budget`` (seconds): the longest a cold ``pennylane_native``
+build may be estimated to take before the provenance check skips it and reads
+``unverified`` (issue 37: "never an unbounded wait")."""
+
+NATIVE_ESTIMATE = {"constant_s": 1.0, "ao4_s": 2.0e-7, "qubit4_s": 0.25, "v3_qubit4_s": 26.0}
+"""Estimated seconds of a cold ``pennylane_native`` build by method ``integrals``:
+``constant_s + ao4_s * n_ao**4 + (qubit4_s + [rule v3] * v3_qubit4_s) * (n_qubits / 10)**4``
+(``n_ao`` PennyLane's basis functions, ``n_qubits = 2 * active orbitals``).  Bounds
+every build measured by ``benchmarks/native_proof.py`` (61 problems, 2026-12-05,
+slowest 14.9 s: N2 6-31G (6e,6o) rule v3, estimated 55 s; PennyLane's mapping of N2
+cc-pVDZ (10e,10o) 2.3 s, estimated 5 s); the v3 term is schema 3.0.0's sector search
+(one tapering per sector), which dominates the small v3 problems."""
+
 WEYL_REUSE_HA = 1e-9
 """When stored and rebuilt operators differ by at most this (operator norm,
 bounded by the sum of |coefficient differences|, Weyl's inequality), the

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from qencode_nb.rules import PROOF_BUDGET_S
+
 
 @dataclass(frozen=True)
 class RunOptions:
@@ -35,6 +37,10 @@ class RunOptions:
             runs on the local pool.
         timeout: per-run wall-clock limit in seconds (None: none).
         cell_timeout: per-cell limit in seconds (None: none).
+        proof_budget: audit.ipynb ``proof_budget``: seconds a cold build of another
+            Hamiltonian path may be estimated to take (default
+            :data:`qencode_nb.rules.PROOF_BUDGET_S`; passed to the notebook only when
+            it differs).
         progress: show a progress bar over the runs on stderr.
         plot: write the figure(s).
     """
@@ -49,6 +55,7 @@ class RunOptions:
     scheduler: str | None = None
     timeout: float | None = None
     cell_timeout: int | None = None
+    proof_budget: float | None = PROOF_BUDGET_S
     progress: bool = True
     plot: bool = True
 
@@ -64,3 +71,11 @@ def with_changes(options: RunOptions | None, changes: dict, **defaults) -> RunOp
         TypeError: a name in ``changes`` that is not a field of :class:`RunOptions`.
     """
     return replace(options if options is not None else RunOptions(**defaults), **changes)
+
+
+def proof_budget_parameter(options: RunOptions) -> dict:
+    """audit.ipynb's ``proof_budget`` for a run of ``options``: ``{}`` at the default
+    (a run's inputs, and so its resume key, are unchanged), else
+    ``{"proof_budget": seconds}``."""
+    budget = options.proof_budget
+    return {} if budget == PROOF_BUDGET_S else {"proof_budget": budget}

@@ -44,7 +44,7 @@ import time
 from pathlib import Path
 
 from qencode_nb.errors import EntryError
-from qencode_nb.batch.options import RunOptions, with_changes
+from qencode_nb.batch.options import RunOptions, proof_budget_parameter, with_changes
 from qencode_nb.batch.pool import longest_first
 
 
@@ -57,15 +57,17 @@ def check_options(opts):
         EntryError: an unknown mode or engine (fields ``mode``, ``engine``), ``workers``
             not an integer >= 1 (field ``workers``).
         ParameterError: an unknown stack, ``timeout`` or ``cell_timeout`` not > 0
-            (:func:`~qencode_nb.notebook.parameters.check_timeout`).
+            (:func:`~qencode_nb.notebook.parameters.check_timeout`), ``proof_budget``
+            not a number >= 0 or None.
         PinError: a bad thread count or kernel.
     """
     from qencode_nb.batch.stack_choice import check_stack
     from qencode_nb.engines.selection import check_engine
-    from qencode_nb.notebook.parameters import check_mode, check_timeout
+    from qencode_nb.notebook.parameters import check_mode, check_proof_budget, check_timeout
     from qencode_nb.notebook.pins import pin_environment
 
     check_mode(opts.mode)
+    check_proof_budget(opts.proof_budget)
     engine = check_engine(opts.engine)
     check_stack(opts.stack)
     pin_environment(opts.blas_threads, opts.blas_coretype)   # validates both early
@@ -342,7 +344,7 @@ def sweep(targets, out_dir, options: RunOptions | None = None, *, subset: str | 
         options: how every run runs (:class:`~qencode_nb.batch.options.RunOptions`;
             default ``RunOptions()``): ``mode`` (full, replay, rerun), ``workers``
             (local processes, ignored with ``scheduler``), ``blas_threads``,
-            ``blas_coretype``, ``db``, ``engine``, ``stack`` (audit.ipynb parameters;
+            ``blas_coretype``, ``db``, ``engine``, ``stack``, ``proof_budget`` (audit.ipynb parameters;
             ``stack`` also picks each run's kernel, :mod:`qencode_nb.batch.stack_choice`),
             ``timeout`` (per run, s), ``cell_timeout`` (per cell, s), ``scheduler``
             (a Dask address; None runs locally), ``progress`` (a bar on stderr,
@@ -388,6 +390,7 @@ def sweep(targets, out_dir, options: RunOptions | None = None, *, subset: str | 
         if opts.db is not None:
             params["db"] = str(Path(opts.db).resolve())
         params.update(stack_parameter(opts.stack))
+        params.update(proof_budget_parameter(opts))
         names.append(run_name(target))
         if not resume.done(out, run_name(target), inputs_of(target, params, kernels[target]),
                            kernels[target]):

@@ -1,6 +1,6 @@
 """``qencode-nb audit ENTRY [--threads N] [--coretype K] [--mode M] [--db DIR]
 [--engine sector|fast] [--stack current|recorded|NAME] [--out OUT.ipynb] [--json]
-[--resume] [--public-key PUB]``: one audit in an executed notebook.
+[--resume] [--public-key PUB] [--proof-budget SECONDS]``: one audit in an executed notebook.
 
 ``--stack recorded`` runs it in the Jupyter kernel of the entry's recorded package stack,
 built once (:mod:`qencode_nb.batch.stack_choice`); a v4 entry in this environment needs
@@ -37,7 +37,8 @@ import sys
 from pathlib import Path
 
 from qencode_nb.commands.flags import as_typed
-from qencode_nb.commands.run_args import CORETYPE_HELP, ENGINE_HELP, add_stack_argument
+from qencode_nb.commands.run_args import (CORETYPE_HELP, ENGINE_HELP,
+                                          add_proof_budget_argument, add_stack_argument)
 from qencode_nb.errors import QencodeNbError
 
 #: Where ``qencode-nb audit`` writes the executed notebook without ``--out``:
@@ -67,6 +68,7 @@ def add_parsers(sub) -> None:
     audit.add_argument("--traceback", action="store_true", help="a failure's cell traceback")
     audit.add_argument("--engine", default=None, help=ENGINE_HELP)
     add_stack_argument(audit)
+    add_proof_budget_argument(audit)
     audit.add_argument("--resume", action="store_true", help="continue an interrupted "
                        "re-run from its checkpoint (finished restarts / ADAPT steps)")
     audit.add_argument("--public-key", default=None, help="Ed25519 public key (PEM) to "
@@ -99,7 +101,7 @@ def notebook_out(out, entry) -> Path:
 
 def _audit(args) -> int:
     from qencode_nb.engines.selection import check_engine
-    from qencode_nb.notebook.parameters import check_mode, check_timeout
+    from qencode_nb.notebook.parameters import check_mode, check_proof_budget, check_timeout
     from qencode_nb.notebook.record import encode, read_records
     from qencode_nb.notebook.runner import NOTEBOOKS, explain_failure, run_notebook
 
@@ -107,6 +109,7 @@ def _audit(args) -> int:
         check_mode(args.mode)
         check_engine(args.engine)
         check_timeout(args.timeout)
+        check_proof_budget(args.proof_budget)
         from qencode_nb.notebook.pins import pin_environment
 
         pin_environment(args.blas_threads, args.blas_coretype)
@@ -132,6 +135,10 @@ def _audit(args) -> int:
         params["resume"] = True
     if args.public_key:
         params["public_key"] = str(Path(args.public_key).resolve())
+    from qencode_nb.rules import PROOF_BUDGET_S
+
+    if args.proof_budget != PROOF_BUDGET_S:
+        params["proof_budget"] = args.proof_budget
     from qencode_nb.batch.stack_choice import kernels_for, stack_parameter
 
     params.update(stack_parameter(stack))

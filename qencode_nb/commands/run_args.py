@@ -33,6 +33,19 @@ def add_stack_argument(parser) -> None:
     parser.add_argument("--stack", default=None, metavar="STACK", help=STACK_HELP)
 
 
+def add_proof_budget_argument(parser) -> None:
+    """``--proof-budget SECONDS`` (``dest="proof_budget"``, audit.ipynb's ``proof_budget``)
+    on a run command's parser; default :data:`qencode_nb.rules.PROOF_BUDGET_S`."""
+    from qencode_nb.rules import PROOF_BUDGET_S
+
+    parser.add_argument("--proof-budget", type=float, default=PROOF_BUDGET_S,
+                        dest="proof_budget", metavar="SECONDS",
+                        help="seconds a cold build of another Hamiltonian path (PennyLane's "
+                             "native) may be estimated to take; over it the Hamiltonian "
+                             "check reads unverified: native build skipped (default "
+                             f"{PROOF_BUDGET_S:g})")
+
+
 def run_options(args) -> RunOptions:
     """The :class:`~qencode_nb.batch.options.RunOptions` of a run command's parsed
     arguments, built once: each field from the argument whose ``dest`` is the field's

@@ -17,8 +17,9 @@ import sys
 from pathlib import Path
 
 from qencode_nb.commands.flags import as_typed
-from qencode_nb.commands.run_args import (CORETYPE_HELP, ENGINE_HELP, add_stack_argument,
-                                         run_options)
+from qencode_nb.commands.run_args import (CORETYPE_HELP, ENGINE_HELP, add_proof_budget_argument,
+                                          add_stack_argument,
+                                          run_options)
 from qencode_nb.errors import QencodeNbError
 
 
@@ -48,6 +49,7 @@ def add_parsers(sub) -> None:
                     help="run a named subset of the targets: ci")
     sw.add_argument("--engine", default=None, help=ENGINE_HELP)
     add_stack_argument(sw)
+    add_proof_budget_argument(sw)
     sw.set_defaults(func=_sweep)
 
 

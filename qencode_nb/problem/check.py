@@ -58,7 +58,7 @@ def rebuild(entry):
     return Rebuilt(chemistry=chem, tapering=tap)
 
 
-def hamiltonian_check(entry, rebuilt) -> HamiltonianCheck:
+def hamiltonian_check(entry, rebuilt, *, proof_budget: float | None = None) -> HamiltonianCheck:
     """Audit stage "hamiltonian": the rebuilt Hamiltonian against the entry.
 
     With a stored Hamiltonian: :func:`qencode_nb.problem.hamcheck.check_entry`
@@ -86,6 +86,10 @@ def hamiltonian_check(entry, rebuilt) -> HamiltonianCheck:
     Args:
         entry: the :class:`~qencode_nb.entry.model.Entry`.
         rebuilt: its :class:`~qencode_nb.problem.rebuild.Rebuilt` problem (:func:`rebuild`).
+        proof_budget: seconds a cold build of another generator path may be estimated
+            to take (notebook parameter ``proof_budget``, default
+            :data:`~qencode_nb.rules.PROOF_BUDGET_S`; None: no limit); over it the
+            path is skipped and the check reads ``unverified``.
 
     Returns:
         :class:`~qencode_nb.problem.hamrecord.HamiltonianCheck`; its
@@ -105,7 +109,10 @@ def hamiltonian_check(entry, rebuilt) -> HamiltonianCheck:
         return stored_only_check(entry, rebuilt.reason)
     chem, tap = rebuilt.chemistry, rebuilt.tapering
     if entry.has_stored_hamiltonian:
-        check = hamcheck.check_entry(entry, rebuilt=rebuilt)
+        from qencode_nb.rules import PROOF_BUDGET_S
+
+        check = hamcheck.check_entry(entry, rebuilt=rebuilt, proof_budget=PROOF_BUDGET_S
+                                     if proof_budget is None else proof_budget)
     else:
         check = _rebuilt_only(entry, rebuilt)
     sectors = [int(x) for x in tap.z2_sectors]

@@ -274,7 +274,7 @@ def stored_ground_energy(stored_terms, num_qubits: int, *,
 
 
 def check_entry(entry, *, cache_dir=None, diagonalise_stored: str = "auto",
-                rebuilt=None) -> HamiltonianCheck:
+                rebuilt=None, proof_budget: float | None = None) -> HamiltonianCheck:
     """Rebuild an entry through the cache and compare its stored Hamiltonian.
 
     Args:
@@ -284,6 +284,8 @@ def check_entry(entry, *, cache_dir=None, diagonalise_stored: str = "auto",
         rebuilt: the entry already rebuilt (:class:`~qencode_nb.problem.rebuild.Rebuilt`,
             :func:`qencode_nb.problem.check.rebuild`); rebuilt here through the cache
             (:func:`qencode_nb.problem.cache.cached_rebuild_entry`) when None.
+        proof_budget: seconds a cold build of another path may be estimated to take
+            (:func:`qencode_nb.problem.sources.prove`'s ``budget_s``; None: no limit).
 
     Returns:
         :func:`compare_hamiltonian`'s :class:`~qencode_nb.problem.hamrecord.HamiltonianCheck`
@@ -327,7 +329,8 @@ def check_entry(entry, *, cache_dir=None, diagonalise_stored: str = "auto",
         kernels_note=note)
     paths = sources.prove(entry, rebuilt, _canonical_terms(entry.pauli_terms),
                           float(entry.bk_constant_correction_ha or 0.0),
-                          result.paths["of_bridge"], cache_dir=cache_dir)
+                          result.paths["of_bridge"], cache_dir=cache_dir,
+                          budget_s=proof_budget, stored_qubits=num_qubits)
     return replace(result, **_source_decision(paths, entry.hamiltonian_source,
                                               kernel_dependent, note),
                    cache_hit=chem.cache_hit, cache_key=chem.cache_key,

@@ -20,11 +20,16 @@ constant correction's difference) into the check's outcome:
 - ``unverified``: it equals none, but the rebuild depends on the BLAS kernels
   (CASSCF orbitals) and the kernels in force are not the reference triple the
   entries were generated under: a warning naming the profile that reproduces
-  it, not an alert.
+  it, not an alert; or a path that could have matched was skipped because its
+  estimated build exceeds the proof budget (``--proof-budget``): ``native build
+  skipped (estimated N s; --proof-budget to allow it)``.
 
 A path is *proven* by building it, never inferred from an energy.  The paths
 are tried in order (the declared one first) and a later one is built only
-while none matched: ``pennylane_native`` is slow in cc-pVDZ.
+while none matched.  A path whose qubit count cannot be the stored one (the same
+mapping, active space and tapering as the of_bridge rebuild give the rebuild's
+count: the Z2 symmetries are the molecule's, not the orbitals' program's) is
+decided without building it.
 """
 
 from __future__ import annotations
@@ -46,11 +51,13 @@ class Source:
         name: the ``provenance.hamiltonian_source`` value (QEncode schema 4.0.0).
         not_used_because: ``(mapping, orbital_optimization) -> str | None``,
             why the generator would not have taken this path for the problem.
-        build: ``(entry, rebuilt, cache_dir) -> (terms, constant_ha, info)``
+        build: ``(entry, rebuilt, cache_dir, budget_s) -> (terms, constant_ha, info)``
             (``rebuilt`` a :class:`~qencode_nb.problem.rebuild.Rebuilt`):
             ``terms`` ``{pauli_string: coefficient (Ha)}``, ``constant_ha`` the
             tapering's constant correction (0.0 when none), ``info`` a dict
-            added to the path's record (e.g. ``cache_status``, ``seconds``).
+            added to the path's record (e.g. ``cache_status``, ``seconds``);
+            raises :class:`~qencode_nb.errors.ProofSkipped` when a cold build's
+            estimate exceeds ``budget_s`` (seconds, None: no limit).
     """
 
     name: str
@@ -83,7 +90,7 @@ def get(name: str) -> Source:
     return SOURCES[name]
 
 
-def _of_bridge_terms(entry, rebuilt, cache_dir):
+def _of_bridge_terms(entry, rebuilt, cache_dir, budget_s=None):
     from qencode_nb.entry.pauli_strings import format_pauli_word
 
     tap = rebuilt.tapering
@@ -91,14 +98,15 @@ def _of_bridge_terms(entry, rebuilt, cache_dir):
     return terms, float(tap.bk_constant_correction_ha or 0.0), {}
 
 
-def _native_terms(entry, rebuilt, cache_dir):
+def _native_terms(entry, rebuilt, cache_dir, budget_s=None):
     from qencode_nb.problem.native import cached_native
 
     chem = rebuilt.chemistry
     ne, no = entry.active_space
     doc, status = cached_native(entry.geometry, entry.basis, ne, no, entry.mapping,
                                 chem.e_casci, cache_dir=cache_dir,
-                                tapering_rule=getattr(entry, "tapering_rule", "v4"))
+                                tapering_rule=getattr(entry, "tapering_rule", "v4"),
+                                budget_s=budget_s)
     return ({s: c for s, c in doc["terms"]}, float(doc["constant_ha"]),
             {"cache_status": status, "seconds": doc.get("seconds")})
 
@@ -136,8 +144,22 @@ def compare_path(stored: dict, constant_stored: float, terms: dict,
     return record
 
 
+def qubit_count_mismatch(stored_qubits: int | None, rebuilt) -> str | None:
+    """Why no path of the entry's mapping, active space and tapering can give the
+    stored qubit count, or None: the of_bridge rebuild's tapered count is what any
+    such path gives (decided before any other path is built)."""
+    if stored_qubits is None:
+        return None
+    found = int(rebuilt.tapering.n_qubits_tapered)
+    if int(stored_qubits) == found:
+        return None
+    return (f"cannot give the stored {int(stored_qubits)} qubits: the declared mapping, "
+            f"active space and tapering give {found} (the of_bridge rebuild)")
+
+
 def prove(entry, rebuilt, stored: dict, constant_stored: float, of_bridge: dict, *,
-          cache_dir=None) -> dict:
+          cache_dir=None, budget_s: float | None = None,
+          stored_qubits: int | None = None) -> dict:
     """Every path's record for an entry: ``{name: record}``.
 
     Args:
@@ -146,13 +168,22 @@ def prove(entry, rebuilt, stored: dict, constant_stored: float, of_bridge: dict,
         stored: the stored terms ``{pauli_string: coefficient (Ha)}``.
         constant_stored: the entry's ``bk_constant_correction_ha`` (0.0 when none).
         of_bridge: the of_bridge path's record, already compared.
+        budget_s: the proof budget (seconds; None: no limit,
+            :data:`~qencode_nb.rules.PROOF_BUDGET_S` from the notebook and CLI).
+        stored_qubits: the stored ``num_qubits`` (:func:`qubit_count_mismatch`).
 
     A path the generator would not have taken reads ``{"built": False,
     "reason": ...}``; one not needed because an earlier one matched reads
-    ``{"built": False, "reason": "not needed: ..."}``.
+    ``{"built": False, "reason": "not needed: ..."}``; one that cannot give the
+    stored qubit count ``{"built": False, "reason": "cannot give ..."}``; one over
+    the budget ``{"built": False, "skipped": True, "estimated_seconds": N,
+    "reason": "native build skipped (estimated N s; --proof-budget to allow it)"}``.
     """
+    from qencode_nb.errors import ProofSkipped
+
     paths = {"of_bridge": of_bridge}
     found = "of_bridge" if of_bridge.get("equal") else None
+    impossible = qubit_count_mismatch(stored_qubits, rebuilt)
     order = sorted(SOURCES, key=lambda n: n != entry.hamiltonian_source)
     for name in order:
         if name in paths:
@@ -164,8 +195,15 @@ def prove(entry, rebuilt, stored: dict, constant_stored: float, of_bridge: dict,
         elif found:
             paths[name] = {"built": False,
                            "reason": f"not needed: the stored Hamiltonian equals {found}"}
+        elif impossible:
+            paths[name] = {"built": False, "reason": impossible}
         else:
-            terms, constant, info = source.build(entry, rebuilt, cache_dir)
+            try:
+                terms, constant, info = source.build(entry, rebuilt, cache_dir, budget_s)
+            except ProofSkipped as skipped:
+                paths[name] = {"built": False, "skipped": True, "reason": str(skipped),
+                               "estimated_seconds": skipped.estimated_s}
+                continue
             paths[name] = {**compare_path(stored, constant_stored, terms, constant), **info}
             found = name if paths[name]["equal"] else None
     return paths
@@ -192,6 +230,8 @@ def kernel_note() -> str | None:
 
 
 def _difference(name: str, p: dict) -> str:
+    if p.get("skipped"):
+        return f"{name} skipped"
     if not p.get("built"):
         return f"{name} not built ({p.get('reason')})"
     term = p.get("max_abs_dcoeff_term")
@@ -237,7 +277,11 @@ def decide(paths: dict, *, recorded: str | None, kernel_dependent: bool = False,
         reason = ("the stored Hamiltonian equals no generator path: "
                   + "; ".join(_difference(n, p) for n, p in paths.items())
                   + f" (tolerance {COEFF_MATCH_HA:.0e} Ha)")
-        if kernel_dependent and kernels_note:
+        skipped = [p["reason"] for p in paths.values() if p.get("skipped")]
+        if skipped:
+            status = "unverified"
+            reason = "; ".join(skipped) + "; " + reason
+        elif kernel_dependent and kernels_note:
             status = "unverified"
             reason += ("; the rebuild depends on the OpenBLAS kernels (CASSCF orbitals): "
                        + kernels_note)
