@@ -50,7 +50,9 @@ def counted_hop():
         CISpace.hop = plain
 
 
-def _budget(entry):
+def adapt_budget(entry):
+    """The entry's ADAPT budget with inner L-BFGS-B and the early stop at its CASCI
+    energy (:class:`qencode_nb.rerun.adapt.AdaptBudget`)."""
     from qencode_nb.rerun.adapt import AdaptBudget
 
     return AdaptBudget(gradient_threshold=entry.adapt["gradient_threshold"],
@@ -90,7 +92,7 @@ def run(system: str, engine: str, coretype: str | None = None) -> dict:
     t0 = time.perf_counter()
     rebuilt = problems.rebuild(entry)
     runner = {"sector": _sector, "statevector": _statevector}[engine](
-        system, entry, rebuilt, _budget(entry))
+        system, entry, rebuilt, adapt_budget(entry))
     build = time.perf_counter() - t0
     with counted_hop() as hop:
         res = runner()

@@ -387,3 +387,92 @@ def test_sector_energy_and_adjoint_gradient(sector):
         return ss.energy_and_grad(h, ci.ecore, hf, gens, selected, p)[0]
 
     assert_twins(g_fast, fs.finite_difference_grad(energy, params), tol=FD_TOL)
+
+
+def test_split_hop_is_the_dense_hamiltonian(sector):
+    """The split H·ψ (:mod:`qencode_nb.engines.sector.sigma`) against the dense CI-space
+    matrix (PySCF's pspace, ``ci.csr()``), on every random sector: singlets (1, 1),
+    (2, 2) and the non-singlet (2, 1); a wrong vector differs."""
+    from qencode_nb.engines.sector import sigma
+
+    ci, _ = sector
+    split = space.from_integrals(ci.h1, ci.h2, ci.ecore, ci.norb, ci.nelec,
+                                 hop_method="split")
+    h = ci.csr().toarray()
+    rng = np.random.default_rng(1300 + ci.dim)
+    c = rng.normal(size=ci.dim)
+    assert_twins(split.hop(c.reshape(ci.shape)).reshape(-1), h @ c, h @ (c + 0.1))
+    assert_twins(split.hop(c.reshape(ci.shape)).reshape(-1), ci.hop(c.reshape(ci.shape))
+                 .reshape(-1))
+    tables = sigma.build(ci.h1, ci.h2, ci.norb, ci.nelec)
+    assert tables.h_alpha.shape == (ci.shape[0],) * 2 and tables.h_beta.shape == (ci.shape[1],) * 2
+
+
+@pytest.mark.parametrize("norb, nelec", [(3, (3, 1)), (3, (2, 0)), (2, (0, 2))])
+def test_split_hop_falls_back_where_a_spin_has_no_electron_or_no_hole(norb, nelec):
+    """Spaces the split does not cover: the size rule keeps contract_2e, the split is
+    refused naming the rule, and contract_2e still equals the dense matrix."""
+    from qencode_nb.engines.sector import sigma
+
+    ci = random_ci_space(np.random.default_rng(1400 + norb), norb, nelec)
+    assert not sigma.applicable(norb, nelec)
+    assert space.hop_method_for(5000, norb, nelec) == "contract_2e"
+    with pytest.raises(ValueError, match="0 < n < norb electrons of each spin"):
+        sigma.build(ci.h1, ci.h2, norb, nelec)
+    c = np.random.default_rng(1).normal(size=ci.dim)
+    h = ci.csr().toarray()
+    assert_twins(ci.hop(c.reshape(ci.shape)).reshape(-1), h @ c, h @ (c + 0.1))
+
+
+def test_packed_pool_equals_the_per_generator_kernels_bit_for_bit(sector):
+    """The packed pool's state, adjoint gradient and pool expectation values equal the
+    per-generator calls (:func:`space.build_state`, :func:`space.energy_and_grad`,
+    :meth:`Generator.expval`) to the last bit, and the slow twins to :data:`RTOL`."""
+    from qencode_nb.engines.sector.packed import PackedPool
+
+    ci, gens = sector
+    pool = PackedPool.of(gens)
+    rng = np.random.default_rng(1500 + ci.dim)
+    selected = [int(k) for k in rng.integers(len(gens), size=7)]
+    params = rng.uniform(-np.pi, np.pi, size=len(selected))
+    hf = ci.hf().reshape(-1)
+    psi = pool.state(hf, selected, params)
+    assert np.array_equal(psi, space.build_state(ci, gens, selected, params))
+    assert_twins(psi, ss.state(hf, gens, selected, params),
+                 ss.state(hf, gens, selected, params + 0.3))
+    lam = ci.hop(psi.reshape(ci.shape)).reshape(-1)
+    grad = pool.adjoint_gradient(lam.copy(), psi.copy(), selected, params)
+    assert np.array_equal(grad, space.energy_and_grad(ci, gens, selected, params)[1])
+    h = ci.csr().toarray()
+    assert_twins(grad, ss.energy_and_grad(h, ci.ecore, hf, gens, selected, params)[1],
+                 ss.energy_and_grad(-h, ci.ecore, hf, gens, selected, params)[1])
+    phi = rng.normal(size=ci.dim)
+    values = pool.expvals(lam, phi)
+    assert np.array_equal(values, np.array([g.expval(lam, phi) for g in gens]))
+    assert_twins(values, np.array([ss.expval(lam, phi, g.a, g.b, g.v) for g in gens]),
+                 np.array([ss.expval(phi, lam, g.a, g.b, g.v) for g in gens]))
+
+
+@pytest.mark.parametrize("norb, nelec", [(4, (2, 2)), (3, (1, 1)), (3, (2, 1))])
+def test_split_hop_spin_flip_shortcut_only_where_valid(norb, nelec):
+    """A state with ``c == ±c.T`` to the last bit (``n_alpha == n_beta``) takes the
+    spin-flip shortcut: H·c equals the dense matrix and is (anti)symmetric to the
+    last bit; any other state, and every state of the non-singlet (2, 1), takes the
+    general sum (parity 0), also equal to the dense matrix."""
+    ci = random_ci_space(np.random.default_rng(1600 + norb + sum(nelec)), norb, nelec)
+    split = space.from_integrals(ci.h1, ci.h2, ci.ecore, norb, nelec, hop_method="split")
+    split.hop(ci.hf())                      # builds the tables
+    tables = split._split
+    h = ci.csr().toarray()
+    rng = np.random.default_rng(7)
+    x = rng.normal(size=ci.shape)
+    cases = [(x, 0)]
+    if nelec[0] == nelec[1]:
+        cases += [(x + x.T, 1), (x - x.T, -1)]
+    assert tables.mirror == (nelec[0] == nelec[1])
+    for c, parity in cases:
+        assert tables.spin_flip_parity(c) == parity
+        out = split.hop(c)
+        assert_twins(out.reshape(-1), h @ c.reshape(-1), h @ (c.reshape(-1) + 0.1))
+        if parity:
+            assert np.array_equal(out, parity * out.T)

@@ -51,7 +51,8 @@ class CISpace:
         sign: ``s(Ia, Ib)``, shape ``(na_str, nb_str)``, +1/-1.
         h1, h2: active-space one- and two-electron integrals (Ha, chemist
             notation, ``h2`` of shape ``(norb,)*4``), for the CSR matrix.
-        hop_method: ``"csr"`` or ``"contract_2e"`` (see :func:`hop_method_for`).
+        hop_method: ``"csr"``, ``"split"`` or ``"contract_2e"`` (see
+            :func:`hop_method_for`).
     """
 
     norb: int
@@ -67,6 +68,7 @@ class CISpace:
     _occ: object = field(default=None, repr=False)
     _csr: object = field(default=None, repr=False)
     _link: object = field(default=None, repr=False)
+    _split: object = field(default=None, repr=False)
 
     @property
     def shape(self) -> tuple:
@@ -80,10 +82,19 @@ class CISpace:
         """H·c in the CI space (without ``ecore``); ``c`` of shape :attr:`shape`.
 
         :attr:`hop_method` ``"csr"``: the CI-space matrix (:meth:`csr`);
-        ``"contract_2e"``: PySCF's matrix-free ``direct_spin1.contract_2e``.
-        The two agree to rounding (tested to 1e-12 Ha)."""
+        ``"split"``: the split by spin of :mod:`qencode_nb.engines.sector.sigma`
+        (tables built on the first call); ``"contract_2e"``: PySCF's matrix-free
+        ``direct_spin1.contract_2e`` (the engine's H·ψ before the split, kept as
+        its reference and for the spaces the split does not cover).  The three
+        agree to rounding (tested to 1e-12 Ha)."""
         if self.hop_method == "csr":
             return (self.csr() @ c.reshape(-1)).reshape(self.shape)
+        if self.hop_method == "split":
+            if self._split is None:
+                from qencode_nb.engines.sector import sigma
+
+                self._split = sigma.build(self.h1, self.h2, self.norb, self.nelec)
+            return self._split.apply(c.reshape(self.shape))
         from pyscf.fci import cistring, direct_spin1
 
         if self._link is None:   # string link tables, built once instead of per call
@@ -155,9 +166,21 @@ CSR_BUILD_MAX_DIM = 5000
 float64 array while built: 190 MB at 4,900)."""
 
 
-def hop_method_for(dim: int) -> str:
-    """``"csr"`` up to :data:`CSR_MAX_DIM` determinants, else ``"contract_2e"``."""
-    return "csr" if dim <= CSR_MAX_DIM else "contract_2e"
+HOP_METHODS = ("csr", "split", "contract_2e")
+"""The accepted :attr:`CISpace.hop_method` values."""
+
+
+def hop_method_for(dim: int, norb: int | None = None, nelec=None) -> str:
+    """``"csr"`` up to :data:`CSR_MAX_DIM` determinants; above, ``"split"`` where
+    :func:`qencode_nb.engines.sector.sigma.applicable` holds for ``(norb, nelec)``
+    (given), else ``"contract_2e"``."""
+    if dim <= CSR_MAX_DIM:
+        return "csr"
+    from qencode_nb.engines.sector.sigma import applicable
+
+    if norb is not None and nelec is not None and applicable(norb, nelec):
+        return "split"
+    return "contract_2e"
 
 
 def jw_sign(strings_a, strings_b, norb: int):
@@ -184,8 +207,11 @@ def from_integrals(h1, h2, ecore: float, norb: int, nelec,
         ecore: core energy (Ha).
         norb: active spatial orbitals.
         nelec: ``(n_alpha, n_beta)``.
-        hop_method: ``"csr"`` or ``"contract_2e"``; default
-            :func:`hop_method_for` of the dimension.
+        hop_method: one of :data:`HOP_METHODS`; default :func:`hop_method_for`.
+
+    Raises:
+        ValueError: an unknown ``hop_method``, or ``"split"`` where
+            :func:`qencode_nb.engines.sector.sigma.applicable` does not hold.
     """
     import numpy as np
     from pyscf import ao2mo
@@ -198,9 +224,16 @@ def from_integrals(h1, h2, ecore: float, norb: int, nelec,
     sb = cistring.make_strings(range(norb), nb)
     h2eff = direct_spin1.absorb_h1e(h1, h2, norb, (na, nb), 0.5)
     dim = len(sa) * len(sb)
-    method = hop_method or hop_method_for(dim)
-    if method not in ("csr", "contract_2e"):
-        raise ValueError(f"hop_method {method!r} is not accepted; accepted: csr, contract_2e")
+    method = hop_method or hop_method_for(dim, norb, (na, nb))
+    if method not in HOP_METHODS:
+        raise ValueError(f"hop_method {method!r} is not accepted; accepted: "
+                         f"{', '.join(HOP_METHODS)}")
+    if method == "split":
+        from qencode_nb.engines.sector.sigma import applicable
+
+        if not applicable(norb, (na, nb)):
+            raise ValueError(f"hop_method 'split' needs 0 < n < norb electrons of each "
+                             f"spin; got nelec {(na, nb)} in {norb} orbitals")
     return CISpace(norb=norb, nelec=(na, nb), h2eff=h2eff, ecore=float(ecore),
                   strings_a=sa, strings_b=sb, sign=jw_sign(sa, sb, norb), h1=h1, h2=h2,
                   hop_method=method)
