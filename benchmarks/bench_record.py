@@ -16,7 +16,8 @@ inherit it), into a fresh output folder under a temporary folder (printed).
 first audit on a new machine pays (PySCF, the of_bridge rebuild, the Hamiltonian proof);
 without it the user's cache serves both passes (run once before to warm it).
 
-Prints each pass's wall seconds, the ratio, and the slowest runs of each pass with their
+Prints each pass's wall and CPU seconds (every process of the pass; on a machine shared
+with other work, CPU / 2 is what the pass needs of 2 idle cores), the ratio, and the slowest runs of each pass with their
 seconds (``<name>.outcome.json``: fork to notebook written) and the stage that took
 most (:mod:`run_phases`).  Timings are wall-clock on a shared machine: compare the
 ratio of passes run back to back, not absolute numbers across machines.
@@ -28,6 +29,7 @@ import harness  # noqa: I001  (first: pins the BLAS threads before numpy loads)
 
 import argparse
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -37,8 +39,15 @@ from pathlib import Path
 import run_phases
 
 
-def one_pass(checkout: Path, targets, out: Path, args, cache: Path | None) -> float:
-    """Wall seconds of one ``sweep`` with ``checkout``'s qencode_nb; its output in ``out``."""
+def cpu_seconds() -> float:
+    """User + system CPU seconds of this process's waited-for descendants so far."""
+    use = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return use.ru_utime + use.ru_stime
+
+
+def one_pass(checkout: Path, targets, out: Path, args, cache: Path | None) -> tuple:
+    """``(wall s, CPU s)`` of one ``sweep`` with ``checkout``'s qencode_nb (CPU: every
+    process of it, kernels included); its output in ``out``."""
     env = dict(os.environ, PYTHONPATH=str(checkout), QENCODE_NB_PROGRESS="0")
     if cache is not None:
         env["QENCODE_NB_CACHE"] = str(cache)
@@ -46,13 +55,13 @@ def one_pass(checkout: Path, targets, out: Path, args, cache: Path | None) -> fl
            "--workers", str(args.workers), "--out", str(out)]
     if args.engine:
         cmd += ["--engine", args.engine]
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), cpu_seconds()
     done = subprocess.run(cmd, cwd=str(checkout), env=env, capture_output=True, text=True)
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, cpu_seconds() - cpu
     (out.parent / f"{out.name}.log").write_text(done.stdout + done.stderr)
     if done.returncode not in (0, 1):
         print(f"{checkout}: exit {done.returncode}: {done.stderr.strip()[-400:]}")
-    return seconds
+    return seconds, cpu
 
 
 def slowest(out: Path, top: int) -> list[tuple[str, dict]]:
@@ -79,10 +88,11 @@ def main() -> int:
     walls = {}
     for label, checkout in passes:
         cache = root / f"cache-{label}" if args.cold else None
-        walls[label] = one_pass(checkout, targets, root / label, args, cache)
-        print(f"{label:9} {walls[label]:8.1f} s  ({checkout})", flush=True)
+        walls[label], cpu = one_pass(checkout, targets, root / label, args, cache)
+        print(f"{label:9} {walls[label]:8.1f} s wall, {cpu:8.1f} CPU s (CPU / 2 cores: "
+              f"{cpu / 2:.1f} s, the wall on 2 idle cores at best)  ({checkout})", flush=True)
     if "baseline" in walls:
-        print(f"ratio baseline / this: {walls['baseline'] / walls['this']:.2f}")
+        print(f"ratio baseline / this (wall): {walls['baseline'] / walls['this']:.2f}")
     for label, _ in passes:
         print(f"\nslowest runs, {label} ({'cold' if args.cold else 'warm'} cache):")
         for name, ph in slowest(root / label, args.top):
