@@ -5,6 +5,8 @@
   threads and kernels, db, workers, scheduler, timeouts), built once;
 - :mod:`~qencode_nb.batch.sweep`: audit.ipynb once per entry of a folder (local pool
   or Dask), resumable; writes ``summary.csv``, the margin plot and the folder's crate;
+  many folders planned first and run through one pool (the record sweep);
+- :mod:`~qencode_nb.batch.targets`: a sweep's targets as entry files, the named subsets;
 - :mod:`~qencode_nb.batch.pool`: the local pool of warm workers (a dead worker fails
   only its own run), longest runs first;
 - :mod:`~qencode_nb.batch.run_folder`: the output folder checked writable before any

@@ -56,7 +56,7 @@ def death(exitcode) -> str:
     return f"exit status {exitcode}"
 
 
-def run_pool(fn, jobs, workers: int, *, lost, initializer=None):
+def run_pool(fn, jobs, workers: int, *, lost, initializer=None, apart=None):
     """Run ``fn(*args)`` for every ``args`` of ``jobs`` on ``workers`` processes;
     yield the results as they complete (not in job order).
 
@@ -68,6 +68,10 @@ def run_pool(fn, jobs, workers: int, *, lost, initializer=None):
             died before answering; ``reason`` names the worker's pid and how it
             ended.  Its result is yielded in place of ``fn``'s.
         initializer: called once in each worker before its first job.
+        apart: ``apart(args) -> key`` (hashable, or None): two jobs with the same key
+            never run at once (the later one waits, its worker takes the next job that
+            may run); e.g. two runs of one entry file under one environment, which
+            would share a re-run checkpoint.  None: any jobs run together.
 
     Raises:
         Exception: what ``fn`` raised, as the executor's ``Future.result`` does
@@ -80,6 +84,7 @@ def run_pool(fn, jobs, workers: int, *, lost, initializer=None):
 
     jobs = list(jobs)
     queue = list(range(len(jobs)))[::-1]   # pop() takes the first job first
+    keys = [None if apart is None else apart(job) for job in jobs]
     ctx = multiprocessing.get_context()
     busy = {}                               # connection -> (process, job index or None)
 
@@ -91,10 +96,21 @@ def run_pool(fn, jobs, workers: int, *, lost, initializer=None):
         child_end.close()
         busy[parent_end] = (proc, None)
 
+    def next_job():
+        """The first queued job whose key no running job holds (None: none may run)."""
+        running = {keys[i] for _, i in busy.values() if i is not None} - {None}
+        for pos in range(len(queue) - 1, -1, -1):
+            if keys[queue[pos]] is None or keys[queue[pos]] not in running:
+                return queue.pop(pos)
+        return None
+
     def feed(conn):
         proc, _ = busy[conn]
         if queue:
-            index = queue.pop()
+            index = next_job()
+            if index is None:       # what is left waits for a running job: stay idle
+                busy[conn] = (proc, None)
+                return
             try:
                 conn.send((index, jobs[index]))
             except OSError:   # the worker died before it took the job: another one will
@@ -110,6 +126,11 @@ def run_pool(fn, jobs, workers: int, *, lost, initializer=None):
             del busy[conn]
             conn.close()
             proc.join()
+
+    def feed_idle():
+        for conn in [c for c, (_, i) in busy.items() if i is None]:
+            if conn in busy and busy[conn][1] is None:
+                feed(conn)
 
     finished = False
     try:
@@ -134,6 +155,7 @@ def run_pool(fn, jobs, workers: int, *, lost, initializer=None):
                         raise value
                     busy[conn] = (proc, None)
                     feed(conn)
+                    feed_idle()
                     yield value
                     continue
                 if not closed and proc.is_alive():
@@ -144,6 +166,7 @@ def run_pool(fn, jobs, workers: int, *, lost, initializer=None):
                 if queue:
                     start()
                     feed(list(busy)[-1])
+                feed_idle()
                 if index is not None:
                     yield lost(jobs[index], f"the sweep worker (pid {proc.pid}) running it "
                                             f"died ({death(proc.exitcode)})")

@@ -145,7 +145,7 @@ def _where(source: Path) -> str:
 
 
 def discover(items) -> Record:
-    """Group a sweep's targets (:func:`qencode_nb.batch.sweep.resolve_targets` for each
+    """Group a sweep's targets (:func:`qencode_nb.batch.targets.resolve_targets` for each
     group's folder).
 
     Args:
@@ -159,9 +159,9 @@ def discover(items) -> Record:
 
     Raises:
         EntryError: a target that does not exist, or a folder without entries (as
-            :func:`~qencode_nb.batch.sweep.resolve_targets`).
+            :func:`~qencode_nb.batch.targets.resolve_targets`).
     """
-    from qencode_nb.batch.sweep import resolve_targets
+    from qencode_nb.batch.targets import resolve_targets
     from qencode_nb.entry.release_files import folder_entries
 
     groups, curves, roots, loose, seen_folders, empty = [], [], [], [], set(), []

@@ -41,11 +41,14 @@ import json
 import os
 import socket
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from qencode_nb.errors import EntryError
 from qencode_nb.batch.options import RunOptions, proof_budget_parameter, with_changes
 from qencode_nb.batch.pool import longest_first
+from qencode_nb.batch.targets import SUBSETS, resolve_targets, select_subset  # noqa: F401
 
 
 def check_options(opts):
@@ -78,34 +81,6 @@ def check_options(opts):
         raise EntryError(f"{opts.workers!r} is not accepted; accepted: an integer >= 1 "
                          "(local processes)", field="workers")
     return engine
-
-
-def resolve_targets(items) -> list[str]:
-    """Expand sweep targets: a folder gives its ``*.json`` entry files (sorted, release
-    metadata left out: :func:`qencode_nb.entry.release_files.entry_files`), a file
-    itself, anything else a bundled ``params/`` name.
-
-    Raises:
-        EntryError: a folder with no JSON entry, a path that does not exist, or a name
-            that is not bundled ("did you mean ...",
-            :func:`qencode_nb.entry.lookup.check_reference`).
-    """
-    from qencode_nb.entry.lookup import check_reference
-    from qencode_nb.entry.release_files import entry_files
-    from qencode_nb.paths import PARAMS_DIR
-
-    out = []
-    for item in items:
-        path = Path(item)
-        if path.is_dir():
-            out += [str(p.resolve()) for p in entry_files(item, field="targets")]
-        elif path.is_file():
-            out.append(str(path.resolve()))
-        elif (PARAMS_DIR / f"{item}.yaml").is_file():
-            out.append(str(item))
-        else:   # "did you mean ..." for a name, the closest files for a path
-            check_reference(item, field="targets", folders=True)
-    return out
 
 
 def _entry_digest(target: str) -> str:
@@ -148,38 +123,6 @@ def is_complete(out_dir: Path, name: str, inputs: dict) -> bool:
         return read_records(nb).get("done") is True
     except (ValueError, OSError):
         return False
-
-
-#: Named subsets of a database, as entry-name prefixes (``--subset``).  ``ci``:
-#: fast entries covering HEA (COBYLA, 1 and 10 restarts), UCCSD (JW, BK, parity
-#: with the tapering-constant quirk, 10/10 restarts) and ADAPT (QNode engine).
-SUBSETS = {
-    "ci": ("H2_ccpvdz_JW_HEA_v4", "H2_ccpvdz_BK_UCCSD_v4", "HF_ccpvdz_PAR_HEA_v4",
-           "LiH_ccpvdz_PAR_HEA_v4", "BeH2_ccpvdz_PAR_UCCSD_v4", "H4_ccpvdz_JW_ADAPT_v4",
-           "H2CO_ccpvdz_JW_ADAPT_v4"),
-}
-
-
-def select_subset(targets: list[str], subset: str | None) -> list[str]:
-    """Keep the targets of a named subset (:data:`SUBSETS`); None keeps all.
-
-    Raises:
-        EntryError: an unknown subset name (lists the accepted ones), or a
-            subset entry that is missing from the targets.
-    """
-    if subset is None:
-        return targets
-    if subset not in SUBSETS:
-        raise EntryError(f"{subset!r} is not accepted; accepted: {', '.join(SUBSETS)}",
-                         field="subset")
-    kept, missing = [], []
-    for prefix in SUBSETS[subset]:
-        hits = [t for t in targets if Path(t).name.startswith(prefix)]
-        (kept.extend(hits) if hits else missing.append(prefix))
-    if missing:
-        raise EntryError(f"{subset!r} needs {', '.join(missing)}, not among the "
-                         "targets (pass the database folder)", field="subset")
-    return kept
 
 
 def run_one(target: str, out_dir: str, parameters: dict, timeout: float | None = None,
@@ -296,19 +239,34 @@ def lost_run(args, reason: str) -> dict:
                        args[3] if len(args) > 3 else None)
 
 
-def run_local(jobs, workers: int, submit_args):
+def run_local(jobs, workers: int, submit_args, apart=None):
     """Run ``jobs`` on a local pool of ``workers`` warm processes
     (:func:`qencode_nb.batch.pool.run_pool`); yield each :func:`run_one` outcome
     as it completes (not in job order).  A worker that dies fails its own run
     (:func:`lost_run`); the others go on.
 
-    ``submit_args(job)`` gives :func:`run_one`'s positional arguments for a job.
+    ``submit_args(job)`` gives :func:`run_one`'s positional arguments for a job;
+    ``apart(args)``, given, keys the runs that must not run at once
+    (:func:`same_run_key`).
     """
     from qencode_nb.notebook.run_process import warm_up
     from qencode_nb.batch.pool import run_pool
 
     yield from run_pool(run_one, [tuple(submit_args(job)) for job in jobs], workers,
-                        lost=lost_run, initializer=warm_up)
+                        lost=lost_run, initializer=warm_up, apart=apart)
+
+
+def same_run_key(args) -> str:
+    """What two runs (:func:`run_one`'s arguments) share when they would compute the
+    same thing in the same environment, and so the same re-run checkpoint
+    (:mod:`qencode_nb.rerun.checkpoint`): the entry file's SHA-256, the parameters but
+    the entry's path, and the kernelspec.  A record's release may hold a copy of
+    another's entry (QEncode's ``v2/trusted``); the record sweep's one pool keeps such
+    copies apart (:func:`run_plans`)."""
+    target, _, parameters = args[:3]
+    kernelspec = args[6] if len(args) > 6 else None
+    rest = {k: v for k, v in parameters.items() if k != "entry"}
+    return json.dumps([_entry_digest(target), rest, kernelspec], sort_keys=True, default=str)
 
 
 def run_dask(jobs, scheduler: str, submit_args):
@@ -337,8 +295,13 @@ def sweep(targets, out_dir, options: RunOptions | None = None, *, subset: str | 
           **changes):
     """Audit every target; return the summary DataFrame (also ``summary.csv``).
 
+    :func:`plan_folder`, then :func:`run_plans` (one pool), then :func:`finish_folder`;
+    the record sweep (:func:`qencode_nb.studies.record_sweep.sweep_record`) plans every
+    release's folder and runs them all through one pool the same way.
+
     Args:
-        targets: folders, entry files or bundled names (:func:`resolve_targets`).
+        targets: folders, entry files or bundled names
+            (:func:`~qencode_nb.batch.targets.resolve_targets`).
         out_dir: folder for the executed notebooks, their inputs and outcomes,
             ``summary.csv`` and the margin plot.
         options: how every run runs (:class:`~qencode_nb.batch.options.RunOptions`;
@@ -350,7 +313,8 @@ def sweep(targets, out_dir, options: RunOptions | None = None, *, subset: str | 
             (a Dask address; None runs locally), ``progress`` (a bar on stderr,
             :func:`qencode_nb.batch.progress_bar.progress_bar`; in a kernel too),
             ``plot`` (write ``margins.png`` and ``margins.svg``).
-        subset: a named subset of the targets (:data:`SUBSETS`), e.g. "ci".
+        subset: a named subset of the targets (:data:`~qencode_nb.batch.targets.SUBSETS`),
+            e.g. "ci".
         **changes: fields of ``options`` replaced (``mode="replay"``,
             :func:`~qencode_nb.batch.options.with_changes`).
 
@@ -361,23 +325,55 @@ def sweep(targets, out_dir, options: RunOptions | None = None, *, subset: str | 
         TypeError: a keyword that is not a :class:`~qencode_nb.batch.options.RunOptions`
             field.
     """
-    from qencode_nb.batch.progress_bar import advance, progress_bar
-    from qencode_nb.batch.run_folder import (folder_lock, write_crate, write_plot,
-                                             write_text_atomic, writable_folder)
-    from qencode_nb.readout.collect import audit_table
-    from qencode_nb.readout.published import published_csv
-
     opts = with_changes(options, changes)
-    engine = check_options(opts)
-    timeout = opts.timeout
-    selected = select_subset(resolve_targets(targets), subset)   # a typo: nothing written
-    out = writable_folder(out_dir)   # before any run: a clear error naming the folder
+    plan = plan_folder(targets, out_dir, opts, subset=subset)
+    run_plans([plan], opts)
+    return finish_folder(plan)
+
+
+@dataclass
+class FolderPlan:
+    """One output folder's runs of a sweep, planned before any run (:func:`plan_folder`).
+
+    Attributes:
+        out: the output folder (checked writable).
+        selected: the entry files and bundled names, in order (the summary's rows).
+        names: their run names (:func:`run_name`), in the same order.
+        jobs: the runs still to do, each :func:`run_one`'s positional arguments
+            ``(target, out, parameters, timeout, cell_timeout, None, kernelspec)``.
+        resume: the :class:`~qencode_nb.batch.resume.Resume` that kept the others
+            (its ``reruns`` say which done runs are re-run, and why).
+        options: the :class:`~qencode_nb.batch.options.RunOptions` of its runs.
+    """
+
+    out: Path
+    selected: list
+    names: list
+    jobs: list
+    resume: Any
+    options: RunOptions
+
+
+def plan_folder(targets, out_dir, opts: RunOptions, *, subset: str | None = None) -> FolderPlan:
+    """What a sweep of ``targets`` into ``out_dir`` runs: every target's audit.ipynb
+    parameters and kernelspec, less the runs an earlier sweep completed under the same
+    inputs and environment (:class:`~qencode_nb.batch.resume.Resume`).  Runs nothing;
+    writes nothing but the folder (created, proven writable).
+
+    Raises:
+        EntryError, ParameterError, OutputFolderError: as :func:`sweep` (``opts`` is
+        checked by :func:`check_options` first).
+    """
+    from qencode_nb.batch.resume import Resume
+    from qencode_nb.batch.run_folder import writable_folder
     from qencode_nb.batch.stack_choice import kernels_for, stack_parameter
 
-    from qencode_nb.batch.resume import Resume
-
+    engine = check_options(opts)
+    selected = select_subset(resolve_targets(targets), subset)   # a typo: nothing written
+    out = writable_folder(out_dir)   # before any run: a clear error naming the folder
     kernels = kernels_for(opts.stack or "current", selected, opts.db)   # built once, here
-    todo, names, resume = [], [], Resume()
+    folder = str(out.resolve())
+    jobs, names, resume = [], [], Resume()
     for target in selected:
         # resume: a run killed in an earlier sweep continues from its checkpoint
         # (qencode_nb.rerun.checkpoint); a fresh run has none and starts at zero.
@@ -394,27 +390,49 @@ def sweep(targets, out_dir, options: RunOptions | None = None, *, subset: str | 
         names.append(run_name(target))
         if not resume.done(out, run_name(target), inputs_of(target, params, kernels[target]),
                            kernels[target]):
-            todo.append((target, params, kernels[target]))
+            jobs.append((target, folder, params, opts.timeout, opts.cell_timeout, None,
+                         kernels[target]))
+    return FolderPlan(out, selected, names, jobs, resume, opts)
 
-    def submit_args(job):
-        return job[0], str(out.resolve()), job[1], timeout, opts.cell_timeout, None, job[2]
 
-    todo = longest_first(todo)
-    bar = progress_bar(len(names), "audits", "entry", initial=len(names) - len(todo),
+def run_plans(plans, opts: RunOptions, desc: str = "audits") -> None:
+    """Run every plan's jobs through ONE pool (``opts.workers`` local processes, or the
+    Dask cluster at ``opts.scheduler``), longest first over all of them
+    (:func:`~qencode_nb.batch.pool.longest_first`), so no worker idles while another
+    folder still has runs; one progress bar over every run (``desc``; those already
+    done count from the start).  Locally, two runs of one entry file under one
+    environment (:func:`same_run_key`: a copy of an entry in two releases' folders)
+    never run at once, as they never did when folders ran one after the other."""
+    from qencode_nb.batch.progress_bar import advance, progress_bar
+
+    total = sum(len(p.names) for p in plans)
+    jobs = longest_first([job for p in plans for job in p.jobs])
+    bar = progress_bar(total, desc, "entry", initial=total - len(jobs),
                        enabled=opts.progress)
-    runs = run_dask(todo, opts.scheduler, submit_args) if opts.scheduler else \
-        run_local(todo, opts.workers, submit_args)
+    runs = run_dask(jobs, opts.scheduler, tuple) if opts.scheduler else \
+        run_local(jobs, opts.workers, tuple, apart=same_run_key)
     for outcome in runs:
         advance(bar, f"{outcome['name'][:24]} {outcome['status']}")
     bar.close()
-    from qencode_nb.readout.manifest import write_manifest
 
+
+def finish_folder(plan: FolderPlan):
+    """Write a planned folder's files once its runs are over: ``summary.csv``, the run
+    manifest, the margin plot (``plot``) and the crate, under the folder's lock; return
+    the summary table (``attrs["reruns"]``: the done runs re-run, and why)."""
+    from qencode_nb.batch.run_folder import (folder_lock, write_crate, write_plot,
+                                             write_text_atomic)
+    from qencode_nb.readout.collect import audit_table
+    from qencode_nb.readout.manifest import write_manifest
+    from qencode_nb.readout.published import published_csv
+
+    out, names = plan.out, plan.names
     with folder_lock(out):   # another sweep on this folder writes its files before or after
         table = audit_table([out / f"{n}.ipynb" for n in names])
-        write_text_atomic(out / "summary.csv", published_csv(table, out, selected))
-        write_manifest(out, "sweep", [f"{n}.ipynb" for n in names], resume.reruns)
-        if opts.plot and len(table):
+        write_text_atomic(out / "summary.csv", published_csv(table, out, plan.selected))
+        write_manifest(out, "sweep", [f"{n}.ipynb" for n in names], plan.resume.reruns)
+        if plan.options.plot and len(table):
             write_plot(out, table)
         write_crate(out, [out / f"{n}.ipynb" for n in names])
-    table.attrs["reruns"] = resume.reruns
+    table.attrs["reruns"] = plan.resume.reruns
     return table

@@ -1,8 +1,9 @@
 """``qencode-nb robustness DIR_OR_NAMES… [--threads 1 2] [--coretypes Haswell SkylakeX]
-[--kernelspecs python3 qencode-nb-latest] [--engine E] [--mode M] [--subset ci] [--db DIR]
-[--workers N] [--scheduler ADDR] [--timeout S] [--out DIR]``: every entry re-run under
-every perturbation (the Cartesian product of the axes given; each axis defaults to its
-baseline: 1 thread, no coretype, ``python3``), one process and kernel per run, resumable
+[--numpy-dispatch on off] [--kernelspecs python3 qencode-nb-latest] [--engine E] [--mode M]
+[--subset ci] [--db DIR] [--workers N] [--scheduler ADDR] [--timeout S] [--out DIR]``:
+every entry re-run under every perturbation (the Cartesian product of the axes given; each
+axis defaults to its baseline: 1 thread, no coretype, numpy's CPU dispatch as the kernel
+profile has it, ``python3``), one process and kernel per run, resumable
 (:func:`qencode_nb.studies.robustness.robustness`).
 
 It writes ``robustness.csv`` (one row per run), ``robustness_summary.csv`` (per entry:
@@ -25,13 +26,18 @@ from qencode_nb.errors import QencodeNbError
 def add_parsers(sub) -> None:
     """Add ``robustness`` to the subparsers ``sub``."""
     rb = sub.add_parser("robustness", help="re-run every entry under every perturbation "
-                        "(threads x coretypes x kernelspecs); writes robustness.csv")
+                        "(threads x coretypes x numpy dispatch x kernelspecs); writes "
+                        "robustness.csv")
     rb.add_argument("targets", nargs="+",
                     help="folders of QEncode JSON files, entry files, or bundled names")
     rb.add_argument("--threads", type=int, nargs="+", default=None,
                     help="BLAS thread counts (default 1)")
     rb.add_argument("--coretypes", nargs="+", default=None,
                     help="OpenBLAS coretypes; 'default' for none set (default: none set)")
+    rb.add_argument("--numpy-dispatch", nargs="+", default=None, dest="numpy_dispatch",
+                    metavar="ON_OFF",
+                    help="numpy's AVX-512 loops (NPY_DISABLE_CPU_FEATURES): on, off, or "
+                         "'default' for the kernel profile's own (default: the profile's)")
     rb.add_argument("--kernelspecs", nargs="+", default=None,
                     help="Jupyter kernelspecs (default python3; see `qencode-nb stack`)")
     rb.add_argument("--engine", default=None, help=ENGINE_HELP)
@@ -58,7 +64,7 @@ def _robustness(args) -> int:
     try:
         result = robustness(args.targets, args.out, run_options(args), threads=args.threads,
                             coretypes=args.coretypes, kernelspecs=args.kernelspecs,
-                            subset=args.subset)
+                            numpy_dispatch=args.numpy_dispatch, subset=args.subset)
     except QencodeNbError as exc:
         print(f"qencode-nb: {as_typed(exc, args)}", file=sys.stderr)
         return 2

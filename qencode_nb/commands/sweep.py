@@ -5,7 +5,8 @@ entries (:mod:`qencode_nb.batch.sweep`), one process and kernel each, and writes
 ``RUNS_DIR/summary.csv`` and ``RUNS_DIR/margins.{png,svg}``; it prints the tier,
 replay and boundary counts (:mod:`qencode_nb.readout.counts`).  A record folder among the
 targets (:mod:`qencode_nb.batch.record`) sweeps each release into its own sub-folder and
-prints the per-release counts (:mod:`qencode_nb.studies.record_sweep`); an entry refused when
+prints the per-release counts (:mod:`qencode_nb.studies.record_sweep`: every release's
+runs in one pool); an entry refused when
 read is counted per release, not a failure.  Exit status 1 when any
 audit failed (each failure listed first, with its notebook; in a record sweep also a
 curve or the claims audit that failed), 2 on bad arguments.
@@ -29,7 +30,8 @@ def add_parsers(sub) -> None:
     sw.add_argument("targets", nargs="+",
                     help="folders of QEncode JSON files, entry files, bundled names, or a "
                          "record folder (releases/<release>/db|trusted|curves, as QEncode's "
-                         "repository: one sweep per release, the claims and the curves)")
+                         "repository: each release into its own folder, all in one pool, the "
+                         "claims and the curves)")
     sw.add_argument("--mode", default="full", help="full (default), replay or rerun")
     sw.add_argument("--workers", type=int, default=1, help="parallel runs (default 1)")
     sw.add_argument("--threads", type=int, default=1, dest="blas_threads", metavar="THREADS",
@@ -88,7 +90,7 @@ def _sweep(args) -> int:
 
 
 def _sweep_record(record, args) -> int:
-    """A record folder among the targets: one sweep per release group
+    """A record folder among the targets: every release group's runs through one pool
     (:func:`qencode_nb.studies.record_sweep.sweep_record`), then the per-release counts,
     the claims' statuses and the curves."""
     import json

@@ -5,7 +5,7 @@ QEncode's commit a46b4ec, the release's own metadata as JSON too (:data:`RELEASE
 ``index.json``, ``manifest.json``, ``entry_content_hashes.json``, ``trusted_index.json``)
 beside CSV indexes and READMEs.  Those files are not entries: every folder listing of
 entries (a record folder's releases, :mod:`qencode_nb.batch.record`; a plain folder given
-to ``sweep`` or ``robustness``, :func:`qencode_nb.batch.sweep.resolve_targets`; the ADAPT
+to ``sweep`` or ``robustness``, :func:`qencode_nb.batch.targets.resolve_targets`; the ADAPT
 table of a folder) takes its entries from :func:`folder_entries`, which lists the
 metadata apart, never audited.
 """

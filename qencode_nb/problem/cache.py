@@ -119,9 +119,14 @@ def side_file(prefix: str, material: dict, compute, *, enabled: bool = True,
     fields = compute()
     if not enabled:
         return fields, "not cached"
+    # The checksum of the fields as a reader gets them back from JSON: a dict keyed by
+    # ints (the words' wires) reads back keyed by strings, which sort otherwise in the
+    # canonical JSON (wire 10 before 2), so a checksum of the written objects never
+    # matched and such a file was rebuilt at every read (issue 37: H10's words, 45 s).
+    text = json.dumps({"material": material, **fields})
+    checksum = sha256_json({k: v for k, v in json.loads(text).items() if k != "material"})
     if not _kept(lambda: write_atomic(path, json.dumps(
-            {"material": material, **fields, SIDE_CHECKSUM: sha256_json(fields)}).encode()),
-            path):
+            {"material": material, **fields, SIDE_CHECKSUM: checksum}).encode()), path):
         return fields, "not cached: the file could not be written"
     STATS["writes"] += 1
     return fields, status

@@ -20,6 +20,8 @@ from qencode_nb.rules import FRAGILE_MARGIN
 #: the entry file stem; ``perturbation`` the label ``threads=T coretype=C
 #: kernelspec=K``; ``engine`` the requested audit.ipynb engine (empty: the
 #: recorded backend), ``engine_used`` what ran (the ``engine`` record);
+#: ``numpy_dispatch`` numpy's AVX-512 loops as the perturbation asked ("on", "off"; empty:
+#: as the kernel profile has them);
 #: ``status`` "ok" or "failed" with ``reason``; ``error_mha`` the regenerated
 #: error |E_rerun - E_exact| (mHa); ``certified`` error < threshold;
 #: ``delta_ha`` E_rerun - E_published (Ha); ``nfev`` the re-run's energy
@@ -29,7 +31,8 @@ from qencode_nb.rules import FRAGILE_MARGIN
 #: OpenBLAS CPU kernels it reported (joined by ","); the ``published_*``,
 #: ``margin_published`` and ``threshold_mha`` (mHa) columns are the entry's, as
 #: the run recorded them.
-ROBUSTNESS_COLUMNS = ("entry", "perturbation", "threads", "coretype", "kernelspec", "engine",
+ROBUSTNESS_COLUMNS = ("entry", "perturbation", "threads", "coretype", "kernelspec",
+                      "numpy_dispatch", "engine",
                       "engine_used", "status", "reason", "error_mha", "certified", "delta_ha",
                       "nfev", "n_selected_operators", "wall_s", "measured_threads",
                       "blas_kernel", "published_error_mha", "published_certified",
@@ -50,15 +53,15 @@ READ_RECORDS = ("certified", "published_certified", "margin_published", "differe
 
 def robustness_row(out: Path, outcome: dict, *, entry: str, threads: int,
                    coretype: str | None, kernelspec: str, label: str,
-                   engine: str | None) -> dict:
+                   engine: str | None, numpy_dispatch: str | None = None) -> dict:
     """One row of :data:`ROBUSTNESS_COLUMNS` from a run's executed notebook.
 
     Args:
         out: the study folder holding ``<outcome["name"]>.ipynb``.
         outcome: :func:`qencode_nb.batch.sweep.run_one`'s result (or its
             ``.outcome.json`` for a resumed run).
-        entry, threads, coretype, kernelspec, label, engine: the run's entry stem
-            and perturbation, and the requested engine.
+        entry, threads, coretype, kernelspec, label, engine, numpy_dispatch: the run's
+            entry stem and perturbation, and the requested engine.
 
     ``status`` is "ok" only when the run recorded ``done`` and the runner saw
     no failure (:func:`qencode_nb.readout.run_rows.run_row`); else "failed" with
@@ -76,7 +79,7 @@ def robustness_row(out: Path, outcome: dict, *, entry: str, threads: int,
     selected = rerun.get("selected_operator_indices")
     return {
         "entry": entry, "perturbation": label, "threads": threads, "coretype": coretype,
-        "kernelspec": kernelspec, "engine": engine,
+        "kernelspec": kernelspec, "numpy_dispatch": numpy_dispatch, "engine": engine,
         "engine_used": (r.get("engine") or {}).get("used"),
         "status": "ok" if base["status"] == "done" else "failed",
         "reason": base["failure"], "error_mha": base["error_mha"],

@@ -8,7 +8,8 @@
   (Jupyter kernelspecs with other package stacks, :mod:`qencode_nb.batch.stacks`): the
   studies;
 - :mod:`~qencode_nb.studies.robustness`: every entry of a database under every
-  perturbation (threads x coretypes x kernelspecs), resumable;
+  perturbation (threads x coretypes x numpy dispatch x kernelspecs), resumable; its axes
+  in :mod:`~qencode_nb.studies.robustness_axes`;
 - :mod:`~qencode_nb.studies.curve` (:func:`~qencode_nb.studies.curve.audit_curve`) and
   :mod:`~qencode_nb.studies.curve_points`: a QEncode dissociation curve audited point by
   point, each point an entry of one's own;

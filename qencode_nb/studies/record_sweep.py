@@ -1,8 +1,13 @@
 """Sweep a benchmark's whole record: every release's entries, its curves, its claims.
 
-:func:`sweep_record` runs :func:`qencode_nb.batch.sweep.sweep` once per release group
-of a :class:`~qencode_nb.batch.record.Record` (each into ``OUT/<group slug>/``, so an
-entry id two releases share keeps two notebooks), then writes in ``OUT``:
+:func:`sweep_record` audits every release group of a
+:class:`~qencode_nb.batch.record.Record`, each into ``OUT/<group slug>/`` (so an entry id
+two releases share keeps two notebooks) as :func:`qencode_nb.batch.sweep.sweep` would, but
+with every group's runs (and the current-stack runs of ``--stack recorded``) planned first
+(:func:`~qencode_nb.batch.sweep.plan_folder`) and fed to ONE pool, longest first
+(:func:`~qencode_nb.batch.sweep.run_plans`), so no worker idles at the tail of a group;
+each folder's files are then written as a sweep writes them
+(:func:`~qencode_nb.batch.sweep.finish_folder`).  In ``OUT`` it writes:
 
 - ``summary.csv``: every run's row (:func:`qencode_nb.readout.collect.audit_table`)
   with its release in :data:`~qencode_nb.readout.record_counts.RELEASE_COLUMN`;
@@ -65,24 +70,35 @@ def sweep_record(record, out_dir, options=None):
 
     from qencode_nb.batch.options import with_changes
     from qencode_nb.batch.run_folder import writable_folder, write_text_atomic
-    from qencode_nb.batch.sweep import check_options, sweep
+    from qencode_nb.batch.sweep import check_options, finish_folder, plan_folder, run_plans
     from qencode_nb.readout.published import published_csv
     from qencode_nb.readout.record_counts import RELEASE_COLUMN, release_counts
 
     opts = with_changes(options, {})
     check_options(opts)           # a bad option: nothing written
     out = writable_folder(out_dir)
-    tables, current, reruns = [], [], []
-    for group in record.groups:
+    planned = []                  # (group, plan in OUT/<slug>, plan in the current stack)
+    for group in record.groups:   # every folder planned (and checked) before any run
         if opts.progress:
             print(f"release {group.label}: {len(group.targets)} entries -> "
                   f"{out / group.slug}", flush=True)
-        table = sweep(group.targets, out / group.slug, opts)
+        plan = plan_folder(group.targets, out / group.slug, opts)
+        here = _in_current_stack(group, out, opts) if opts.stack == "recorded" else None
+        planned.append((group, plan, here))
+    run_plans([p for _, plan, here in planned for p in (plan, here) if p is not None], opts)
+    tables, current, reruns = [], [], []
+    for group, plan, here in planned:
+        table = finish_folder(plan)
         reruns += [{"release": group.label, **r} for r in table.attrs.get("reruns", [])]
         table.insert(0, RELEASE_COLUMN, group.label)
         tables.append(table)
         if opts.stack == "recorded":
-            current.append(_in_current_stack(group, table, out, opts))
+            if here is None:     # the recorded stack is the current one: the same runs
+                current.append(table)
+            else:
+                now = finish_folder(here)
+                now.insert(0, RELEASE_COLUMN, group.label)
+                current.append(now)
     frame = (lambda parts: pd.concat([t.astype(object) for t in parts], ignore_index=True)
              if parts else pd.DataFrame(columns=[RELEASE_COLUMN, "notebook", "status",
                                                  "failure"]))
@@ -118,25 +134,22 @@ def sweep_record(record, out_dir, options=None):
     return table
 
 
-def _in_current_stack(group, table, out: Path, opts):
-    """A release's runs in the current stack, beside its runs under ``--stack recorded``:
-    a sweep into ``OUT/current-stack/<group>/`` where any of its entries ran in a stack
-    of its own, else ``table`` itself (the recorded stack is the current one: the same
+def _in_current_stack(group, out: Path, opts):
+    """The plan of a release's runs in the current stack, beside its runs under
+    ``--stack recorded``: a folder ``OUT/current-stack/<group>/`` where any of its entries
+    runs in a stack of its own, else None (the recorded stack is the current one: the same
     runs)."""
     from qencode_nb.batch.options import with_changes
     from qencode_nb.batch.stack_choice import kernels_for
-    from qencode_nb.batch.sweep import sweep
-    from qencode_nb.readout.record_counts import RELEASE_COLUMN
+    from qencode_nb.batch.sweep import plan_folder
 
     if not any(kernels_for("recorded", group.targets, opts.db, log=lambda line: None).values()):
-        return table
+        return None
     if opts.progress:
         print(f"release {group.label} again in the current stack -> "
               f"{out / CURRENT_FOLDER / group.slug}", flush=True)
-    here = sweep(group.targets, out / CURRENT_FOLDER / group.slug,
-                 with_changes(opts, {"stack": None}))
-    here.insert(0, RELEASE_COLUMN, group.label)
-    return here
+    return plan_folder(group.targets, out / CURRENT_FOLDER / group.slug,
+                       with_changes(opts, {"stack": None}))
 
 
 def _shown(path) -> str | None:

@@ -2,10 +2,11 @@
 
 A *perturbation* is one combination of BLAS thread count, BLAS kernels (a
 ``blas_coretype``: a kernel profile, ``host`` or one ``OPENBLAS_CORETYPE``; or none
-given: audit.ipynb's default ``reference`` profile) and Jupyter kernelspec (package
-stack); the
-perturbations of a study are the Cartesian product of the axes given, each
-axis by default just its baseline value (1 thread, no coretype, ``python3``).
+given: audit.ipynb's default ``reference`` profile), numpy's AVX-512 loops on or off
+(``NPY_DISABLE_CPU_FEATURES``; not given: as the profile has them) and Jupyter
+kernelspec (package stack); the perturbations of a study are the Cartesian product of
+the axes given (:mod:`qencode_nb.studies.robustness_axes`), each axis by default just
+its baseline value (1 thread, no coretype, the profile's dispatch, ``python3``).
 :func:`robustness` runs ``notebooks/audit.ipynb`` once per (entry,
 perturbation), each run its own process and pinned kernel, through the sweep's
 local pool or a Dask cluster (:func:`qencode_nb.batch.sweep.run_local`,
@@ -24,12 +25,10 @@ margin (docs/explanations/margin.md: fragility is established by re-running, nev
 
 from __future__ import annotations
 
-import itertools
 import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from qencode_nb.batch.options import RunOptions, with_changes
 from qencode_nb.errors import ParameterError
@@ -37,92 +36,12 @@ from qencode_nb.rules import FRAGILE_MARGIN
 from qencode_nb.readout.robustness_tables import (ROBUSTNESS_COLUMNS, SUMMARY_COLUMNS,
                                                   as_flag, drift_table, robustness_row,
                                                   summarise_robustness)
+from qencode_nb.studies.robustness_axes import (BASELINE, NO_CORETYPE, NUMPY_DISPATCH,
+                                                Perturbation, audit_coretype, check_axes)
 
-__all__ = ["BASELINE", "NO_CORETYPE", "Perturbation", "ROBUSTNESS_COLUMNS",
+__all__ = ["BASELINE", "NO_CORETYPE", "NUMPY_DISPATCH", "Perturbation", "ROBUSTNESS_COLUMNS",
            "RobustnessResult", "SUMMARY_COLUMNS", "check_axes", "robustness",
            "summarise_robustness"]
-
-#: The word for "no ``blas_coretype`` given" (audit.ipynb's default, the ``reference``
-#: profile or its fallback on this CPU) in labels, file names and the ``coretypes``
-#: axis (case-insensitive; "none" is accepted too).
-NO_CORETYPE = "default"
-
-
-class Perturbation(NamedTuple):
-    """One point of the study's axes: BLAS threads, ``blas_coretype`` (None: not
-    given, audit.ipynb's default ``reference``), Jupyter kernelspec."""
-
-    threads: int
-    coretype: str | None
-    kernelspec: str
-
-    @property
-    def label(self) -> str:
-        """``threads=2 coretype=Haswell kernelspec=python3`` (the summary's names)."""
-        return (f"threads={self.threads} coretype={self.coretype or NO_CORETYPE} "
-                f"kernelspec={self.kernelspec}")
-
-    @property
-    def slug(self) -> str:
-        """``t2__Haswell__python3``: the part of a run's file name after the entry stem."""
-        return f"t{self.threads}__{self.coretype or NO_CORETYPE}__{self.kernelspec}"
-
-
-#: The baseline perturbation (each axis's default): 1 thread, no coretype, ``python3``.
-BASELINE = Perturbation(1, None, "python3")
-
-
-def _items(value, default) -> list:
-    """``value`` as a list: None -> ``[default]``; a str -> split on commas and
-    spaces (as ``papermill -p`` passes a list); an int -> ``[value]``."""
-    if value is None:
-        return [default]
-    if isinstance(value, str):
-        return [v for v in re.split(r"[,\s]+", value.strip()) if v]
-    if isinstance(value, int):
-        return [value]
-    return list(value)
-
-
-def check_axes(threads=None, coretypes=None, kernelspecs=None) -> list[Perturbation]:
-    """Validate the three axes and return their Cartesian product, in order.
-
-    Args:
-        threads: BLAS thread counts (ints >= 1); None: ``[1]``.
-        coretypes: OpenBLAS coretypes (case-insensitive) this CPU can run, or
-            None / "default" / "none" for no ``OPENBLAS_CORETYPE``; None: ``[None]``.
-        kernelspecs: Jupyter kernelspec names Jupyter finds; None: ``["python3"]``.
-        A str is split on commas and spaces; repeats are dropped.
-
-    Raises:
-        PinError: a thread count that is not an int >= 1, an unknown coretype
-            (lists the accepted names) or one this CPU cannot run (lists the
-            ones it can) (:func:`qencode_nb.notebook.pins.check_thread_count`,
-            :func:`~qencode_nb.notebook.pins.check_blas_coretype`).
-        ParameterError: an empty axis, a kernelspec Jupyter does not find
-            (lists the ones it finds).
-    """
-    from qencode_nb.notebook.pins import check_blas_coretype, check_thread_count
-    from qencode_nb.batch.stacks import available_kernelspecs
-
-    t_axis = [check_thread_count(int(t) if isinstance(t, str) and t.isdigit() else t)
-              for t in _items(threads, BASELINE.threads)]
-    c_axis = [None if c is None or str(c).lower() in (NO_CORETYPE, "none")
-              else check_blas_coretype(c) for c in _items(coretypes, None)]
-    k_axis = [str(k) for k in _items(kernelspecs, BASELINE.kernelspec)]
-    for name, axis in (("threads", t_axis), ("coretypes", c_axis), ("kernelspecs", k_axis)):
-        if not axis:
-            raise ParameterError("is empty; accepted: one or more values, or None for the "
-                                 "baseline", parameter=name)
-    found = available_kernelspecs()
-    unknown = [k for k in dict.fromkeys(k_axis) if k not in found]
-    if unknown:
-        raise ParameterError(f"kernelspec(s) {', '.join(unknown)} not found; accepted: "
-                             + ", ".join(sorted(found))
-                             + " (create one with `qencode-nb stack create NAME`)")
-    axes = [list(dict.fromkeys(a)) for a in (t_axis, c_axis, k_axis)]
-    return [Perturbation(*p) for p in itertools.product(*axes)]
-
 
 @dataclass(frozen=True)
 class RobustnessResult:
@@ -182,9 +101,26 @@ class RobustnessResult:
         return {e: lost for e, lost in zip(s["entry"], s["lost_certification_in"])
                 if isinstance(lost, str) and lost}
 
+    def gained_certification(self) -> dict:
+        """``{entry: "label; label"}`` of the entries published as not certified that a
+        run certified (``gained_certification_in`` not empty)."""
+        s = self.summary
+        return {e: got for e, got in zip(s["entry"], s["gained_certification_in"])
+                if isinstance(got, str) and got}
+
+    def unsettled(self) -> list:
+        """Entries without a published certification whose ok runs disagree among
+        themselves (``fragile_measured`` with neither a loss nor a gain to name)."""
+        s = self.summary
+        named = set(self.lost_certification()) | set(self.gained_certification())
+        return [e for e, m, pub in zip(s["entry"], s["fragile_measured"],
+                                       s["published_certified"])
+                if as_flag(m) is True and as_flag(pub) is None and e not in named]
+
     def report(self) -> str:
-        """The closing lines: entries, runs, failed runs, and the entries that lost
-        certification in at least one perturbation, named with where."""
+        """The closing lines: entries, runs, failed runs, and every entry whose
+        certification changed under some perturbation (lost, gained, or runs that
+        disagree where none is published), named with where."""
         from qencode_nb.entry.labels import short_name
 
         n_runs, failed = len(self.table), self.failures()
@@ -198,6 +134,15 @@ class RobustnessResult:
                  f"entries losing certification in at least one perturbation: {len(lost)}"
                  + (": " + "; ".join(f"{short_name(e)} ({where})" for e, where in lost.items())
                     if lost else "")]
+        gained, unsettled = self.gained_certification(), self.unsettled()
+        if gained:
+            lines.append(f"entries gaining certification in at least one perturbation: "
+                         f"{len(gained)}: " + "; ".join(f"{short_name(e)} ({where})"
+                                                        for e, where in gained.items()))
+        if unsettled:
+            lines.append("entries without a published certification whose runs disagree "
+                         f"on it: {len(unsettled)}: "
+                         + "; ".join(short_name(e) for e in unsettled))
         if self.drift is not None and len(self.drift):
             d = self.drift.iloc[-1]
             lines.append(f"drift counts over all perturbations ({d['entries']} entries): "
@@ -217,25 +162,29 @@ class RobustnessResult:
     def to_record(self) -> dict:
         """``{record name: value}`` as robustness.ipynb records them: ``perturbations``
         (labels), ``table``, ``summary``, ``drift``, ``table_csv``, ``summary_csv``,
-        ``drift_csv``, ``figure``, ``lost_certification``, ``failed``."""
+        ``drift_csv``, ``figure``, ``lost_certification``, ``gained_certification``,
+        ``failed``."""
         return {"perturbations": [p.label for p in self.perturbations],
                 "table": self.table.to_dict("records"), "summary": self.summary.to_dict("records"),
                 "drift": None if self.drift is None else self.drift.to_dict("records"),
                 "table_csv": str(self.table_csv), "summary_csv": str(self.summary_csv),
                 "drift_csv": str(self.drift_csv),
                 "figure": self.figure, "lost_certification": self.lost_certification(),
+                "gained_certification": self.gained_certification(),
                 "failed": self.failures()}
 
 
 def robustness(targets, out_dir="runs/robustness", options: RunOptions | None = None, *,
-               threads=None, coretypes=None, kernelspecs=None, subset: str | None = None,
-               **changes) -> RobustnessResult:
+               threads=None, coretypes=None, kernelspecs=None, numpy_dispatch=None,
+               subset: str | None = None, **changes) -> RobustnessResult:
     """Re-run every target under every perturbation; tabulate, summarise, plot.
 
     Each (entry, perturbation) is audit.ipynb in its own process and Jupyter
     kernel (:func:`qencode_nb.batch.sweep.run_one`) with ``{"entry",
     "blas_threads", "mode"}`` (plus ``blas_coretype``, ``engine``, ``db``),
-    kernelspec the perturbation's, named ``<entry stem>__<perturbation slug>``.
+    kernelspec the perturbation's, named ``<entry stem>__<perturbation slug>``
+    (``blas_coretype`` with the dispatch axis:
+    :func:`~qencode_nb.studies.robustness_axes.audit_coretype`).
     A run that recorded ``done`` with the same inputs is read back, not re-run;
     a failed, killed or timed-out run is a row with status "failed" and its
     reason, and the study goes on.  Every error below is raised before any run,
@@ -243,7 +192,7 @@ def robustness(targets, out_dir="runs/robustness", options: RunOptions | None = 
 
     Args:
         targets: folders of QEncode JSON files, entry files or bundled names
-            (:func:`qencode_nb.batch.sweep.resolve_targets`; one str is one target).
+            (:func:`qencode_nb.batch.targets.resolve_targets`; one str is one target).
         out_dir: folder for the notebooks, ``robustness.csv``,
             ``robustness_summary.csv`` and ``robustness.png`` / ``.pdf`` / ``.svg``.
         options: how every run runs (:class:`~qencode_nb.batch.options.RunOptions`;
@@ -258,8 +207,9 @@ def robustness(targets, out_dir="runs/robustness", options: RunOptions | None = 
             (:mod:`qencode_nb.batch.stack_choice`: "recorded" runs each entry's baseline
             kernelspec, ``python3``, in its recorded stack instead).  ``blas_threads``
             and ``blas_coretype`` are not used: the axes are.
-        threads, coretypes, kernelspecs: the axes (:func:`check_axes`).
-        subset: a named subset of the targets (:data:`qencode_nb.batch.sweep.SUBSETS`).
+        threads, coretypes, kernelspecs, numpy_dispatch: the axes (:func:`check_axes`;
+            ``numpy_dispatch`` "on" / "off" / "default").
+        subset: a named subset of the targets (:data:`qencode_nb.batch.targets.SUBSETS`).
         **changes: fields of ``options`` replaced (``mode="rerun"``).
 
     Returns:
@@ -280,8 +230,9 @@ def robustness(targets, out_dir="runs/robustness", options: RunOptions | None = 
     from qencode_nb.batch.runner import STUDY_MODES
     from qencode_nb.batch.pool import longest_first
     from qencode_nb.batch.resume import Resume
-    from qencode_nb.batch.sweep import (inputs_of, resolve_targets, run_dask, run_local,
-                                        run_name, select_subset)
+    from qencode_nb.entry.recorded_env import entry_release
+    from qencode_nb.batch.sweep import inputs_of, run_dask, run_local, run_name
+    from qencode_nb.batch.targets import resolve_targets, select_subset
 
     opts = with_changes(options, changes)
     mode, timeout, workers = opts.mode, opts.timeout, opts.workers
@@ -295,7 +246,7 @@ def robustness(targets, out_dir="runs/robustness", options: RunOptions | None = 
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ParameterError(f"{workers!r} is not accepted; accepted: an integer >= 1",
                              parameter="workers")
-    perturbations = check_axes(threads, coretypes, kernelspecs)
+    perturbations = check_axes(threads, coretypes, kernelspecs, numpy_dispatch)
     if isinstance(targets, (str, Path)):
         targets = [targets]
     resolved = list(dict.fromkeys(select_subset(resolve_targets([str(t) for t in targets]),
@@ -305,6 +256,10 @@ def robustness(targets, out_dir="runs/robustness", options: RunOptions | None = 
     from qencode_nb.batch.stack_choice import check_stack, kernels_for, stack_parameter
 
     stack = check_stack(opts.stack)
+    releases = ({t: entry_release(t, opts.db) for t in resolved}   # the dispatch axis
+                if any(p.numpy_dispatch for p in perturbations) else {})
+    coretypes = {(t, p): audit_coretype(p, releases.get(t))   # refused before any run
+                 for t in resolved for p in perturbations}
     out = writable_folder(Path(out_dir).resolve())   # before any run, naming the folder
     # --stack replaces the baseline kernel (the notebook's own) by each entry's stack
     stack_kernels = kernels_for(stack, resolved, opts.db)
@@ -312,8 +267,9 @@ def robustness(targets, out_dir="runs/robustness", options: RunOptions | None = 
     for target in resolved:
         for p in perturbations:
             params = {"entry": target, "blas_threads": p.threads, "mode": mode}
-            if p.coretype:
-                params["blas_coretype"] = p.coretype
+            coretype = coretypes[target, p]
+            if coretype:
+                params["blas_coretype"] = coretype
             if engine is not None:
                 params["engine"] = engine
             if opts.db is not None:
@@ -373,5 +329,6 @@ def _table(out: Path, runs, outcomes: dict, engine):
                 outcome = {"name": name, "failure": None, "seconds": None}
         rows.append(robustness_row(out, outcome, entry=entry, threads=p.threads,
                                    coretype=p.coretype, kernelspec=p.kernelspec,
-                                   label=p.label, engine=engine))
+                                   label=p.label, engine=engine,
+                                   numpy_dispatch=p.numpy_dispatch))
     return pd.DataFrame(rows, columns=list(ROBUSTNESS_COLUMNS))

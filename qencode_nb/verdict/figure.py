@@ -36,12 +36,12 @@ def error_trace_plot(records: dict):
         a matplotlib ``Figure`` (no pyplot state: safe in a kernel and in a worker),
         or None when the audit has no re-run trace (mode=replay, a failed run).
     """
+    trace = records.get("rerun_trace")
+    if not isinstance(trace, dict) or not trace.get("energies_ha"):
+        return None          # before matplotlib loads: a replay draws nothing
     import numpy as np
     from matplotlib.figure import Figure
 
-    trace = records.get("rerun_trace")
-    if not isinstance(trace, dict) or not trace.get("energies_ha"):
-        return None
     energies = np.asarray(trace["energies_ha"], dtype=float)
     error = np.maximum(np.abs(energies - float(trace["e_ref_ha"])) * 1e3, ERROR_FLOOR_MHA)
     per_operator = trace.get("per") == "operator"

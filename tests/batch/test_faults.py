@@ -510,3 +510,26 @@ def test_run_pool_hands_a_dead_workers_job_to_lost_and_the_others_go_on(tmp_path
     with pytest.raises(KeyError, match="raises"):
         list(run_pool(_job, [("raises", 0, str(tmp_path)), ("a", 0, str(tmp_path))], 1,
                       lost=lambda args, why: None))
+
+
+def _span(name: str, seconds: float, folder: str):
+    """A job that records when it ran: ``(name, start, end)`` (monotonic seconds)."""
+    start = time.monotonic()
+    time.sleep(seconds)
+    return name, start, time.monotonic()
+
+
+def test_run_pool_keeps_jobs_of_one_key_apart_and_idles_no_worker_needlessly(tmp_path):
+    """``apart``: the two "x" jobs (one entry file in two release folders of a record
+    sweep) never overlap, though they are first in the queue and two workers are free;
+    the second worker takes "y" meanwhile, and every job runs once."""
+    from qencode_nb.batch.pool import run_pool
+
+    jobs = [("x1", 0.6, "x"), ("x2", 0.6, "x"), ("y", 0.3, "y"), ("z", 0.1, None)]
+    got = list(run_pool(_span, jobs, 2, lost=lambda args, why: None,
+                        apart=lambda args: args[2]))
+    spans = {name: (start, end) for name, start, end in got}
+    assert sorted(spans) == ["x1", "x2", "y", "z"]
+    first, second = sorted((spans["x1"], spans["x2"]))
+    assert first[1] <= second[0], "the two x jobs ran at once"
+    assert spans["y"][0] < first[1], "the second worker waited instead of taking y"

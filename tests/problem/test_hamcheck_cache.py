@@ -187,6 +187,26 @@ def test_a_damaged_side_file_is_rebuilt_and_reported_never_served(damage, tmp_pa
     assert cache.side_file("test", material, compute, cache_dir_=tmp_path)[1] == "hit"
 
 
+def test_a_side_file_keyed_by_ints_is_served_from_its_json(tmp_path):
+    """Issue 37: fields holding dicts keyed by ints (the fast engine's Pauli words: wire
+    -> letter) read back from JSON keyed by strings, which the canonical JSON sorts
+    otherwise beyond 9 wires; the checksum is of what a reader gets, so the file is a
+    hit, not rebuilt at every read (H10 ADAPT's words: 45 s per audit)."""
+    from qencode_nb.problem import cache
+
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return {"words": [[{0: "X", 2: "Y", 10: "Z", 11: "X"}, 0.0625]]}
+
+    material = {"what": "int-keyed words"}
+    assert cache.side_file("words", material, compute, cache_dir_=tmp_path)[1] == "built"
+    doc, status = cache.side_file("words", material, compute, cache_dir_=tmp_path)
+    assert status == "hit" and len(calls) == 1
+    assert doc["words"] == [[{"0": "X", "2": "Y", "10": "Z", "11": "X"}, 0.0625]]
+
+
 def _shifted(terms, index, delta):
     out = copy.deepcopy(terms)
     out[index]["coefficient"] += delta

@@ -80,6 +80,31 @@ def test_summary_names_the_perturbation_that_lost_certification(tmp_path):
                                   check_dtype=False)
 
 
+def test_the_report_names_every_entry_whose_certification_changes(tmp_path):
+    """The closing lines name each entry that lost certification, each that gained it and
+    each without a published certification whose runs disagree, with where."""
+    from qencode_nb.studies.robustness import RobustnessResult
+
+    on, off = (Perturbation(1, "reference", "python3", d).label for d in ("on", "off"))
+    rows = [_row("lost", on, True, 9.6), _row("lost", off, False, 10.4),
+            _row("gain", on, False, 11.0, pub_cert=False, pub_err=11.0, margin=-0.1),
+            _row("gain", off, True, 9.0, pub_cert=False, pub_err=11.0, margin=-0.1),
+            _row("open", on, True, 9.0, pub_cert=None), _row("open", off, False, 11.0,
+                                                             pub_cert=None),
+            _row("same", on, True, 1.0, margin=0.9), _row("same", off, True, 1.2, margin=0.9)]
+    table = pd.DataFrame(rows, columns=list(ROBUSTNESS_COLUMNS))
+    result = RobustnessResult(tmp_path, [Perturbation(1, "reference", "python3", d)
+                                         for d in ("on", "off")], table,
+                              summarise_robustness(table), drift=drift_table(table))
+    text = result.report()
+    assert f"entries losing certification in at least one perturbation: 1: lost ({off})" in text
+    assert f"entries gaining certification in at least one perturbation: 1: gain ({off})" in text
+    assert "entries without a published certification whose runs disagree on it: 1: open" \
+        in text
+    assert "same" not in text.split("drift counts")[0]
+    assert result.to_record()["gained_certification"] == {"gain": off}
+
+
 def test_drift_table_counts_as_qencode_did():
     """The four numbers of QEncode's drift report, per perturbation and overall, on rows
     whose answers are worked out by hand (threshold 10 mHa, strict tolerance 1e-6 Ha)."""
@@ -129,6 +154,55 @@ def test_axes_are_the_cartesian_product_with_baselines():
         "threads=2 coretype=default kernelspec=python3",
         "threads=2 coretype=Haswell kernelspec=python3"]
     assert check_axes(threads="1, 2", kernelspecs="python3") == check_axes(threads=[1, 2])
+
+
+def test_the_numpy_dispatch_axis_gives_eight_perturbations_and_keeps_old_names():
+    """Issue 37: threads 1/2 x kernel profile (reference, portable) x numpy's AVX-512
+    loops on/off = 8 perturbations; without the axis the labels and run names are the
+    ones earlier studies wrote (their folders resume)."""
+    from qencode_nb.notebook.blas_profiles import PORTABLE, REFERENCE, kernel_spec
+    from qencode_nb.studies.robustness_axes import audit_coretype
+
+    got = check_axes(threads=[1, 2], coretypes=["reference", "portable"],
+                     numpy_dispatch=["on", "off"])
+    assert len(got) == 8 and len(set(p.slug for p in got)) == 8
+    assert [p.label for p in got[:4]] == [
+        "threads=1 coretype=reference numpy_dispatch=on kernelspec=python3",
+        "threads=1 coretype=reference numpy_dispatch=off kernelspec=python3",
+        "threads=1 coretype=portable numpy_dispatch=on kernelspec=python3",
+        "threads=1 coretype=portable numpy_dispatch=off kernelspec=python3"]
+    assert got[1].slug == "t1__reference__npy-off__python3"
+    assert BASELINE.label == "threads=1 coretype=default kernelspec=python3"
+    assert BASELINE.slug == "t1__default__python3" and BASELINE.numpy_dispatch is None
+    assert check_axes(numpy_dispatch="default") == [BASELINE]
+    # a profile that already runs the loops as asked is passed by its name (the very runs
+    # of the profile); the others as a kernel per copy, resolved for the entry's release
+    on, off = (audit_coretype(p, "v4") for p in got[:2])
+    assert on == "reference"
+    assert off == kernel_spec(REFERENCE.coretypes, numpy_avx512=False)
+    assert audit_coretype(got[2], "v4") == kernel_spec(PORTABLE.coretypes, numpy_avx512=True)
+    assert audit_coretype(got[3], "v4") == "portable"
+    assert audit_coretype(got[1], "v3") == "numpy=Haswell,scipy=Haswell,pyscf=Haswell," \
+                                           "numpy_avx512=off"
+    assert audit_coretype(BASELINE, "v3") is None
+
+
+def test_bad_numpy_dispatch_values_are_refused_naming_the_flag(tmp_path):
+    out = tmp_path / "runs"
+    with pytest.raises(ParameterError, match="numpy_dispatch 'maybe' is not accepted; "
+                                             "accepted: on, off, default"):
+        robustness([str(H2_JW_HEA)], out, numpy_dispatch=["on", "maybe"], progress=False)
+    with pytest.raises(ParameterError, match="numpy_dispatch off is not accepted with "
+                                             "coretype 'host'"):
+        robustness([str(H2_JW_HEA)], out, coretypes=["host"], numpy_dispatch="off",
+                   progress=False)
+    assert not out.exists()
+    proc = subprocess.run([str(QENCODE_NB), "robustness", str(H2_JW_HEA), "--numpy-dispatch",
+                           "maybe", "--out", str(out)], capture_output=True, text=True,
+                          cwd=str(ROOT))
+    assert proc.returncode == 2, proc.stderr
+    assert "--numpy-dispatch 'maybe' is not accepted; accepted: on, off, default" in proc.stderr
+    assert not out.exists()
 
 
 def test_bad_input_is_refused_before_any_run(tmp_path):
@@ -314,5 +388,5 @@ def test_robustness_notebook_declares_the_parameters():
     import papermill
 
     declared = set(papermill.inspect_notebook(str(ROOT / "notebooks" / "robustness.ipynb")))
-    assert {"targets", "threads", "coretypes", "kernelspecs", "engine", "workers", "out",
-            "mode", "timeout"} <= declared
+    assert {"targets", "threads", "coretypes", "kernelspecs", "numpy_dispatch", "engine",
+            "workers", "out", "mode", "timeout"} <= declared
