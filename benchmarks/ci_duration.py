@@ -19,6 +19,8 @@ on the same host (for example before and after a change), not across machines.
 
 from __future__ import annotations
 
+import harness  # noqa: F401  (first, as every script here; CI gets harness.INHERITED_ENV)
+
 import argparse
 import os
 import re
@@ -28,7 +30,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = harness.ROOT
 
 
 def main(argv=None) -> int:
@@ -44,7 +46,8 @@ def main(argv=None) -> int:
     where = args.keep or ROOT.parent / f"ci-clone-{os.getpid()}"
     subprocess.run(["git", "clone", "--quiet", str(ROOT), str(where)], check=True)
     subprocess.run(["git", "-C", str(where), "checkout", "--quiet", args.ref], check=True)
-    env = {k: v for k, v in os.environ.items()
+    # The host as inherited, not the pins harness set: CI pins its own tests.
+    env = {k: v for k, v in harness.INHERITED_ENV.items()
            if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTEST_ADDOPTS")}
     log = where / "ci.log"
     start = time.perf_counter()

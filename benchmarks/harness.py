@@ -26,6 +26,9 @@ if str(ROOT) not in sys.path:
 
 from qencode_nb.notebook.pins import pin_environment  # noqa: E402  (imports no numpy)
 
+#: The environment as the script inherited it, before the pins below (for a script that
+#: launches a process which must see the host as it is, such as ``ci_duration.py``).
+INHERITED_ENV = dict(os.environ)
 os.environ.update(pin_environment(int(os.environ.get("OMP_NUM_THREADS", "1"))))
 
 import json  # noqa: E402

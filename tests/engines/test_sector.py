@@ -323,7 +323,7 @@ def test_packed_backend_reusing_h_psi_equals_the_per_generator_backend(h6, inner
     split = _adapt(CISpaceBackend(sec, gens), inner)
     assert split.selected_indices == old.selected_indices
     # L-BFGS-B: rounding moves an energy by about 1e-14 Ha; COBYLA (rhobeg 0.5, no
-    # gradient) turns it into other iterates (measured 5.9e-9 Ha; DESIGN.md)
+    # gradient) turns it into other iterates (measured 5.9e-9 Ha; docs/explanations/engines.md)
     tol = 1e-12 if inner == "l-bfgs-b" else 1e-7
     assert max(abs(a - b) for a, b in zip(split.energies, old.energies)) < tol
 
