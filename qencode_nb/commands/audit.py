@@ -23,10 +23,10 @@ each refusal naming the flag as typed (``--coretype``, not the notebook paramete
 ``blas_coretype``: :mod:`qencode_nb.commands.flags`).
 
 ``--engine sector`` (audit, sweep, study threads/kernels/environments) runs the entries
-that map (:func:`qencode_nb.rerun.ci_space_map.unmappable_reason`) on the sector
+that map (:func:`qencode_nb.engines.sector.mapping.unmappable_reason`) on the sector
 engine; the others run their recorded backend and the reason is recorded.
 ``--engine fast`` runs every entry on the sector engine where it maps, else on the
-compiled statevector engine (:mod:`qencode_nb.rerun.fast_engine`: HEA, tapered UCCSD,
+compiled statevector engine (:mod:`qencode_nb.engines.fast`: HEA, tapered UCCSD,
 the Pauli-word ADAPT pools), else on its recorded backend with the reason.
 """
 
@@ -37,7 +37,7 @@ import sys
 from pathlib import Path
 
 from qencode_nb.commands.flags import as_typed
-from qencode_nb.commands.run_args import (CORETYPE_HELP, ENGINE_HELP,
+from qencode_nb.commands.run_args import (CORETYPE_HELP, engine_help,
                                           add_proof_budget_argument, add_stack_argument)
 from qencode_nb.errors import QencodeNbError
 
@@ -66,7 +66,7 @@ def add_parsers(sub) -> None:
                        help="per-cell timeout in seconds (default: none)")
     audit.add_argument("--json", action="store_true", help="print all records as JSON")
     audit.add_argument("--traceback", action="store_true", help="a failure's cell traceback")
-    audit.add_argument("--engine", default=None, help=ENGINE_HELP)
+    audit.add_argument("--engine", default=None, help=engine_help())
     add_stack_argument(audit)
     add_proof_budget_argument(audit)
     audit.add_argument("--resume", action="store_true", help="continue an interrupted "

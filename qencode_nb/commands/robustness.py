@@ -18,7 +18,7 @@ from __future__ import annotations
 import sys
 
 from qencode_nb.commands.flags import as_typed
-from qencode_nb.commands.run_args import ENGINE_HELP, add_stack_argument, run_options
+from qencode_nb.commands.run_args import engine_help, add_stack_argument, run_options
 from qencode_nb.commands.sweep import print_failures
 from qencode_nb.errors import QencodeNbError
 
@@ -40,7 +40,7 @@ def add_parsers(sub) -> None:
                          "'default' for the kernel profile's own (default: the profile's)")
     rb.add_argument("--kernelspecs", nargs="+", default=None,
                     help="Jupyter kernelspecs (default python3; see `qencode-nb stack`)")
-    rb.add_argument("--engine", default=None, help=ENGINE_HELP)
+    rb.add_argument("--engine", default=None, help=engine_help())
     add_stack_argument(rb)
     rb.add_argument("--mode", default="full", help="full (default) or rerun")
     rb.add_argument("--subset", default=None, help="run a named subset of the targets: ci")

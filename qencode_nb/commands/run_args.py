@@ -1,5 +1,5 @@
 """What the run commands (``audit``, ``sweep``, ``study``, ``robustness``) share: the
-help texts of ``--engine``, ``--coretype`` and ``--stack``, and :func:`run_options`, the
+help texts of ``--engine`` (from the engines registry), ``--coretype`` and ``--stack``, and :func:`run_options`, the
 :class:`~qencode_nb.batch.options.RunOptions` of a command's parsed arguments."""
 
 from __future__ import annotations
@@ -8,11 +8,17 @@ from dataclasses import fields
 
 from qencode_nb.batch.options import RunOptions
 
-ENGINE_HELP = ("sector: run the ADAPT entries that map (qencode_nb.rerun.ci_space_map) on the "
-               "sector engine; fast: every entry on the fastest engine computing the same "
-               "energies (the sector engine where the entry maps, else the compiled "
-               "statevector engine, qencode_nb.rerun.fast_engine); tier 1 then fails on the "
-               "backend deviation; default: the recorded backend")
+def engine_help() -> str:
+    """``--engine``'s help, from the engines registry
+    (:func:`qencode_nb.engines.registry.described`): the registered engines at the
+    time the parser is built."""
+    from qencode_nb.engines import registry
+
+    return ("the engine that re-runs and replays, one of " + ", ".join(registry.names())
+            + ". " + registry.described() + ". An entry an engine cannot take runs on its recorded backend, the reason "
+            "recorded, and tier 1 fails on a backend deviation; default: the recorded "
+            "backend")
+
 
 #: --coretype's help (audit.ipynb's blas_coretype; qencode_nb.notebook.blas_profiles).
 CORETYPE_HELP = ("BLAS kernels: reference (default: the QEncode v4 entries' kernel triple; "

@@ -33,7 +33,7 @@ from __future__ import annotations
 import sys
 
 from qencode_nb.commands.flags import as_typed
-from qencode_nb.commands.run_args import ENGINE_HELP, add_stack_argument, run_options
+from qencode_nb.commands.run_args import engine_help, add_stack_argument, run_options
 from qencode_nb.commands.sweep import print_failures
 from qencode_nb.errors import QencodeNbError
 
@@ -77,7 +77,7 @@ def add_parsers(sub) -> None:
     en.add_argument("--budget", type=int, default=None,
                     help="--explain: at most this many runs (default 48)")
     for p in (th, ke, en):
-        p.add_argument("--engine", default=None, help=ENGINE_HELP)
+        p.add_argument("--engine", default=None, help=engine_help())
     for p in (th, ke, op):      # environments: its --kernelspecs are the stacks
         add_stack_argument(p)
     for p in (th, ke, op, en):

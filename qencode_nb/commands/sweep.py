@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from qencode_nb.commands.flags import as_typed
-from qencode_nb.commands.run_args import (CORETYPE_HELP, ENGINE_HELP, add_proof_budget_argument,
+from qencode_nb.commands.run_args import (CORETYPE_HELP, engine_help, add_proof_budget_argument,
                                           add_stack_argument,
                                           run_options)
 from qencode_nb.errors import QencodeNbError
@@ -49,7 +49,7 @@ def add_parsers(sub) -> None:
                          "(default: a local process pool)")
     sw.add_argument("--subset", default=None,
                     help="run a named subset of the targets: ci")
-    sw.add_argument("--engine", default=None, help=ENGINE_HELP)
+    sw.add_argument("--engine", default=None, help=engine_help())
     add_stack_argument(sw)
     add_proof_budget_argument(sw)
     sw.set_defaults(func=_sweep)

@@ -115,12 +115,15 @@ class Engine(Protocol):
 
     Attributes:
         name: the user-visible name (``-p engine NAME``).
+        summary: one phrase saying what it runs (``--engine``'s help lists it;
+            optional for an engine registered from outside the package).
         prefer: engines tried before this one when it is asked for and the entry is
             re-run (``"fast"`` prefers ``"sector"``: the fastest engine computing
             the same energies).
     """
 
     name: str
+    summary: str
     prefer: tuple
 
     def bind(self, entry, rebuilt, hamiltonian=None) -> Bound:

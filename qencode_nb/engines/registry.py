@@ -45,6 +45,13 @@ def names() -> list[str]:
     return list(_ENGINES)
 
 
+def described() -> str:
+    """The registered engines as ``--engine``'s help lists them: ``name: summary``
+    each, in registration order, separated by ``; ``."""
+    return "; ".join(f"{name}: {engine.summary}" if getattr(engine, "summary", "")
+                     else name for name, engine in _ENGINES.items())
+
+
 def get(name: str):
     """The engine registered under ``name``.
 

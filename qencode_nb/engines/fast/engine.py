@@ -86,6 +86,9 @@ class FastEngine:
     preferring the sector engine for a re-run."""
 
     name = "fast"
+    summary = ("every entry on the fastest engine computing the same energies, sector "
+               "where the entry maps, else the compiled statevector engine, "
+               "qencode_nb.engines.fast")
     prefer = ("sector",)
 
     def bind(self, entry, rebuilt, hamiltonian=None) -> FastBound:

@@ -131,7 +131,8 @@ def build(entry, rebuilt) -> FastProblem:
 
     Args:
         entry: :class:`qencode_nb.entry.model.Entry`.
-        rebuilt: ``(ChemSummary, TaperResult)`` of :func:`qencode_nb.problem.check.rebuild`.
+        rebuilt: the :class:`~qencode_nb.problem.rebuild.Rebuilt` of
+            :func:`qencode_nb.problem.check.rebuild`.
 
     Raises:
         NotRunnable: with the reason of :func:`unfast_reason`, or an operator the

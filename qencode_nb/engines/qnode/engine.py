@@ -127,6 +127,7 @@ class QNodeEngine:
     Binds HEA, UCCSD and ADAPT entries whose recorded ADAPT engine is the QNode one."""
 
     name = "qnode"
+    summary = "PennyLane QNodes on the recorded device, as the generator ran them"
     prefer = ()
 
     def bind(self, entry, rebuilt, hamiltonian=None) -> QNodeBound:

@@ -77,6 +77,8 @@ class SectorEngine:
     entries :func:`qencode_nb.engines.sector.mapping.unmappable_reason` accepts."""
 
     name = "sector"
+    summary = ("ADAPT in the (N_alpha, N_beta) determinant space, for the entries that "
+               "map to it, qencode_nb.engines.sector.mapping")
     prefer = ()
 
     def bind(self, entry, rebuilt, hamiltonian=None) -> SectorBound:

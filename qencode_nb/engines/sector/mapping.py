@@ -120,8 +120,9 @@ def build(entry, rebuilt, *, circuit: str = "statevector") -> SectorProblem:
 
     Args:
         entry: :class:`qencode_nb.entry.model.Entry`.
-        rebuilt: ``(ChemSummary, TaperResult)`` of :func:`qencode_nb.problem.check.rebuild`
-            (the summary must carry ``integrals``).
+        rebuilt: the :class:`~qencode_nb.problem.rebuild.Rebuilt` of
+            :func:`qencode_nb.problem.check.rebuild` (its ``chemistry`` must carry
+            ``integrals``).
         circuit: the stored angles' convention, a key of :data:`ANGLE_FACTOR`.
 
     Raises:

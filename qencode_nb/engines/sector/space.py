@@ -255,7 +255,7 @@ def from_chemistry(chem) -> CISpace:
 
 
 def from_summary(summary, hop_method: str | None = None) -> CISpace:
-    """The CI space of a cached rebuild (:class:`qencode_nb.problem.cache.ChemSummary`
+    """The CI space of a cached rebuild (:class:`qencode_nb.problem.cache_payload.ChemSummary`
     with ``integrals``): no PySCF mean-field calculation is repeated.
 
     Raises:

@@ -77,6 +77,7 @@ class StatevectorEngine:
     binds ADAPT entries whose recorded engine it is."""
 
     name = "statevector"
+    summary = "the generator's sparse statevector ADAPT engine"
     prefer = ()
 
     def bind(self, entry, rebuilt, hamiltonian=None) -> StatevectorBound:
