@@ -7,7 +7,7 @@ inside a PennyLane QNode.
 
 from __future__ import annotations
 
-from qencode_nb.rules import B_CUBED_TOL, TAPER_OPERATION_MAX_QUBITS
+from qencode_nb.rules import TAPER_OPERATION_MAX_QUBITS
 
 
 def hea_num_params(num_qubits: int, reps: int) -> int:
@@ -158,7 +158,7 @@ def _tapered_generator_pool(excitations, n_qubits_full, generators, paulixops,
     import pennylane as qml
     from pennylane import qchem
 
-    from qencode_nb.engines.statevector.sparse import pauli_csr
+    from qencode_nb.engines.excitation_check import keeps
 
     tapered_wires = list(range(n_qubits_full - len(generators)))
     pool = []
@@ -169,11 +169,7 @@ def _tapered_generator_pool(excitations, n_qubits_full, generators, paulixops,
                 G_tap = qchem.taper(G, generators, paulixops, sectors)
                 if G_tap is None or G_tap.pauli_rep is None:
                     continue
-                M = pauli_csr(G_tap, tapered_wires)
-                if M.nnz == 0:
-                    continue
-                B = (2j * M).tocsr()
-                if abs(B @ B @ B + B).max() > B_CUBED_TOL:
+                if not keeps(G_tap, tapered_wires):   # no non-zero, or B**3 != -B
                     continue
                 op = qml.exp(G_tap, coeff=0j)
                 pool.append((gate, list(exc_wires), op) if with_excitations else op)
