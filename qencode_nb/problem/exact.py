@@ -14,6 +14,41 @@ from __future__ import annotations
 
 from qencode_nb.rules import EXACT_DENSE_MAX_QUBITS, QML_MATRIX_MAX_QUBITS
 
+#: Ground energies of the ``"dense (via sparse)"`` path by the SHA-256 of the matrix
+#: diagonalised (shape, CSR arrays): the rebuild diagonalises the optimal sector's
+#: tapered operator in the Z2-sector search and again as ``e_exact_qubit``, the very
+#: same ``2**13 x 2**13`` matrix for H8 (55 s each at one thread).  The same bytes give
+#: the same ``eigvalsh`` in one process (its BLAS kernel and threads are pinned), so
+#: the second call returns the first's float.  Per process; the last
+#: :data:`DENSE_MEMO_SIZE` matrices.
+_DENSE_MEMO: dict = {}
+DENSE_MEMO_SIZE = 8
+
+
+def _matrix_digest(sparse) -> str:
+    """SHA-256 of a CSR matrix's shape, ``indptr``, ``indices`` and ``data`` bytes."""
+    import hashlib
+
+    digest = hashlib.sha256(repr((sparse.shape, str(sparse.dtype))).encode())
+    for array in (sparse.indptr, sparse.indices, sparse.data):
+        digest.update(array.tobytes())
+    return digest.hexdigest()
+
+
+def _dense_via_sparse(H, wires) -> float:
+    """``eigvalsh`` of ``H.sparse_matrix().real.toarray()``, lowest value, memoised
+    by the matrix's bytes (:data:`_DENSE_MEMO`)."""
+    import numpy as np
+
+    sparse = H.sparse_matrix(wire_order=wires).real.tocsr()
+    key = _matrix_digest(sparse)
+    if key not in _DENSE_MEMO:
+        if len(_DENSE_MEMO) >= DENSE_MEMO_SIZE:
+            _DENSE_MEMO.pop(next(iter(_DENSE_MEMO)))
+        _DENSE_MEMO[key] = float(np.linalg.eigvalsh(sparse.toarray())[0])
+    return _DENSE_MEMO[key]
+
+
 def exact_ground_energy(H, wires=None, *, dense_max_qubits: int | None = None,
                         with_method: bool = False):
     """Lowest eigenvalue (Ha) of a qubit Hamiltonian.
@@ -25,7 +60,8 @@ def exact_ground_energy(H, wires=None, *, dense_max_qubits: int | None = None,
       (``2^n x 2^n``), the generator's call bit for bit;
     - ``"dense (via sparse)"``: up to ``dense_max_qubits``: the same
       ``eigvalsh`` of ``H.sparse_matrix().real.toarray()`` (same values,
-      summed in another order; see :data:`qencode_nb.rules.QML_MATRIX_MAX_QUBITS`);
+      summed in another order; see :data:`qencode_nb.rules.QML_MATRIX_MAX_QUBITS`),
+      computed once per matrix in a process (:data:`_DENSE_MEMO`);
     - ``"sparse"``: above ``dense_max_qubits``:
       ``scipy.sparse.linalg.eigsh(k=1, which="SA")`` on the real part of the
       sparse matrix.
@@ -57,8 +93,7 @@ def exact_ground_energy(H, wires=None, *, dense_max_qubits: int | None = None,
         matrix = qml.matrix(H, wire_order=wires)
         energy, method = float(np.linalg.eigvalsh(np.real(matrix))[0]), "dense"
     elif len(wires) <= dense_max:
-        matrix = H.sparse_matrix(wire_order=wires).real.toarray()
-        energy, method = float(np.linalg.eigvalsh(matrix)[0]), "dense (via sparse)"
+        energy, method = _dense_via_sparse(H, wires), "dense (via sparse)"
     else:
         from scipy.sparse.linalg import eigsh
 
