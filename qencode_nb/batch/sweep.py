@@ -361,8 +361,10 @@ def plan_folder(targets, out_dir, opts: RunOptions, *, subset: str | None = None
     writes nothing but the folder (created, proven writable).
 
     Raises:
-        EntryError, ParameterError, OutputFolderError: as :func:`sweep` (``opts`` is
-        checked by :func:`check_options` first).
+        EntryError: as :func:`sweep` (``opts`` is checked by :func:`check_options`
+            first).
+        ParameterError: as :func:`sweep`.
+        OutputFolderError: ``out_dir`` cannot be created or written.
     """
     from qencode_nb.batch.resume import Resume
     from qencode_nb.batch.run_folder import writable_folder

@@ -46,8 +46,8 @@ def names() -> list[str]:
 
 
 def described() -> str:
-    """The registered engines as ``--engine``'s help lists them: ``name: summary``
-    each, in registration order, separated by ``; ``."""
+    """The registered engines as the help of ``--engine`` lists them: ``name: summary``
+    each, in registration order, separated by semicolons."""
     return "; ".join(f"{name}: {engine.summary}" if getattr(engine, "summary", "")
                      else name for name, engine in _ENGINES.items())
 

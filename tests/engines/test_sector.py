@@ -96,17 +96,14 @@ def test_h8_adapt_replay_on_the_sector_engine():
     from qencode_nb.engines.sector import space as S
     from qencode_nb.engines.ansatz import tapered_pool_excitations
     from qencode_nb.problem.cache import cached_rebuild_entry
-    from qencode_nb.problem.chemistry import run_chemistry
 
     e = entries.load(next(SHARED_DB.glob("H8_ccpvdz_JW_ADAPT_*.json")))
-    _, tap = cached_rebuild_entry(e, light=True)   # no sector diagonalisation needed
+    summary, tap = cached_rebuild_entry(e, light=True)   # no sector diagonalisation
     assert tap.z2_sectors == e.tapering_sectors
     pool = tapered_pool_excitations(e.active_space[0], tap.n_qubits_full, tap.generators,
                                     tap.paulixops, tap.z2_sectors)
     assert len(pool) == e.adapt["n_operators_pool"] == 278
-    chem = run_chemistry(e.geometry, e.basis, e.charge, e.spin, *e.active_space,
-                         e.orbital_optimization)
-    sec = S.from_chemistry(chem)
+    sec = S.from_summary(summary)   # the rebuild's own active-space integrals
     assert sec.dim == 4900
     gens = [qml.generator(g(0.0, wires=w), format="observable") for g, w, _ in pool]
     energy = S.replay_energy(sec, gens, e.adapt["selected_operator_indices"],
@@ -123,14 +120,11 @@ from qencode_nb import entry as entries
 from qencode_nb.engines.sector import space as S
 from qencode_nb.engines.ansatz import tapered_pool_excitations
 from qencode_nb.problem.cache import cached_rebuild_entry
-from qencode_nb.problem.chemistry import run_chemistry
 e = entries.load(sys.argv[1])
-_, tap = cached_rebuild_entry(e, light=True)
+summary, tap = cached_rebuild_entry(e, light=True)
 pool = tapered_pool_excitations(e.active_space[0], tap.n_qubits_full, tap.generators,
                                 tap.paulixops, tap.z2_sectors)
-chem = run_chemistry(e.geometry, e.basis, e.charge, e.spin, *e.active_space,
-                     e.orbital_optimization)
-sec = S.from_chemistry(chem)
+sec = S.from_summary(summary)   # the rebuild's own active-space integrals
 gens = [qml.generator(g(0.0, wires=w), format="observable") for g, w, _ in pool]
 E = S.replay_energy(sec, gens, e.adapt["selected_operator_indices"], e.optimal_params)
 print(json.dumps({"pool": len(pool), "dim": sec.dim, "energy": E,
