@@ -15,10 +15,11 @@ from __future__ import annotations
 from qencode_nb.rules import EXACT_DENSE_MAX_QUBITS, QML_MATRIX_MAX_QUBITS
 
 #: Ground energies of the ``"dense (via sparse)"`` path by the SHA-256 of the matrix
-#: diagonalised (shape, CSR arrays): the rebuild diagonalises the optimal sector's
-#: tapered operator in the Z2-sector search and again as ``e_exact_qubit``, the very
-#: same ``2**13 x 2**13`` matrix for H8 (55 s each at one thread).  The same bytes give
-#: the same ``eigvalsh`` in one process (its BLAS kernel and threads are pinned), so
+#: diagonalised (shape, CSR arrays) and the BLAS pools in force (library, kernel,
+#: threads: a second ``pin`` in a kernel can change the threads): the rebuild
+#: diagonalises the optimal sector's tapered operator in the Z2-sector search and
+#: again as ``e_exact_qubit``, the very same ``2**13 x 2**13`` matrix for H8 (55 s each
+#: at one thread).  The same bytes under the same BLAS give the same ``eigvalsh``, so
 #: the second call returns the first's float.  Per process; the last
 #: :data:`DENSE_MEMO_SIZE` matrices.
 _DENSE_MEMO: dict = {}
@@ -35,13 +36,22 @@ def _matrix_digest(sparse) -> str:
     return digest.hexdigest()
 
 
+def _blas_in_force() -> tuple:
+    """``(library path, kernel, threads)`` of every BLAS pool threadpoolctl sees now
+    (:func:`qencode_nb.notebook.pins.blas_pools`)."""
+    from qencode_nb.notebook.pins import blas_pools
+
+    return tuple((p.get("filepath"), p.get("architecture"), p.get("num_threads"))
+                 for p in blas_pools() if p.get("user_api") == "blas")
+
+
 def _dense_via_sparse(H, wires) -> float:
     """``eigvalsh`` of ``H.sparse_matrix().real.toarray()``, lowest value, memoised
-    by the matrix's bytes (:data:`_DENSE_MEMO`)."""
+    by the matrix's bytes and the BLAS in force (:data:`_DENSE_MEMO`)."""
     import numpy as np
 
     sparse = H.sparse_matrix(wire_order=wires).real.tocsr()
-    key = _matrix_digest(sparse)
+    key = (_matrix_digest(sparse), _blas_in_force())
     if key not in _DENSE_MEMO:
         if len(_DENSE_MEMO) >= DENSE_MEMO_SIZE:
             _DENSE_MEMO.pop(next(iter(_DENSE_MEMO)))

@@ -35,7 +35,8 @@ def test_the_three_paths_give_the_same_ground_energy(h2_jw, monkeypatch):
 
 def test_one_matrix_is_diagonalised_once(h2_jw, monkeypatch):
     """The second call on the same operator returns the first float without
-    ``eigvalsh``; another operator (a changed coefficient) is diagonalised anew."""
+    ``eigvalsh``; another operator (a changed coefficient), or the same one under
+    another BLAS thread count, is diagonalised anew."""
     import numpy as np
     import pennylane as qml
 
@@ -53,6 +54,13 @@ def test_one_matrix_is_diagonalised_once(h2_jw, monkeypatch):
     shifted = H + 0.25 * qml.PauliZ(0)
     other = exact.exact_ground_energy(shifted, wires)
     assert len(calls) == 2 and other != first
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=2, user_api="blas"):   # other threads: computed anew
+        exact.exact_ground_energy(H, wires)
+    assert len(calls) == 3
+    exact.exact_ground_energy(H, wires)                  # back to the pinned count: memo
+    assert len(calls) == 3
     for _ in range(exact.DENSE_MEMO_SIZE + 3):     # bounded: the oldest matrices go
         H = H + 0.01 * qml.PauliZ(1)
         exact.exact_ground_energy(H, wires)
