@@ -230,6 +230,17 @@ B_CUBED_TOL = 1e-8
 """A tapered excitation generator ``B`` must satisfy ``B**3 = -B`` to this
 (max-abs entry) for the closed-form exponential to hold."""
 
+B_CUBED_BOUND_MARGIN = 4.0
+"""Factor by which a Pauli-coefficient bound of ``max|B**3 + B|`` must clear
+:data:`B_CUBED_TOL` for :func:`qencode_nb.engines.excitation_check.keeps` to decide
+without the generator's matrix (ours: far above the ~1e-16 relative rounding of either
+computation)."""
+
+B_CUBED_TINY_COEFFICIENT = 1e-12
+"""A non-zero Pauli coefficient of a tapered generator below this (dimensionless) sends
+:func:`qencode_nb.engines.excitation_check.keeps` to the generator's matrix, whose
+summation could round an entry to exactly zero (ours)."""
+
 # ---------------------------------------------------------------------------
 # QEncode v4 dissociation curves (releases/v4/curves, qencode-benchmark master a46b4ec)
 # ---------------------------------------------------------------------------

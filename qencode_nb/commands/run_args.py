@@ -1,6 +1,7 @@
 """What the run commands (``audit``, ``sweep``, ``study``, ``robustness``) share: the
-help texts of ``--engine`` (from the engines registry), ``--coretype`` and ``--stack``, and :func:`run_options`, the
-:class:`~qencode_nb.batch.options.RunOptions` of a command's parsed arguments."""
+help texts of ``--engine`` (from the engines registry), ``--coretype`` and ``--stack``,
+and :func:`run_options`, the :class:`~qencode_nb.batch.options.RunOptions` of a
+command's parsed arguments."""
 
 from __future__ import annotations
 
@@ -15,9 +16,9 @@ def engine_help() -> str:
     from qencode_nb.engines import registry
 
     return ("the engine that re-runs and replays, one of " + ", ".join(registry.names())
-            + ". " + registry.described() + ". An entry an engine cannot take runs on its recorded backend, the reason "
-            "recorded, and tier 1 fails on a backend deviation; default: the recorded "
-            "backend")
+            + ". " + registry.described() + ". An entry an engine cannot take runs on "
+            "its recorded backend, the reason recorded, and tier 1 fails on a backend "
+            "deviation; default: the recorded backend")
 
 
 #: --coretype's help (audit.ipynb's blas_coretype; qencode_nb.notebook.blas_profiles).

@@ -18,26 +18,18 @@ the row, are a combination of the distinct characters ``(-1)**popcount(b & z)``,
 their mean square is ``sum |a_k|**2`` over those words).  Applied to ``G`` itself
 (no non-zero entry iff every coefficient is 0) and to ``S = (2i)**3 G**3 + 2i G``,
 the bounds decide whenever they fall on one side of the tolerance with a margin of
-:data:`BOUND_MARGIN`; otherwise, and wherever ``G`` carries a coefficient so small
-that the matrix sums could round it away, :func:`keeps` asks :func:`keeps_by_matrix`.
+:data:`~qencode_nb.rules.B_CUBED_BOUND_MARGIN`; otherwise, and wherever ``G`` carries a
+coefficient so small that the matrix sums could round it away
+(:data:`~qencode_nb.rules.B_CUBED_TINY_COEFFICIENT`), :func:`keeps` asks
+:func:`keeps_by_matrix`.
 A pool operator's bits do not depend on this check (the kept operator is ``G``
 itself); ``tests/engines/test_excitation_check.py`` compares both on every
-excitation of the H6 and H8 pools.
+excitation of the H8 pool and across the tolerance.
 """
 
 from __future__ import annotations
 
-from qencode_nb.rules import B_CUBED_TOL
-
-#: Factor by which a Pauli bound must clear :data:`qencode_nb.rules.B_CUBED_TOL`
-#: (and a coefficient of ``G`` exceed the rounding of the matrix sums) for
-#: :func:`keeps` to decide without the matrix: far above the ~1e-16 relative
-#: rounding of either computation.
-BOUND_MARGIN = 4.0
-
-#: A non-zero coefficient of ``G`` below this (dimensionless) sends the decision to
-#: the matrix, whose summation could round an entry to exactly zero.
-TINY_COEFFICIENT = 1e-12
+from qencode_nb.rules import B_CUBED_BOUND_MARGIN, B_CUBED_TINY_COEFFICIENT, B_CUBED_TOL
 
 
 def keeps_by_matrix(generator, wires) -> bool:
@@ -78,12 +70,12 @@ def keeps(generator, wires) -> bool:
     sizes = [abs(c) for c in sentence.values()]
     if not any(sizes):
         return False                       # every entry exactly zero: no non-zero
-    if any(0 < s < TINY_COEFFICIENT for s in sizes):
+    if any(0 < s < B_CUBED_TINY_COEFFICIENT for s in sizes):
         return keeps_by_matrix(generator, wires)
     B = sentence * 2j
     residual = [abs(c) for c in (B @ B @ B + B).values()]
-    if sum(residual) * BOUND_MARGIN <= B_CUBED_TOL:
+    if sum(residual) * B_CUBED_BOUND_MARGIN <= B_CUBED_TOL:
         return True
-    if max(residual, default=0.0) > BOUND_MARGIN * B_CUBED_TOL:
+    if max(residual, default=0.0) > B_CUBED_BOUND_MARGIN * B_CUBED_TOL:
         return False
     return keeps_by_matrix(generator, wires)
