@@ -24,7 +24,7 @@ Measured, each ``--repeat`` times (median reported, after one unmeasured warm-up
    metadata, the pin, load and hamiltonian cells (and the problem and replay
    cells, which build PennyLane circuits for the recorded backend).
 6. *as a sweep run*: the bare and the audit notebook through
-   :func:`qencode_nb.notebook.run_process.run_isolated` from a pool worker warmed
+   :func:`qencode_nb.executor.run_process.run_isolated` from a pool worker warmed
    as a sweep's (``fork``) and as a new interpreter (``subprocess``): what each run
    of a sweep pays on top of the notebook itself.
 
@@ -110,7 +110,7 @@ def _papermill(notebook: Path, output: Path, parameters: dict | None = None) -> 
     """
     import papermill
 
-    from qencode_nb.notebook.runner import ENGINE_NAME, run_notebook
+    from qencode_nb.executor.execute import ENGINE_NAME, run_notebook
 
     start = time.perf_counter()
     if parameters is None:
@@ -148,9 +148,9 @@ def _median(xs):
 
 
 def _isolated(notebook: str, output: str, parameters: dict, method: str):
-    """One :func:`qencode_nb.notebook.run_process.run_isolated` run (in a pool worker
+    """One :func:`qencode_nb.executor.run_process.run_isolated` run (in a pool worker
     warmed like a sweep's): ``(wall seconds, failure or None)``."""
-    from qencode_nb.notebook.run_process import run_isolated
+    from qencode_nb.executor.run_process import run_isolated
 
     os.environ["QENCODE_NB_RUN_PROCESS"] = method
     t = time.perf_counter()
@@ -235,7 +235,7 @@ def main(argv=None) -> int:
         # worker warmed as sweeps warm theirs (fork) or as a new interpreter (subprocess).
         from concurrent.futures import ProcessPoolExecutor
 
-        from qencode_nb.notebook.run_process import START_METHODS, warm_up
+        from qencode_nb.executor.run_process import START_METHODS, warm_up
 
         with ProcessPoolExecutor(max_workers=1, initializer=warm_up) as pool:
             for method in START_METHODS:

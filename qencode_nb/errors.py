@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from qencode_nb.paths import ROOT
+
 
 class QencodeNbError(Exception):
     """Base class of every error raised by qencode-nb.
@@ -172,11 +174,6 @@ class CrateWarning(UserWarning):
     file, the notebook and why)."""
 
 
-#: The checkout's root (the folder above ``qencode_nb/``): frames under it are
-#: named by their path relative to it.
-_ROOT = Path(__file__).resolve().parent.parent
-
-
 def render_traceback(exc: BaseException) -> list[str]:
     """The lines IPython shows for ``exc`` (:meth:`QencodeNbError._render_traceback_`).
 
@@ -207,7 +204,7 @@ def render_traceback(exc: BaseException) -> list[str]:
     last = frames[-1]
     path = Path(last.filename)
     try:
-        path = path.resolve().relative_to(_ROOT)
+        path = path.resolve().relative_to(ROOT)   # frames under the checkout: relative
     except ValueError:
         pass
     where = f"{path}:{last.lineno}, in {last.name}"
@@ -243,7 +240,7 @@ class CheckpointWarning(RuntimeWarning):
 
 class RunTimedOut(QencodeNbError, TimeoutError):
     """A run in its own process passed its wall-clock limit (seconds) and its process
-    tree was killed (:func:`qencode_nb.notebook.run_process.run_isolated`; a sweep
+    tree was killed (:func:`qencode_nb.executor.run_process.run_isolated`; a sweep
     records it as ``RunTimeout`` in the run's notebook and row)."""
 
 

@@ -201,8 +201,9 @@ def test_importing_the_package_or_a_room_loads_no_numpy(name):
 #: or from rooms before it.  Top-level modules count as rooms of their own.
 ROOM_ORDER = ("qencode_nb.rules", "qencode_nb.paths", "qencode_nb.errors", "qencode_nb.atomic",
               "qencode_nb.figstyle", "qencode_nb.notebook", "qencode_nb.entry", "qencode_nb.trust",
-              "qencode_nb.problem", "qencode_nb.engines", "qencode_nb.rerun",
-              "qencode_nb.verdict", "qencode_nb.claims", "qencode_nb.readout", "qencode_nb.batch",
+              "qencode_nb.problem", "qencode_nb.engines", "qencode_nb.options", "qencode_nb.rerun",
+              "qencode_nb.verdict", "qencode_nb.claims", "qencode_nb.readout", "qencode_nb.executor",
+              "qencode_nb.batch",
               "qencode_nb.studies", "qencode_nb.commands", "qencode_nb.cli", "qencode_nb")
 
 

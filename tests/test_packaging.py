@@ -75,7 +75,7 @@ def test_papermill_engine_is_registered_under_the_entry_point_group():
     assert "qencode-nb" in [ep.name for ep in eps]
     from papermill.engines import papermill_engines
 
-    from qencode_nb.notebook.papermill_engine import PinnedEngine
+    from qencode_nb.executor.papermill_engine import PinnedEngine
 
     assert papermill_engines.get_engine("qencode-nb") is PinnedEngine
 

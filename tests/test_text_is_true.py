@@ -106,10 +106,11 @@ def test_every_repository_file_the_text_names_exists(texts):
     assert not missing, f"files named in the text that do not exist: {missing}"
 
 
-def test_contributing_gives_the_room_order_the_layout_test_enforces():
-    text = re.sub(r"\s+", " ", (ROOT / "CONTRIBUTING.md").read_text())
-    order = re.search(r"rules -> paths(?: -> \w+)+", text)
-    assert order, "CONTRIBUTING.md no longer writes the room order"
-    written = order.group(0).split(" -> ")
+@pytest.mark.parametrize("page,arrow", [("CONTRIBUTING.md", "->"), ("docs/layout.md", "→")])
+def test_the_pages_give_the_room_order_the_layout_test_enforces(page, arrow):
+    text = re.sub(r"\s+", " ", (ROOT / page).read_text())
+    order = re.search(rf"rules {arrow} paths(?: {arrow} \w+)+", text)
+    assert order, f"{page} no longer writes the room order"
+    written = order.group(0).split(f" {arrow} ")
     enforced = [room.removeprefix("qencode_nb.") for room in ROOM_ORDER if room != "qencode_nb"]
     assert written == enforced

@@ -1,8 +1,5 @@
 """Batch room: running many audits, each in its own process and pinned Jupyter kernel.
 
-- :mod:`~qencode_nb.batch.options`: :class:`~qencode_nb.batch.options.RunOptions`,
-  how every run of a sweep, study or robustness study runs (mode, engine, BLAS
-  threads and kernels, db, workers, scheduler, timeouts), built once;
 - :mod:`~qencode_nb.batch.sweep`: audit.ipynb once per entry of a folder (local pool
   or Dask), resumable; writes ``summary.csv``, the margin plot and the folder's crate;
   many folders planned first and run through one pool (the record sweep);
@@ -11,10 +8,11 @@
   only its own run), longest runs first;
 - :mod:`~qencode_nb.batch.run_folder`: the output folder checked writable before any
   run, a lock per run, ``.sweep.lock``, atomic ``summary.csv``;
-- :mod:`~qencode_nb.batch.runner`: one study's runs through the pool, one row each;
+- :mod:`~qencode_nb.batch.study_jobs`: one study's runs through the pool, one row each;
 - :mod:`~qencode_nb.batch.progress_bar`: the text progress bar over the runs;
 - :mod:`~qencode_nb.batch.record`: a record folder's releases as groups of targets.
 
-Reading the results back is :mod:`qencode_nb.readout`'s job; the study designs are
+How every run runs is :class:`qencode_nb.options.RunOptions` (checked once, built
+once).  Reading the results back is :mod:`qencode_nb.readout`'s job; the study designs are
 :mod:`qencode_nb.studies`'.  Importing this package imports no numpy or pandas.
 """

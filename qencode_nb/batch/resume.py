@@ -18,7 +18,7 @@ that falls back, resolves to other kernels on another host or under another
 ``OPENBLAS_CORETYPE`` preset, and a kernelspec name can point at another environment.
 It is measured by a **probe** (:func:`probe`): a child process of the run's kernel's
 Python, started with the launch environment the run would get
-(:func:`qencode_nb.notebook.papermill_engine.kernel_environment`), that pins as the pin
+(:func:`qencode_nb.executor.papermill_engine.kernel_environment`), that pins as the pin
 cell does (:func:`qencode_nb.notebook.pins.pin`, with the entry's release) and reports
 its fingerprint and installed versions.  One probe per kernelspec, threads, kernel
 profile and release, once per sweep, and only where a done run would otherwise be kept
@@ -121,7 +121,7 @@ def probe(kernelspec: str | None, blas_threads: int, blas_coretype: str | None,
     """
     key = (kernelspec, blas_threads, blas_coretype, release)
     if key not in _PROBES:
-        from qencode_nb.notebook.papermill_engine import kernel_environment
+        from qencode_nb.executor.papermill_engine import kernel_environment
         from qencode_nb.paths import ROOT
 
         args = json.dumps({"threads": blas_threads, "coretype": blas_coretype,

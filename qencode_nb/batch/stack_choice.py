@@ -29,45 +29,13 @@ from pathlib import Path
 
 import sys
 
-from qencode_nb.entry.recorded_env import STACK_WORDS
-from qencode_nb.errors import ParameterError
-
-
-def check_stack(stack) -> str:
-    """Validate the ``stack`` option before any run.
-
-    Args:
-        stack: ``"current"``, ``"recorded"`` or the name of a ready stack
-            (:func:`qencode_nb.batch.stacks.list_stacks`); None is ``"current"``.
-
-    Returns:
-        the value (None as ``"current"``).
-
-    Raises:
-        ParameterError: anything else; names the parameter (``--stack`` on the CLI,
-            ``stack`` in the notebook), the value and what is accepted (the two words
-            and the ready stacks there are).
-    """
-    from qencode_nb.batch import stacks
-
-    if stack is None:
-        return "current"
-    if stack in STACK_WORDS:
-        return stack
-    ready = [r["name"] for r in stacks.list_stacks() if r.get("status") == "ready"]
-    if stack not in ready:
-        raise ParameterError(f"{stack!r} is not accepted; accepted: "
-                             + ", ".join([*STACK_WORDS, *ready])
-                             + " (`qencode-nb stack create NAME` makes one)",
-                             parameter="stack")
-    return stack
 
 
 def kernels_for(stack: str, targets, db=None, *, log=None) -> dict:
     """The Jupyter kernelspec each target's audit runs in under ``stack``.
 
     Args:
-        stack: a value :func:`check_stack` accepted.
+        stack: a value :func:`qencode_nb.options.check_stack` accepted.
         targets: entry files or bundled names (as sweeps give them).
         db: the audits' ``db`` folder (completes a bundled entry).
         log: ``callable(str)`` told when a stack is built or could not be (default:

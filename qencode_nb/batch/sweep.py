@@ -1,8 +1,8 @@
 """Audit many entries: audit.ipynb once per entry, each in its own pinned kernel.
 
-Each run is its own process (:func:`qencode_nb.notebook.run_process.run_isolated`:
+Each run is its own process (:func:`qencode_nb.executor.run_process.run_isolated`:
 forked from a server with papermill imported, or ``python -m
-qencode_nb.notebook.runner``), which starts its own Jupyter kernel through the
+qencode_nb.executor.execute``), which starts its own Jupyter kernel through the
 pinned papermill engine, under a per-run wall-clock timeout (the process tree is
 killed and the notebook marked).
 Runs go to a local process pool (``workers``) or, given a scheduler address,
@@ -31,7 +31,7 @@ a Dask worker lost for good (``KilledWorker``) -- is a failed row, ``run:
 WorkerLost: ...``, its partial notebook kept.  Dask retries a task whose worker
 died (``distributed.scheduler.allowed-failures``): a retry that completes is a done
 row (the retry's complete notebook, resumed from the checkpoint); the dead
-worker's run died with it (:func:`~qencode_nb.notebook.run_process.die_with_parent`).
+worker's run died with it (:func:`~qencode_nb.executor.run_process.die_with_parent`).
 """
 
 from __future__ import annotations
@@ -45,42 +45,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from qencode_nb.errors import EntryError
-from qencode_nb.batch.options import RunOptions, proof_budget_parameter, with_changes
+from qencode_nb.options import RunOptions, proof_budget_parameter, with_changes
 from qencode_nb.batch.pool import longest_first
 from qencode_nb.batch.targets import SUBSETS, resolve_targets, select_subset  # noqa: F401
-
-
-def check_options(opts):
-    """Check a sweep's :class:`~qencode_nb.batch.options.RunOptions` before anything is
-    written; return the engine as :func:`~qencode_nb.engines.selection.check_engine`
-    gives it.
-
-    Raises:
-        EntryError: an unknown mode or engine (fields ``mode``, ``engine``), ``workers``
-            not an integer >= 1 (field ``workers``).
-        ParameterError: an unknown stack, ``timeout`` or ``cell_timeout`` not > 0
-            (:func:`~qencode_nb.notebook.parameters.check_timeout`), ``proof_budget``
-            not a number >= 0 or None.
-        PinError: a bad thread count or kernel.
-    """
-    from qencode_nb.batch.stack_choice import check_stack
-    from qencode_nb.engines.selection import check_engine
-    from qencode_nb.notebook.parameters import check_mode, check_proof_budget, check_timeout
-    from qencode_nb.notebook.pins import pin_environment
-
-    check_mode(opts.mode)
-    check_proof_budget(opts.proof_budget)
-    engine = check_engine(opts.engine)
-    check_stack(opts.stack)
-    pin_environment(opts.blas_threads, opts.blas_coretype)   # validates both early
-    check_timeout(opts.timeout)
-    check_timeout(opts.cell_timeout, "cell_timeout")
-    if opts.scheduler is None and (isinstance(opts.workers, bool)
-                                   or not isinstance(opts.workers, int) or opts.workers < 1):
-        raise EntryError(f"{opts.workers!r} is not accepted; accepted: an integer >= 1 "
-                         "(local processes)", field="workers")
-    return engine
 
 
 def _entry_digest(target: str) -> str:
@@ -171,7 +138,7 @@ def _stored_outcome(out: Path, name: str) -> dict:
 
 def _run_one(target, out: Path, parameters, timeout, cell_timeout, name, kernelspec) -> dict:
     from qencode_nb.errors import RunTimedOut
-    from qencode_nb.notebook.run_process import run_isolated
+    from qencode_nb.executor.run_process import run_isolated
     from qencode_nb.paths import NOTEBOOKS, ROOT
 
     nb_path = out / f"{name}.ipynb"
@@ -181,7 +148,7 @@ def _run_one(target, out: Path, parameters, timeout, cell_timeout, name, kernels
                                timeout=timeout, cell_timeout=cell_timeout,
                                kernel=kernelspec, cwd=str(ROOT))
     except RunTimedOut:
-        from qencode_nb.notebook.runner import mark_failed, stopped_stage
+        from qencode_nb.executor.execute import mark_failed, stopped_stage
 
         message = f"the run exceeded the per-run timeout of {timeout:g} s and was killed"
         failure = f"RunTimeout: {message}"       # the type once
@@ -213,7 +180,7 @@ def lost_run(args, reason: str) -> dict:
     otherwise its notebook (the partial one, or a new one) gets an ``error``
     record ``run: WorkerLost: <reason>`` and the outcome is failed."""
     from qencode_nb.notebook.record import read_records
-    from qencode_nb.notebook.runner import mark_failed
+    from qencode_nb.executor.execute import mark_failed
     from qencode_nb.batch.run_folder import run_lock
 
     target, out_dir, parameters = args[:3]
@@ -229,7 +196,7 @@ def lost_run(args, reason: str) -> dict:
         except (OSError, ValueError):
             done = False
         if not done:
-            from qencode_nb.notebook.runner import stopped_stage
+            from qencode_nb.executor.execute import stopped_stage
             from qencode_nb.verdict.card import redraw_card
 
             mark_failed(nb, stopped_stage(nb), "WorkerLost", reason)
@@ -249,7 +216,7 @@ def run_local(jobs, workers: int, submit_args, apart=None):
     ``apart(args)``, given, keys the runs that must not run at once
     (:func:`same_run_key`).
     """
-    from qencode_nb.notebook.run_process import warm_up
+    from qencode_nb.executor.run_process import warm_up
     from qencode_nb.batch.pool import run_pool
 
     yield from run_pool(run_one, [tuple(submit_args(job)) for job in jobs], workers,
@@ -304,7 +271,7 @@ def sweep(targets, out_dir, options: RunOptions | None = None, *, subset: str | 
             (:func:`~qencode_nb.batch.targets.resolve_targets`).
         out_dir: folder for the executed notebooks, their inputs and outcomes,
             ``summary.csv`` and the margin plot.
-        options: how every run runs (:class:`~qencode_nb.batch.options.RunOptions`;
+        options: how every run runs (:class:`~qencode_nb.options.RunOptions`;
             default ``RunOptions()``): ``mode`` (full, replay, rerun), ``workers``
             (local processes, ignored with ``scheduler``), ``blas_threads``,
             ``blas_coretype``, ``db``, ``engine``, ``stack``, ``proof_budget`` (audit.ipynb parameters;
@@ -316,13 +283,14 @@ def sweep(targets, out_dir, options: RunOptions | None = None, *, subset: str | 
         subset: a named subset of the targets (:data:`~qencode_nb.batch.targets.SUBSETS`),
             e.g. "ci".
         **changes: fields of ``options`` replaced (``mode="replay"``,
-            :func:`~qencode_nb.batch.options.with_changes`).
+            :func:`~qencode_nb.options.with_changes`).
 
     Raises:
-        EntryError: a target that does not exist, an unknown subset, ``timeout`` <= 0.
-        ParameterError: a bad parameter value (checked before any run).
+        EntryError: a target that does not exist, an unknown subset.
+        ParameterError: a bad option value (:class:`~qencode_nb.options.RunOptions`,
+            checked before any run).
         OutputFolderError: ``out_dir`` cannot be written (before any run).
-        TypeError: a keyword that is not a :class:`~qencode_nb.batch.options.RunOptions`
+        TypeError: a keyword that is not a :class:`~qencode_nb.options.RunOptions`
             field.
     """
     opts = with_changes(options, changes)
@@ -343,7 +311,7 @@ class FolderPlan:
             ``(target, out, parameters, timeout, cell_timeout, None, kernelspec)``.
         resume: the :class:`~qencode_nb.batch.resume.Resume` that kept the others
             (its ``reruns`` say which done runs are re-run, and why).
-        options: the :class:`~qencode_nb.batch.options.RunOptions` of its runs.
+        options: the :class:`~qencode_nb.options.RunOptions` of its runs.
     """
 
     out: Path
@@ -361,19 +329,18 @@ def plan_folder(targets, out_dir, opts: RunOptions, *, subset: str | None = None
     writes nothing but the folder (created, proven writable).
 
     Raises:
-        EntryError: as :func:`sweep` (``opts`` is checked by :func:`check_options`
-            first).
-        ParameterError: as :func:`sweep`.
+        EntryError: as :func:`sweep`.
+        ParameterError: as :func:`sweep` (``opts`` was checked when it was built).
         OutputFolderError: ``out_dir`` cannot be created or written.
     """
     from qencode_nb.batch.resume import Resume
     from qencode_nb.batch.run_folder import writable_folder
     from qencode_nb.batch.stack_choice import kernels_for, stack_parameter
 
-    engine = check_options(opts)
+    engine = opts.engine
     selected = select_subset(resolve_targets(targets), subset)   # a typo: nothing written
     out = writable_folder(out_dir)   # before any run: a clear error naming the folder
-    kernels = kernels_for(opts.stack or "current", selected, opts.db)   # built once, here
+    kernels = kernels_for(opts.stack, selected, opts.db)   # built once, here
     folder = str(out.resolve())
     jobs, names, resume = [], [], Resume()
     for target in selected:

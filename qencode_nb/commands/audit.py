@@ -7,7 +7,7 @@ built once (:mod:`qencode_nb.batch.stack_choice`); a v4 entry in this environmen
 none.
 
 It runs ``notebooks/audit.ipynb`` through the pinned papermill engine
-(:mod:`qencode_nb.notebook.runner`) and prints the verdict, or with ``--json`` every
+(:mod:`qencode_nb.executor.execute`) and prints the verdict, or with ``--json`` every
 record as one JSON object.  The executed notebook is ``OUT.ipynb``, by default
 ``runs/audit/<entry stem>.ipynb`` under the working directory (:data:`AUDIT_OUT_DIR`;
 never a loose file beside it); ``--out x`` writes ``x.ipynb`` (:func:`notebook_out`: a
@@ -100,52 +100,40 @@ def notebook_out(out, entry) -> Path:
 
 
 def _audit(args) -> int:
-    from qencode_nb.engines.selection import check_engine
-    from qencode_nb.notebook.parameters import check_mode, check_proof_budget, check_timeout
+    from qencode_nb.commands.run_args import run_options
     from qencode_nb.notebook.record import encode, read_records
-    from qencode_nb.notebook.runner import NOTEBOOKS, explain_failure, run_notebook
+    from qencode_nb.executor.execute import NOTEBOOKS, explain_failure, run_notebook
 
     try:   # every value refused here, before any kernel and with nothing written
-        check_mode(args.mode)
-        check_engine(args.engine)
-        check_timeout(args.timeout)
-        check_proof_budget(args.proof_budget)
-        from qencode_nb.notebook.pins import pin_environment
-
-        pin_environment(args.blas_threads, args.blas_coretype)
+        opts = run_options(args)
         from qencode_nb.entry.lookup import check_reference
 
         entry = check_reference(args.entry)
-        from qencode_nb.batch.stack_choice import check_stack
-
-        stack = check_stack(args.stack)
         out = notebook_out(args.out, args.entry)
     except QencodeNbError as exc:
         print(f"qencode-nb: {as_typed(exc, args)}", file=sys.stderr)
         return 2
     out.parent.mkdir(parents=True, exist_ok=True)
-    params = {"entry": entry, "blas_threads": args.blas_threads, "mode": args.mode}
-    if args.blas_coretype:
-        params["blas_coretype"] = args.blas_coretype
-    if args.engine:
-        params["engine"] = args.engine
-    if args.db:
-        params["db"] = str(Path(args.db).resolve())
+    params = {"entry": entry, "blas_threads": opts.blas_threads, "mode": opts.mode}
+    if opts.blas_coretype:
+        params["blas_coretype"] = opts.blas_coretype
+    if opts.engine:
+        params["engine"] = opts.engine
+    if opts.db:
+        params["db"] = str(Path(opts.db).resolve())
     if args.resume:
         params["resume"] = True
     if args.public_key:
         params["public_key"] = str(Path(args.public_key).resolve())
-    from qencode_nb.rules import PROOF_BUDGET_S
-
-    if args.proof_budget != PROOF_BUDGET_S:
-        params["proof_budget"] = args.proof_budget
     from qencode_nb.batch.stack_choice import kernels_for, stack_parameter
+    from qencode_nb.options import proof_budget_parameter
 
-    params.update(stack_parameter(stack))
-    kernel = kernels_for(stack, [entry], params.get("db"))[entry]   # built once if needed
+    params.update(proof_budget_parameter(opts))
+    params.update(stack_parameter(opts.stack))
+    kernel = kernels_for(opts.stack, [entry], params.get("db"))[entry]   # built once if needed
     try:
         records = run_notebook(NOTEBOOKS / "audit.ipynb", out.resolve(), params,
-                               timeout=args.timeout, progress_bar=not args.json,
+                               timeout=opts.timeout, progress_bar=not args.json,
                                kernel_name=kernel)
     except QencodeNbError as exc:
         from qencode_nb.verdict.card import redraw_card

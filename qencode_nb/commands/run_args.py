@@ -1,13 +1,13 @@
 """What the run commands (``audit``, ``sweep``, ``study``, ``robustness``) share: the
 help texts of ``--engine`` (from the engines registry), ``--coretype`` and ``--stack``,
-and :func:`run_options`, the :class:`~qencode_nb.batch.options.RunOptions` of a
+and :func:`run_options`, the :class:`~qencode_nb.options.RunOptions` of a
 command's parsed arguments."""
 
 from __future__ import annotations
 
 from dataclasses import fields
 
-from qencode_nb.batch.options import RunOptions
+from qencode_nb.options import RunOptions
 
 def engine_help() -> str:
     """``--engine``'s help, from the engines registry
@@ -54,7 +54,7 @@ def add_proof_budget_argument(parser) -> None:
 
 
 def run_options(args) -> RunOptions:
-    """The :class:`~qencode_nb.batch.options.RunOptions` of a run command's parsed
+    """The :class:`~qencode_nb.options.RunOptions` of a run command's parsed
     arguments, built once: each field from the argument whose ``dest`` is the field's
     name (``--threads`` of ``sweep`` and of ``study optimizers | environments`` is
     ``dest="blas_threads"``, ``--coretype`` ``dest="blas_coretype"``); a field the

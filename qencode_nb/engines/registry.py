@@ -16,7 +16,7 @@ from qencode_nb.engines.fast.engine import FastEngine
 from qencode_nb.engines.qnode.engine import QNodeEngine
 from qencode_nb.engines.sector.engine import SectorEngine
 from qencode_nb.engines.statevector.engine import StatevectorEngine
-from qencode_nb.errors import EntryError
+from qencode_nb.errors import ParameterError
 
 _ENGINES: dict = {}
 
@@ -26,12 +26,12 @@ def register(name: str, engine) -> None:
     (lower case; a later registration of the same name replaces the earlier one).
 
     Raises:
-        EntryError: a name that is empty, not lower case, or "none" (which means the
+        ParameterError: a name that is empty, not lower case, or "none" (which means the
             recorded backend).
     """
     if not name or name != name.strip().lower() or name == "none":
-        raise EntryError(f"engine name {name!r} is not accepted; accepted: a non-empty "
-                         "lower-case name other than 'none'", field="engine")
+        raise ParameterError(f"name {name!r} is not accepted; accepted: a non-empty "
+                             "lower-case name other than 'none'", parameter="engine")
     _ENGINES[name] = engine
 
 
@@ -56,13 +56,14 @@ def get(name: str):
     """The engine registered under ``name``.
 
     Raises:
-        EntryError: no engine of that name (field ``engine``; lists the registered ones).
+        ParameterError: no engine of that name (parameter ``engine``; lists the
+            registered ones).
     """
     try:
         return _ENGINES[name]
     except KeyError:
-        raise EntryError(f"no engine named {name!r}; registered: {', '.join(_ENGINES)}",
-                         field="engine") from None
+        raise ParameterError(f"{name!r} is not registered; registered: "
+                             f"{', '.join(_ENGINES)}", parameter="engine") from None
 
 
 for _engine in (QNodeEngine(), StatevectorEngine(), SectorEngine(), FastEngine()):

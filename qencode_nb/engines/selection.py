@@ -65,40 +65,24 @@ def recorded(entry) -> str:
     return engine
 
 
-def check_engine(engine) -> str | None:
-    """The ``engine`` parameter checked: ``None`` (also the string "None", as a
-    command line gives it) runs the recorded engine; else a registered name
-    (case-insensitive; :func:`qencode_nb.engines.registry.names`).
-
-    Raises:
-        EntryError: naming the field ``engine``, the value and the accepted values.
-    """
-    if engine is None or str(engine).strip().lower() in ("none", ""):
-        return None
-    name = str(engine).strip().lower()
-    if name not in registry.names():
-        raise EntryError(f"{engine!r} is not accepted; accepted: None (the recorded "
-                         f"backend), {', '.join(registry.names())}", field="engine")
-    return name
-
-
 def choose(entry, rebuilt, requested=None, hamiltonian=None, *, rerun: bool = True) -> Choice:
     """The engines that re-run and replay ``entry`` (module docstring).
 
     Args:
         entry: the :class:`~qencode_nb.entry.model.Entry`.
         rebuilt: the rebuild (:func:`qencode_nb.problem.check.rebuild`).
-        requested: the ``engine`` parameter (None, or a registered name).
+        requested: the ``engine`` parameter, checked
+            (:func:`qencode_nb.options.check_engine`): None, or a registered name.
         hamiltonian: the audit's Hamiltonian check (None: not checked), which
             decides whether stored angles may be replayed on a rebuilt problem.
         rerun: the entry is re-run (``mode`` full or rerun); when not, preferred
             engines are not tried.
 
     Raises:
-        EntryError: an engine name that is not registered.
+        ParameterError: an engine name that is not registered
+            (:func:`qencode_nb.engines.registry.get`).
         NotRunnable: the recorded engine cannot run the entry either.
     """
-    requested = check_engine(requested)
     wanted = []
     if requested is not None:
         wanted = [*(registry.get(requested).prefer if rerun else ()), requested]

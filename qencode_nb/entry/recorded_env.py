@@ -270,8 +270,9 @@ def stack_in_force(asked, recorded: RecordedEnvironment, drift: dict) -> dict:
     """The audit's ``stack`` record: which package stack ran, against the one asked for.
 
     Args:
-        asked: the ``stack`` parameter: ``"current"``, ``"recorded"`` (the entry's own,
-            :func:`recorded_stack_name`) or a stack name (:mod:`qencode_nb.batch.stacks`).
+        asked: the ``stack`` parameter, checked (:func:`qencode_nb.options.check_stack`):
+            ``"current"``, ``"recorded"`` (the entry's own, :func:`recorded_stack_name`)
+            or a stack name (:mod:`qencode_nb.batch.stacks`).
         recorded: the entry's :class:`RecordedEnvironment`.
         drift: :func:`qencode_nb.notebook.provenance.version_drift` of the entry's
             ``tool_versions`` in this kernel (``{name: {"want", "have", "match"}}``).
@@ -283,23 +284,11 @@ def stack_in_force(asked, recorded: RecordedEnvironment, drift: dict) -> dict:
         pins), "recorded_stack" (:func:`recorded_stack_name`, or None),
         "in_recorded_stack" (every recorded pin installed at its version; None without
         pins), "not_used" (why the stack asked for is not the one that ran, or None)}``.
-
-    Raises:
-        ParameterError: ``asked`` neither a word of :data:`STACK_WORDS` nor a possible
-            stack name (names the parameter and what is accepted).
     """
     import platform
-    import re
 
-    from qencode_nb.errors import ParameterError
     from qencode_nb.notebook.provenance import installed_version
-    from qencode_nb.paths import STACK_NAME_PATTERN
 
-    if not isinstance(asked, str) or not (asked in STACK_WORDS
-                                          or re.match(STACK_NAME_PATTERN, asked)):
-        raise ParameterError(f"stack {asked!r} is not accepted; accepted: "
-                             + ", ".join(STACK_WORDS) + ", or the name of a stack "
-                             "(`qencode-nb stack list`)")
     running = running_stack()
     names = list(recorded.pins) or list(SCIENTIFIC)
     pins = {n: installed_version(n) or "not installed" for n in names}

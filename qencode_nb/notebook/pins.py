@@ -46,15 +46,7 @@ PROFILE_VAR = "QENCODE_NB_BLAS_PROFILE"
 # The OpenBLAS coretypes, the CPU flags each needs, and their checks live with the
 # kernel profiles (one place); re-exported here, where callers have always found them.
 from qencode_nb.notebook.blas_profiles import (  # noqa: E402,F401
-    CORETYPE_CPU_FLAGS, check_coretype, cpu_flags, runnable_coretypes)
-
-
-def check_thread_count(blas_threads) -> int:
-    """Validate a requested BLAS thread count (a positive int)."""
-    if isinstance(blas_threads, bool) or not isinstance(blas_threads, int) or blas_threads < 1:
-        raise PinError(f"{blas_threads!r} is not accepted; accepted: an integer >= 1",
-                       parameter="blas_threads")
-    return blas_threads
+    CORETYPE_CPU_FLAGS, cpu_flags, runnable_coretypes)
 
 
 def pin_environment(blas_threads: int = 1, blas_coretype: str | None = None,
@@ -71,16 +63,22 @@ def pin_environment(blas_threads: int = 1, blas_coretype: str | None = None,
     without AVX-512 pins the ``portable`` profile, and for an entry of ``release``
     (``"v3"``) that release's triple (:func:`blas_profiles.resolve`).
     Used by the pin cell and by the papermill engine for the Jupyter kernel's
-    launch environment.
+    launch environment.  The values are checked before (:mod:`qencode_nb.options`,
+    :func:`~qencode_nb.options.check_threads`, :func:`~qencode_nb.options.check_coretype`).
 
     Raises:
-        PinError: a bad thread count or ``blas_coretype`` (naming the value and
-            what is accepted, or the CPU flags a kernel needs).
+        PinError: kernels this CPU cannot run (:func:`blas_profiles.resolve`).
     """
-    n = check_thread_count(blas_threads)
-    env = {var: str(n) for var in THREAD_VARS}
-    env.update(profile_environment(blas_profiles.resolve(blas_coretype, release=release),
-                                   "numpy"))
+    return launch_environment(blas_threads,
+                              blas_profiles.resolve(blas_coretype, release=release))
+
+
+def launch_environment(blas_threads: int, resolution) -> dict[str, str]:
+    """:func:`pin_environment` of a resolved kernel choice
+    (:class:`blas_profiles.Resolution`): the six :data:`THREAD_VARS` and numpy's
+    kernel variables (:func:`profile_environment`)."""
+    env = {var: str(blas_threads) for var in THREAD_VARS}
+    env.update(profile_environment(resolution, "numpy"))
     return env
 
 
@@ -100,17 +98,6 @@ def profile_environment(resolution, copy: str) -> dict[str, str]:
     if resolution.coretypes.get(copy):
         env["OPENBLAS_CORETYPE"] = resolution.coretypes[copy]
     return env
-
-
-def check_blas_coretype(blas_coretype) -> str:
-    """Validate a ``blas_coretype`` value (a profile, ``host`` or an OpenBLAS
-    coretype) for this CPU; returns its canonical spelling (``reference`` even
-    where it falls back to ``portable``).
-
-    Raises:
-        PinError: as :func:`blas_profiles.resolve`.
-    """
-    return blas_profiles.resolve(blas_coretype).requested
 
 
 def blas_pools() -> list[dict]:
@@ -206,7 +193,8 @@ def pin(blas_threads: int = 1, blas_coretype: str | None = None,
        SkylakeX for Cooperlake and Haswell for Zen), not refused.
 
     Args:
-        blas_threads: requested BLAS threads (int >= 1).
+        blas_threads: requested BLAS threads (int >= 1, checked before:
+            :func:`qencode_nb.options.check_threads`).
         blas_coretype: a ``blas_coretype`` value (see step 1).
         release: the audited entry's release environment (``"v3"``, ``"v4"``,
             None; :func:`qencode_nb.entry.recorded_env.entry_release`): with
@@ -222,13 +210,13 @@ def pin(blas_threads: int = 1, blas_coretype: str | None = None,
     Raises:
         PinError: numpy/scipy imported earlier with another count, or
             without the requested kernel in the environment; no BLAS pool
-            found; a pool not running the requested count; a bad
-            ``blas_coretype`` or one this CPU cannot run.
+            found; a pool not running the requested count; a ``blas_coretype``
+            this CPU cannot run.
     """
     import importlib
 
-    env = pin_environment(blas_threads, blas_coretype, release)
     resolution = blas_profiles.resolve(blas_coretype, release=release)
+    env = launch_environment(blas_threads, resolution)
     coretype = env.get("OPENBLAS_CORETYPE")
     preloaded = sorted(m for m in ("numpy", "scipy") if m in sys.modules)
     if preloaded:

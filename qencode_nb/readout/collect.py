@@ -351,7 +351,7 @@ def resolve_path(path) -> Path:
     Raises:
         FileNotFoundError: neither exists (names both places tried).
     """
-    from qencode_nb.notebook.runner import ROOT
+    from qencode_nb.paths import ROOT
 
     given = Path(path).expanduser()
     for candidate in (given, ROOT / given):

@@ -92,7 +92,8 @@ def build_problem(entry, rebuilt, engine: str | None = None,
         entry: the :class:`~qencode_nb.entry.model.Entry`.
         rebuilt: the rebuild (:func:`qencode_nb.problem.check.rebuild`).
         engine: the ``engine`` parameter: None (the recorded engine) or a registered
-            name (:func:`qencode_nb.engines.registry.names`).
+            name (:func:`qencode_nb.engines.registry.names`), checked here
+            (:func:`qencode_nb.options.check_engine`).
         hamiltonian: the audit's Hamiltonian check (``None`` counts as "not
             checked"): it decides whether stored angles may be replayed on a
             rebuilt problem.
@@ -100,11 +101,12 @@ def build_problem(entry, rebuilt, engine: str | None = None,
             engine's preferred engines are not built.
 
     Raises:
-        EntryError: an engine name that is not registered (lists the registered ones).
+        ParameterError: an engine name that is not registered (lists the registered ones).
         RebuildMismatch: the rebuild's Z2 symmetry count or tapered qubits are not
             the entry's (:func:`qencode_nb.problem.check.check_structure`).
     """
-    from qencode_nb.engines.selection import check_engine, choose
+    from qencode_nb.engines.selection import choose
+    from qencode_nb.options import check_engine
     from qencode_nb.problem.check import check_structure
 
     requested = check_engine(engine)

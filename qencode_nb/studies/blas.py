@@ -5,7 +5,7 @@ measured is recorded, not what was asked for); :func:`kernels_study` varies
 the OpenBLAS CPU kernel (``OPENBLAS_CORETYPE``, read by OpenBLAS when it
 loads, so only a fresh process can change it) at one thread.  Each run is
 ``notebooks/audit.ipynb`` in its own process and Jupyter kernel, pinned at
-launch (:func:`qencode_nb.batch.runner.run_jobs`), so a study compares
+launch (:func:`qencode_nb.batch.study_jobs.run_jobs`), so a study compares
 whole re-runs, never runs sharing one process.  Each returns a table with one
 row per run (energies in Ha, also as ``float.hex()`` so bit differences are
 visible; errors in mHa; wall time in s) and writes it as ``threads.csv`` /
@@ -17,8 +17,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from qencode_nb.errors import ParameterError
-from qencode_nb.batch.options import RunOptions, with_changes
-from qencode_nb.batch.runner import check_repeats, entry_stem, run_jobs, write_table
+from qencode_nb.options import RunOptions, with_changes
+from qencode_nb.batch.study_jobs import entry_stem, run_jobs, write_table
 
 #: Columns of :func:`threads_study`'s table (energy in Ha, error in mHa, seconds wall).
 #: ``threshold_mha`` is the entry's certification threshold (for the figure).
@@ -50,7 +50,7 @@ def threads_study(entry, threads=(1, 2), repeats: int = 3, out_dir="runs/threads
         repeats: runs per thread count (int >= 1).
         out_dir: folder for the executed notebooks, ``threads.csv`` and the
             figure ``threads.png`` / ``.pdf`` / ``.svg``.
-        options: :class:`~qencode_nb.batch.options.RunOptions` (default: mode
+        options: :class:`~qencode_nb.options.RunOptions` (default: mode
             "rerun"): ``mode`` ("rerun" or "full" re-run the optimiser), ``db``,
             ``workers`` (runs at the same time, each its own process),
             ``progress`` (a bar on stderr), ``blas_coretype`` (optional, for every
@@ -70,25 +70,25 @@ def threads_study(entry, threads=(1, 2), repeats: int = 3, out_dir="runs/threads
         reason in ``failure``.
 
     Raises:
-        PinError: a thread count that is not an int >= 1, or an unknown or
-            unrunnable coretype (lists the accepted ones).
-        ParameterError: ``repeats`` < 1, no thread count, ``mode``
-            "replay" (no re-run energy to compare), ``timeout`` <= 0.
-        EntryError: an entry that does not exist or is a folder, an unknown mode.
+        ParameterError: a thread count that is not an int >= 1, no thread count,
+            ``repeats`` < 1, ``mode`` "replay" (no re-run energy to compare), any
+            option :class:`~qencode_nb.options.RunOptions` refuses (an unknown or
+            unrunnable coretype, ``timeout`` <= 0).
+        EntryError: an entry that does not exist or is a folder.
     """
     import pandas as pd
 
-    from qencode_nb.notebook.pins import check_blas_coretype, check_thread_count
+    from qencode_nb.options import check_count, check_threads
 
     opts = with_changes(options, changes, mode="rerun")
-    threads = [check_thread_count(t) for t in ([threads] if isinstance(threads, int)
-                                               else list(threads))]
+    threads = [check_threads(t, "threads") for t in ([threads] if isinstance(threads, int)
+                                                     else list(threads))]
     if not threads:
         raise ParameterError("is empty; accepted: one or more integers >= 1",
                              parameter="threads")
-    repeats = check_repeats(repeats)
+    repeats = check_count(repeats, "repeats")
     coretype = opts.blas_coretype
-    extra = {"blas_coretype": check_blas_coretype(coretype)} if coretype else {}
+    extra = {"blas_coretype": coretype} if coretype else {}
     stem = entry_stem(entry)
     jobs = [(t, r, f"{stem}__t{t}__r{r}", {"blas_threads": t, **extra})
             for t in dict.fromkeys(threads) for r in range(repeats)]
@@ -126,15 +126,17 @@ def kernels_study(entry, coretypes=None, repeats: int = 1, out_dir="runs/kernels
         reports for the loaded OpenBLAS copies.
 
     Raises:
-        PinError: an unknown coretype (lists the accepted names) or one this
-            CPU cannot run (lists the ones it can); no runnable coretype.
-        ParameterError: ``repeats`` < 1, ``mode`` "replay", ``timeout`` <= 0.
-        EntryError: an entry that does not exist or is a folder, an unknown mode.
+        ParameterError: an unknown coretype (lists the accepted names) or one this
+            CPU cannot run (names the CPU flags it lacks), ``repeats`` < 1, ``mode``
+            "replay", ``timeout`` <= 0.
+        PinError: this CPU runs no known coretype.
+        EntryError: an entry that does not exist or is a folder.
     """
     import pandas as pd
 
     from qencode_nb.errors import PinError
-    from qencode_nb.notebook.pins import check_blas_coretype, runnable_coretypes
+    from qencode_nb.notebook.pins import runnable_coretypes
+    from qencode_nb.options import check_coretype, check_count
 
     opts = with_changes(options, changes, mode="rerun")
     if coretypes is None:
@@ -143,11 +145,11 @@ def kernels_study(entry, coretypes=None, repeats: int = 1, out_dir="runs/kernels
             raise PinError("this CPU can run no known OpenBLAS coretype; pass coretypes")
     elif isinstance(coretypes, str):
         coretypes = [coretypes]
-    coretypes = list(dict.fromkeys(check_blas_coretype(c) for c in coretypes))
+    coretypes = list(dict.fromkeys(check_coretype(c, "coretypes") for c in coretypes))
     if not coretypes:
         raise ParameterError("is empty; accepted: one or more OpenBLAS coretypes",
                              parameter="coretypes")
-    repeats = check_repeats(repeats)
+    repeats = check_count(repeats, "repeats")
     stem = entry_stem(entry)
     jobs = [(c, r, f"{stem}__{c}__r{r}", {"blas_threads": 1, "blas_coretype": c})
             for c in coretypes for r in range(repeats)]

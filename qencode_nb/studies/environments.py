@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from qencode_nb.batch.options import RunOptions, with_changes
-from qencode_nb.batch.runner import check_repeats, entry_stem, run_jobs, write_table
+from qencode_nb.options import RunOptions, with_changes
+from qencode_nb.batch.study_jobs import entry_stem, run_jobs, write_table
 from qencode_nb.readout.environment_tables import (STACK_PACKAGES, environment_differences,
                                                   version_of, version_table)
 
@@ -72,23 +72,22 @@ def environments_study(entry, kernelspecs=None, repeats: int = 1, out_dir="runs/
     Raises:
         ParameterError: fewer than two kernels, a kernel Jupyter does not
             find (lists the ones it finds), ``repeats`` < 1, ``mode``
-            "replay", ``timeout`` <= 0.
-        PinError: ``blas_threads`` not an int >= 1, an unknown or unrunnable
-            coretype.
+            "replay", any option :class:`~qencode_nb.options.RunOptions` refuses
+            (``blas_threads`` not an int >= 1, an unknown or unrunnable coretype).
         EntryError: an entry that does not exist or is a folder.
     """
     import pandas as pd
 
     from qencode_nb.batch.stacks import check_kernelspecs
-    from qencode_nb.notebook.pins import check_blas_coretype, check_thread_count
+    from qencode_nb.options import check_count
 
     opts = with_changes(options, changes, mode="rerun")
     kernelspecs = check_kernelspecs(default_kernelspecs() if kernelspecs is None
                                     else kernelspecs)
-    repeats = check_repeats(repeats)
-    extra = {"blas_threads": check_thread_count(opts.blas_threads)}
+    repeats = check_count(repeats, "repeats")
+    extra = {"blas_threads": opts.blas_threads}
     if opts.blas_coretype:
-        extra["blas_coretype"] = check_blas_coretype(opts.blas_coretype)
+        extra["blas_coretype"] = opts.blas_coretype
     stem = entry_stem(entry)
     jobs = [(k, r, f"{stem}__{k}__r{r}", extra) for k in kernelspecs for r in range(repeats)]
     rows = run_jobs(entry, jobs, out_dir, opts, desc="environments study",

@@ -9,7 +9,7 @@ published one to the last bit; otherwise it reports every configuration tried, t
 closest first.  CLI: ``qencode-nb study environments ENTRY --explain [--budget N]``.
 
 The grid (every value an audit.ipynb parameter, each run its own process and kernel,
-:func:`qencode_nb.batch.runner.run_jobs`):
+:func:`qencode_nb.batch.study_jobs.run_jobs`):
 
 - **stack**: the entry's recorded stack (``--stack recorded``,
   :mod:`qencode_nb.batch.stack_choice`) and the current one, where they differ;
@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from qencode_nb.batch.options import RunOptions, with_changes
+from qencode_nb.options import RunOptions, with_changes
 from qencode_nb.errors import ParameterError
 
 #: Columns of ``explain.csv``: ``rank`` the run's place in the search order, ``changed``
@@ -159,7 +159,7 @@ def explain(entry, out_dir="runs/explain", options: RunOptions | None = None, *,
     Args:
         entry: entry file or bundled name (one that publishes an energy).
         out_dir: folder for the notebooks, ``explain.csv`` and the figure.
-        options: :class:`~qencode_nb.batch.options.RunOptions` (mode "rerun" by default;
+        options: :class:`~qencode_nb.options.RunOptions` (mode "rerun" by default;
             ``db``, ``engine``, ``workers``, ``timeout``, ``progress``, ``plot``;
             ``blas_threads``, ``blas_coretype`` and ``stack`` are the grid's).
         budget: at most this many runs (an int >= 1; :data:`DEFAULT_BUDGET`).
@@ -172,11 +172,11 @@ def explain(entry, out_dir="runs/explain", options: RunOptions | None = None, *,
 
     Raises:
         ParameterError: a budget that is not an int >= 1, mode "replay", and every
-            error of :func:`qencode_nb.batch.runner.run_jobs` (before any run).
+            error of :func:`qencode_nb.batch.study_jobs.run_jobs` (before any run).
     """
     import pandas as pd
 
-    from qencode_nb.batch.runner import entry_stem, run_jobs
+    from qencode_nb.batch.study_jobs import entry_stem, run_jobs
     from qencode_nb.batch.stack_choice import kernels_for
 
     if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:

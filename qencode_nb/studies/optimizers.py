@@ -4,7 +4,7 @@
 ``optimizer`` override: COBYLA, L-BFGS-B, Adam) at a fixed BLAS thread count;
 the recorded iteration cap, restarts, seed, early stop and backend stay, and
 tier 1 of each run reports the deviation.  Each run is ``notebooks/audit.ipynb``
-in its own process and kernel (:func:`qencode_nb.batch.runner.run_jobs`).
+in its own process and kernel (:func:`qencode_nb.batch.study_jobs.run_jobs`).
 The table puts error (mHa), nfev (QEncode's count) and wall time (s) side by
 side and is written as ``optimizers.csv`` with its figure.
 """
@@ -14,8 +14,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from qencode_nb.errors import EntryError, ParameterError
-from qencode_nb.batch.options import RunOptions, with_changes
-from qencode_nb.batch.runner import check_repeats, entry_stem, run_jobs, write_table
+from qencode_nb.options import RunOptions, with_changes
+from qencode_nb.batch.study_jobs import entry_stem, run_jobs, write_table
 
 #: Columns of :func:`optimizers_study`'s table: ``optimizer`` as requested
 #: (e.g. "Adam(lr=0.05)"); ``nfev`` is QEncode's count for that optimiser.
@@ -96,17 +96,17 @@ def optimizers_study(entry, optimizers=DEFAULT_OPTIMIZERS, repeats: int = 1,
 
     Raises:
         ParameterError: an engine (first), no optimiser or an ADAPT one, ``repeats`` < 1,
-            ``mode`` "replay", ``timeout`` <= 0.
+            ``mode`` "replay", any option :class:`~qencode_nb.options.RunOptions`
+            refuses (``blas_threads`` not an int >= 1, an unknown or unrunnable
+            coretype, ``timeout`` <= 0).
         EntryError: an unknown optimiser name (lists the accepted ones), an
             ADAPT entry (it refuses an override), an entry that does not
             exist or is a folder.
-        PinError: ``blas_threads`` not an int >= 1, an unknown or unrunnable
-            coretype.
     """
     import pandas as pd
 
     from qencode_nb.entry import load
-    from qencode_nb.notebook.pins import check_blas_coretype, check_thread_count
+    from qencode_nb.options import check_count
 
     opts = with_changes(options, changes, mode="rerun")
     if opts.engine is not None:
@@ -114,10 +114,10 @@ def optimizers_study(entry, optimizers=DEFAULT_OPTIMIZERS, repeats: int = 1,
                              "(it runs hea/uccsd entries on their recorded backend); "
                              "accepted: None", parameter="engine")
     chosen = check_optimizers(optimizers)
-    repeats = check_repeats(repeats)
-    extra = {"blas_threads": check_thread_count(opts.blas_threads)}
+    repeats = check_count(repeats, "repeats")
+    extra = {"blas_threads": opts.blas_threads}
     if opts.blas_coretype:
-        extra["blas_coretype"] = check_blas_coretype(opts.blas_coretype)
+        extra["blas_coretype"] = opts.blas_coretype
     if not Path(str(entry)).is_dir() and load(entry, opts.db).ansatz == "adapt":
         raise EntryError(f"{entry!r} is an ADAPT entry, which refuses an optimiser "
                          "override; accepted: a hea or uccsd entry", field="entry")

@@ -59,7 +59,7 @@ def sweep_record(record, out_dir, options=None):
     Args:
         record: :class:`qencode_nb.batch.record.Record` (:func:`~qencode_nb.batch.record.discover`).
         out_dir: the output folder (one sub-folder per group, the files listed above).
-        options: :class:`~qencode_nb.batch.options.RunOptions` of every run.
+        options: :class:`~qencode_nb.options.RunOptions` of every run.
 
     Raises:
         OutputFolderError: ``out_dir`` cannot be written (before any run).
@@ -68,14 +68,13 @@ def sweep_record(record, out_dir, options=None):
     """
     import pandas as pd
 
-    from qencode_nb.batch.options import with_changes
+    from qencode_nb.options import with_changes
     from qencode_nb.batch.run_folder import writable_folder, write_text_atomic
-    from qencode_nb.batch.sweep import check_options, finish_folder, plan_folder, run_plans
+    from qencode_nb.batch.sweep import finish_folder, plan_folder, run_plans
     from qencode_nb.readout.published import published_csv
     from qencode_nb.readout.record_counts import RELEASE_COLUMN, release_counts
 
-    opts = with_changes(options, {})
-    check_options(opts)           # a bad option: nothing written
+    opts = with_changes(options, {})   # a bad option: refused here, nothing written
     out = writable_folder(out_dir)
     planned = []                  # (group, plan in OUT/<slug>, plan in the current stack)
     for group in record.groups:   # every folder planned (and checked) before any run
@@ -139,7 +138,7 @@ def _in_current_stack(group, out: Path, opts):
     ``--stack recorded``: a folder ``OUT/current-stack/<group>/`` where any of its entries
     runs in a stack of its own, else None (the recorded stack is the current one: the same
     runs)."""
-    from qencode_nb.batch.options import with_changes
+    from qencode_nb.options import with_changes
     from qencode_nb.batch.stack_choice import kernels_for
     from qencode_nb.batch.sweep import plan_folder
 
@@ -209,7 +208,7 @@ def audit_curve_pinned(path, out: Path, opts) -> dict:
     Args:
         path: the curve file.  out: its output folder (``curve.csv``, the figure,
             ``curve.log``: the command's output).
-        opts: the sweep's :class:`~qencode_nb.batch.options.RunOptions`: its
+        opts: the sweep's :class:`~qencode_nb.options.RunOptions`: its
             ``blas_threads``, ``blas_coretype``, ``timeout`` (s, the whole curve) and
             ``engine`` (``sector`` stays
             ``sector``; any other engine is ``fast``, the curve audit's default).

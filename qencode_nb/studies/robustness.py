@@ -30,8 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from qencode_nb.batch.options import RunOptions, with_changes
-from qencode_nb.errors import ParameterError
+from qencode_nb.options import RunOptions, with_changes
 from qencode_nb.rules import FRAGILE_MARGIN
 from qencode_nb.readout.robustness_tables import (ROBUSTNESS_COLUMNS, SUMMARY_COLUMNS,
                                                   as_flag, drift_table, robustness_row,
@@ -195,10 +194,10 @@ def robustness(targets, out_dir="runs/robustness", options: RunOptions | None = 
             (:func:`qencode_nb.batch.targets.resolve_targets`; one str is one target).
         out_dir: folder for the notebooks, ``robustness.csv``,
             ``robustness_summary.csv`` and ``robustness.png`` / ``.pdf`` / ``.svg``.
-        options: how every run runs (:class:`~qencode_nb.batch.options.RunOptions`;
+        options: how every run runs (:class:`~qencode_nb.options.RunOptions`;
             default ``RunOptions()``): ``engine``
-            (:func:`qencode_nb.engines.selection.check_engine`: None, the recorded
-            backend; "sector"; "fast"), passed through; ``mode`` "full" (default) or
+            (:func:`qencode_nb.options.check_engine`: None, the recorded
+            backend, or a registered engine), passed through; ``mode`` "full" (default) or
             "rerun" (modes that re-run the optimiser); ``db``; ``workers`` (local
             processes, ignored with ``scheduler``); ``scheduler`` (a Dask address,
             ``tcp://host:port``); ``timeout`` (per run, s); ``progress`` (a bar on
@@ -216,18 +215,16 @@ def robustness(targets, out_dir="runs/robustness", options: RunOptions | None = 
         a :class:`RobustnessResult`.
 
     Raises:
-        EntryError: an unknown engine or mode, a target that does not exist,
-            an unknown subset.
-        PinError: a thread count < 1, an unknown or unrunnable coretype.
-        ParameterError: a kernelspec Jupyter does not find, an unknown stack, mode "replay",
-            ``timeout`` <= 0, ``workers`` < 1, an empty axis.
-        TypeError: a keyword that is not a :class:`~qencode_nb.batch.options.RunOptions`
+        EntryError: a target that does not exist, an unknown subset.
+        ParameterError: an option :class:`~qencode_nb.options.RunOptions` refuses (an
+            unknown engine, mode or stack, ``timeout`` <= 0, ``workers`` < 1), mode
+            "replay", a thread count < 1, an unknown or unrunnable coretype, a
+            kernelspec Jupyter does not find, an empty axis.
+        TypeError: a keyword that is not a :class:`~qencode_nb.options.RunOptions`
             field.
     """
-    from qencode_nb.engines.selection import check_engine
-    from qencode_nb.notebook.parameters import check_mode, check_timeout
     from qencode_nb.batch.progress_bar import advance, progress_bar
-    from qencode_nb.batch.runner import STUDY_MODES
+    from qencode_nb.options import check_mode
     from qencode_nb.batch.pool import longest_first
     from qencode_nb.batch.resume import Resume
     from qencode_nb.entry.recorded_env import entry_release
@@ -235,17 +232,8 @@ def robustness(targets, out_dir="runs/robustness", options: RunOptions | None = 
     from qencode_nb.batch.targets import resolve_targets, select_subset
 
     opts = with_changes(options, changes)
-    mode, timeout, workers = opts.mode, opts.timeout, opts.workers
-    engine = check_engine(opts.engine)
-    check_mode(mode)
-    if mode not in STUDY_MODES:
-        raise ParameterError(f"{mode!r} does not re-run the optimiser (no certification "
-                             "to compare); accepted: " + ", ".join(STUDY_MODES),
-                             parameter="mode")
-    check_timeout(timeout)
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise ParameterError(f"{workers!r} is not accepted; accepted: an integer >= 1",
-                             parameter="workers")
+    mode, timeout, workers = check_mode(opts.mode, study=True), opts.timeout, opts.workers
+    engine = opts.engine
     perturbations = check_axes(threads, coretypes, kernelspecs, numpy_dispatch)
     if isinstance(targets, (str, Path)):
         targets = [targets]
@@ -253,9 +241,9 @@ def robustness(targets, out_dir="runs/robustness", options: RunOptions | None = 
                                                 subset)))   # one run per entry and perturbation
     from qencode_nb.batch.run_folder import writable_folder
 
-    from qencode_nb.batch.stack_choice import check_stack, kernels_for, stack_parameter
+    from qencode_nb.batch.stack_choice import kernels_for, stack_parameter
 
-    stack = check_stack(opts.stack)
+    stack = opts.stack
     releases = ({t: entry_release(t, opts.db) for t in resolved}   # the dispatch axis
                 if any(p.numpy_dispatch for p in perturbations) else {})
     coretypes = {(t, p): audit_coretype(p, releases.get(t))   # refused before any run

@@ -114,23 +114,22 @@ def check_axes(threads=None, coretypes=None, kernelspecs=None,
         A str is split on commas and spaces; repeats are dropped.
 
     Raises:
-        PinError: a thread count that is not an int >= 1, an unknown coretype
-            (lists the accepted names) or one this CPU cannot run (lists the
-            ones it can) (:func:`qencode_nb.notebook.pins.check_thread_count`,
-            :func:`~qencode_nb.notebook.pins.check_blas_coretype`).
-        ParameterError: an empty axis, a kernelspec Jupyter does not find
+        ParameterError: a thread count that is not an int >= 1, an unknown coretype
+            (lists the accepted names) or one this CPU cannot run (names the CPU
+            flags it lacks) (:func:`qencode_nb.options.check_threads`,
+            :func:`~qencode_nb.options.check_coretype`), an empty axis, a kernelspec Jupyter does not find
             (lists the ones it finds), a ``numpy_dispatch`` value not in on, off,
             default, or ``numpy_dispatch`` on/off with coretype ``host`` (the host's
             kernels are no kernel per copy to set the loops beside).
     """
     from qencode_nb.notebook.blas_profiles import HOST
-    from qencode_nb.notebook.pins import check_blas_coretype, check_thread_count
+    from qencode_nb.options import check_coretype, check_threads
     from qencode_nb.batch.stacks import available_kernelspecs
 
-    t_axis = [check_thread_count(int(t) if isinstance(t, str) and t.isdigit() else t)
+    t_axis = [check_threads(int(t) if isinstance(t, str) and t.isdigit() else t, "threads")
               for t in _items(threads, BASELINE.threads)]
     c_axis = [None if c is None or str(c).lower() in (NO_CORETYPE, "none")
-              else check_blas_coretype(c) for c in _items(coretypes, None)]
+              else check_coretype(c, "coretypes") for c in _items(coretypes, None)]
     n_axis = [_dispatch(n) for n in _items(numpy_dispatch, None)]
     k_axis = [str(k) for k in _items(kernelspecs, BASELINE.kernelspec)]
     for name, axis in (("threads", t_axis), ("coretypes", c_axis),

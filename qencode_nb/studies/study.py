@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from qencode_nb.batch.options import RunOptions, with_changes
+from qencode_nb.options import RunOptions, with_changes
 from qencode_nb.errors import ParameterError
 from qencode_nb.readout.summaries import STUDY_GROUPS
 
@@ -101,7 +101,7 @@ def run(kind: str, entry, *, threads=(1, 2), coretypes=None, optimizers=None,
     """Run one study of ``entry`` and summarise it.
 
     Each run is ``notebooks/audit.ipynb`` in its own process and Jupyter
-    kernel (:func:`qencode_nb.batch.runner.run_jobs`).
+    kernel (:func:`qencode_nb.batch.study_jobs.run_jobs`).
 
     Args:
         kind: "threads" (vary the BLAS thread count), "kernels" (vary the
@@ -121,7 +121,7 @@ def run(kind: str, entry, *, threads=(1, 2), coretypes=None, optimizers=None,
             1 for the others).
         out_dir: folder for notebooks, ``<kind>.csv`` and the figure
             (None: ``runs/<kind>``).
-        options: how every run runs (:class:`~qencode_nb.batch.options.RunOptions`;
+        options: how every run runs (:class:`~qencode_nb.options.RunOptions`;
             default: mode "rerun"): ``mode`` ("rerun" or "full"), ``db`` (completing
             a bundled entry), ``blas_threads`` (every run of an optimizers or
             environments study; a threads study takes ``threads``, a kernels study
@@ -140,7 +140,7 @@ def run(kind: str, entry, *, threads=(1, 2), coretypes=None, optimizers=None,
             :func:`~qencode_nb.studies.optimizers.optimizers_study`,
             :func:`~qencode_nb.studies.environments.environments_study`), all
             raised before any run.
-        TypeError: a keyword that is not a :class:`~qencode_nb.batch.options.RunOptions`
+        TypeError: a keyword that is not a :class:`~qencode_nb.options.RunOptions`
             field.
     """
     from qencode_nb.readout.environment_tables import environment_finding

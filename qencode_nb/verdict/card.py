@@ -344,7 +344,7 @@ def redraw_card(path) -> bool:
 
     For a run whose kernel could not redraw it: a dead or killed kernel, a run
     timeout, a lost worker leave the card "running"; the runner then records the
-    ``error`` (:func:`qencode_nb.notebook.runner.mark_failed`) and this draws the
+    ``error`` (:func:`qencode_nb.executor.execute.mark_failed`) and this draws the
     failed card, with the stage and the reason, where the running one was (the
     first output whose HTML is a ``qnb-card``).
 

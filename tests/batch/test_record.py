@@ -254,7 +254,7 @@ def test_a_rerun_record_sweep_audits_its_curves_with_pinned_threads(tmp_path):
 
     import pandas as pd
 
-    from qencode_nb.batch.options import RunOptions
+    from qencode_nb.options import RunOptions
     from qencode_nb.batch.record import discover
     from qencode_nb.studies.record_sweep import sweep_record
 

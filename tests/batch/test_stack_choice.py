@@ -17,7 +17,8 @@ import pytest
 
 from conftest import AUDIT_NB, SHARED_DB, SHARED_HISTORY, private_stacks
 from qencode_nb.batch import stacks
-from qencode_nb.batch.stack_choice import check_stack, kernels_for, stack_parameter
+from qencode_nb.batch.stack_choice import kernels_for, stack_parameter
+from qencode_nb.options import check_stack
 from qencode_nb.entry import load
 from qencode_nb.entry.recorded_env import (recorded_environment, recorded_stack_name,
                                            stack_in_force, stack_key, stack_text)
@@ -78,7 +79,7 @@ def test_a_v4_entry_needs_no_stack_here(tmp_path):
     assert stack_text(record).startswith(f"stack current (key {record['key']}: numpy ")
     with pytest.raises(ParameterError, match=r"stack 'Not A Name' is not accepted; accepted: "
                                              r"current, recorded, or the name of a stack"):
-        stack_in_force("Not A Name", recorded, {})
+        check_stack("Not A Name", ready=False)   # the notebook frame's check, in the kernel
 
 
 def test_a_stack_that_cannot_be_built_is_kept_failed_and_not_retried(offline):
@@ -101,7 +102,7 @@ def test_a_stack_that_cannot_be_built_is_kept_failed_and_not_retried(offline):
 def test_the_audit_says_which_stack_ran_and_why_not_the_one_asked(offline, tmp_path):
     """A v3 entry audited with ``stack="recorded"`` where its stack could not be built:
     the audit runs in the current stack, and its record, tier 3 and card say why."""
-    from qencode_nb.notebook.runner import run_notebook
+    from qencode_nb.executor.execute import run_notebook
     from qencode_nb.verdict.card import Card
 
     name = recorded_stack_name(recorded_environment(load(H2_V3).tool_versions))

@@ -255,7 +255,7 @@ def test_a_dead_kernel_is_recorded_in_the_notebook(tmp_path):
 
     from qencode_nb.errors import RunFailed
     from qencode_nb.notebook.record import read_records
-    from qencode_nb.notebook.runner import run_notebook
+    from qencode_nb.executor.execute import run_notebook
 
     nb = nbformat.v4.new_notebook(cells=[
         nbformat.v4.new_code_cell("blas_threads = 1", metadata={"tags": ["parameters"]}),

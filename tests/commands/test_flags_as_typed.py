@@ -9,7 +9,7 @@ from dataclasses import fields
 
 import pytest
 
-from qencode_nb.batch.options import RunOptions
+from qencode_nb.options import RunOptions
 from qencode_nb.cli import build_parser, main
 from qencode_nb.commands.flags import CHECKED_EACH_AS, FLAGS_ATTRIBUTE, as_typed
 from qencode_nb.errors import EntryError, ParameterError, PinError
@@ -60,17 +60,17 @@ def test_the_studies_name_the_flag_as_typed(argv, said, capsys, tmp_path):
 
 def test_the_library_keeps_the_parameter_names():
     """The notebook and the Python API say what they were given: the parameter."""
-    from qencode_nb.engines.selection import check_engine
-    from qencode_nb.notebook.parameters import check_mode, check_timeout
-    from qencode_nb.notebook.pins import check_blas_coretype, pin_environment
+    from qencode_nb.options import (check_coretype, check_engine, check_mode, check_threads,
+                                    check_timeout)
 
-    with pytest.raises(PinError, match=r"^blas_threads 0 is not accepted; accepted: an "):
-        pin_environment(0)
-    with pytest.raises(PinError, match=r"^blas_coretype 'bogus' is not accepted; accepted: a "):
-        check_blas_coretype("bogus")
-    with pytest.raises(EntryError, match=r"^field mode: 'bogus' is not accepted"):
+    with pytest.raises(ParameterError, match=r"^blas_threads 0 is not accepted; accepted: an "):
+        check_threads(0)
+    with pytest.raises(ParameterError,
+                       match=r"^blas_coretype 'bogus' is not accepted; accepted: a "):
+        check_coretype("bogus")
+    with pytest.raises(ParameterError, match=r"^mode 'bogus' is not accepted"):
         check_mode("bogus")
-    with pytest.raises(EntryError, match=r"^field engine: 'gpu' is not accepted"):
+    with pytest.raises(ParameterError, match=r"^engine 'gpu' is not accepted"):
         check_engine("gpu")
     with pytest.raises(ParameterError, match=r"^timeout -1 is not accepted; accepted: seconds"):
         check_timeout(-1)

@@ -15,8 +15,8 @@ import pytest
 
 from conftest import SHARED_DB, TEST_PROFILE, by_profile
 from qencode_nb.entry import load
-from qencode_nb.engines.selection import check_engine
-from qencode_nb.errors import EntryError, NotRunnable
+from qencode_nb.options import check_engine
+from qencode_nb.errors import EntryError, NotRunnable, ParameterError
 from qencode_nb.problem.check import hamiltonian_check, rebuild
 from qencode_nb.engines.fast import compiled as fe
 from qencode_nb.rerun.problem import build_problem
@@ -242,6 +242,6 @@ def test_entries_the_engine_does_not_run_say_why():
 
 def test_an_unknown_engine_is_refused_with_the_accepted_values():
     assert check_engine("FAST") == "fast"
-    with pytest.raises(EntryError, match="accepted: None .*sector, fast") as err:
+    with pytest.raises(ParameterError, match="accepted: None .*sector, fast") as err:
         check_engine("turbo")
-    assert err.value.field == "engine"
+    assert err.value.parameter == "engine"

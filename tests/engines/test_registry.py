@@ -11,8 +11,9 @@ from types import SimpleNamespace
 import pytest
 
 from qencode_nb.engines import registry
-from qencode_nb.engines.selection import check_engine, choose
-from qencode_nb.errors import EntryError, NotRunnable
+from qencode_nb.engines.selection import choose
+from qencode_nb.options import check_engine
+from qencode_nb.errors import EntryError, NotRunnable, ParameterError
 
 
 # --- the choice, on stub engines (no chemistry) ---------------------------------
@@ -116,15 +117,15 @@ def test_a_sector_style_engine_that_may_not_replay_sends_the_replay_home(stubs):
 
 def test_unknown_names_list_the_registered_engines():
     assert registry.names()[:4] == ["qnode", "statevector", "sector", "fast"]
-    with pytest.raises(EntryError, match="no engine named 'gpu'; registered: qnode, "
-                                         "statevector, sector, fast") as err:
+    with pytest.raises(ParameterError, match="^engine 'gpu' is not registered; registered: "
+                                             "qnode, statevector, sector, fast") as err:
         registry.get("gpu")
-    assert err.value.field == "engine"
-    with pytest.raises(EntryError, match=r"accepted: None \(the recorded backend\), qnode, "
-                                         "statevector, sector, fast"):
+    assert err.value.parameter == "engine"
+    with pytest.raises(ParameterError, match=r"accepted: None \(the recorded backend\), "
+                                             "qnode, statevector, sector, fast"):
         check_engine("turbo")
     assert check_engine("None") is None and check_engine(" Sector ") == "sector"
-    with pytest.raises(EntryError, match="lower-case name other than 'none'"):
+    with pytest.raises(ParameterError, match="lower-case name other than 'none'"):
         registry.register("None", object())
 
 

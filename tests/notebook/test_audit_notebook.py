@@ -16,7 +16,7 @@ from conftest import (AUDIT_NB, H2_JW_UCCSD, LIH_PAR_HEA, ROOT, SHARED_DB, TEST_
 from qencode_nb import read_records
 from qencode_nb.notebook import pins as threads
 from qencode_nb.errors import ParameterError, RunFailed
-from qencode_nb.notebook.runner import run_notebook
+from qencode_nb.executor.execute import run_notebook
 from qencode_nb.verdict.records import AUDIT_RECORDS
 from qencode_nb.paths import PARAMS_DIR
 
@@ -392,10 +392,10 @@ def test_the_engine_refuses_unknown_parameters_even_via_stock_papermill(tmp_path
 @pytest.mark.notebook
 def test_a_bad_coretype_through_the_engine_is_recorded_by_the_pin_cell(tmp_path):
     out = tmp_path / "core.ipynb"
-    with pytest.raises(RunFailed, match="PinError: blas_coretype 'nonsense'"):
+    with pytest.raises(RunFailed, match="ParameterError: blas_coretype 'nonsense'"):
         run_notebook(AUDIT_NB, out, {"entry": "h2", "blas_coretype": "nonsense"})
     r = read_records(out)
-    assert r["error"]["stage"] == "pin" and "accepted: " in r["error"]["message"]
+    assert r["error"]["stage"] == "parameters" and "accepted: " in r["error"]["message"]
 
 
 @pytest.mark.notebook

@@ -34,7 +34,7 @@ from pathlib import Path
 import pytest
 
 from checkout import copy_checkout, git
-from qencode_nb.notebook.save_hook import REFERENCE_PYTHON
+from qencode_nb.executor.save_hook import REFERENCE_PYTHON
 
 pytestmark = [pytest.mark.browser, pytest.mark.notebook]
 
@@ -196,7 +196,7 @@ def test_opening_and_saving_audit_ipynb_leaves_git_diff_empty(lab, chromium):
     byte for byte the committed one and git status stays clean (.ipynb_checkpoints/,
     which the save writes, is ignored).  Where the kernel's Python is not the reference
     3.11.15, the save hook is what keeps language_info.version: its log line says so."""
-    assert "qencode_nb.notebook.save_hook | extension was successfully loaded" in lab.log_text()
+    assert "qencode_nb.executor.save_hook | extension was successfully loaded" in lab.log_text()
     page, console = _open(chromium, lab)
     try:
         # JupyterLab marks the notebook modified when it has written the kernel's

@@ -3,7 +3,7 @@
 Real kernels throughout (papermill's CLI, the ``qencode-nb`` CLI, subprocesses whose
 stderr the kernel inherits).  The two kernel messages (ipykernel's own, issue 15) and
 why the ``qencode-nb`` engine no longer triggers them:
-:mod:`qencode_nb.notebook.papermill_engine`.
+:mod:`qencode_nb.executor.papermill_engine`.
 """
 
 from __future__ import annotations
@@ -165,9 +165,9 @@ def test_stock_papermill_ends_with_the_reason(tmp_path):
     assert proc.returncode == 1
     lines = _lines(proc.stderr)
     assert lines[-3].startswith("Exception encountered at "), lines[-6:]
-    assert lines[-2] == ("EntryError: field mode: 'fast' is not accepted; accepted: full, "
+    assert lines[-2] == ("ParameterError: mode 'fast' is not accepted; accepted: full, "
                          "replay, rerun")
-    assert lines[-1].startswith("  at Cell In[") and "parameters.py:" in lines[-1]
+    assert lines[-1].startswith("  at Cell In[") and "options.py:" in lines[-1]
     assert read_records(out)["error"]["stage"] == "parameters"
 
 
@@ -188,7 +188,7 @@ def test_any_exception_in_a_stage_is_announced_above_its_traceback(tmp_path):
     src = tmp_path / "foreign.ipynb"
     nbformat.write(nb, str(src))
     from qencode_nb.errors import RunFailed
-    from qencode_nb.notebook.runner import run_notebook
+    from qencode_nb.executor.execute import run_notebook
 
     out = tmp_path / "foreign_out.ipynb"
     with pytest.raises(RunFailed, match="KeyError"):

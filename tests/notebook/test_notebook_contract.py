@@ -39,7 +39,10 @@ def test_second_cell_pins_before_any_numpy_import(path):
     nb = nbformat.read(str(path), as_version=4)
     pin_cell = _code(nb)[1]
     assert nb.cells.index(pin_cell) == nb.cells.index(_code(nb)[0]) + 1   # right after it
-    assert pin_cell.cell_type == "code" and "pin(blas_threads" in pin_cell.source
+    calls = [n for n in ast.walk(ast.parse(pin_cell.source)) if isinstance(n, ast.Call)
+             and isinstance(n.func, ast.Name) and n.func.id == "pin"]
+    assert len(calls) == 1 and "blas_threads" in ast.unparse(calls[0].args[0]), \
+        "the pin cell pins the checked blas_threads parameter"
     imported = set()
     for node in ast.walk(ast.parse(pin_cell.source)):
         if isinstance(node, ast.Import):
@@ -159,11 +162,11 @@ def test_an_untagged_parameters_cell_is_refused_under_both_engines(tmp_path):
     with pytest.raises(PapermillExecutionError):      # papermill only warns; the pin cell not
         _stock(src, out, entry="lih", mode="replay")
     err = _error(out)
-    assert err["stage"] == "pin" and err["type"] == "ParameterError"
+    assert err["stage"] == "parameters" and err["type"] == "ParameterError"
     assert ("overwrote them (mode: injected 'replay', in force 'full'): the cell of literal "
             "assignments is not tagged 'parameters'") in err["message"]
     from qencode_nb.errors import ParameterError
-    from qencode_nb.notebook.runner import run_notebook
+    from qencode_nb.executor.execute import run_notebook
 
     with pytest.raises(ParameterError, match="has no cell tagged 'parameters'"):
         run_notebook(src, tmp_path / "engine.ipynb", {"mode": "replay"})
@@ -175,7 +178,7 @@ def test_a_misspelled_parameter_is_refused_under_stock_papermill(tmp_path):
     with pytest.raises(PapermillExecutionError):
         _stock(str(AUDIT), out, entyr="lih")
     err = _error(out)
-    assert err["stage"] == "pin"
+    assert err["stage"] == "parameters"
     assert err["message"].startswith("unknown parameter(s) entyr; accepted: entry, "
                                      "blas_threads, blas_coretype, mode")
 

@@ -133,7 +133,7 @@ def test_a_killed_kernel_is_a_failed_run_with_its_stage_and_reason(tmp_path, mon
     Kernel died".  Now both are failed runs naming the stage (rerun) and the reason once,
     and the runner's card (qencode-nb audit, sweeps) is redrawn as failed."""
     from qencode_nb.errors import RunFailed
-    from qencode_nb.notebook.runner import run_notebook
+    from qencode_nb.executor.execute import run_notebook
     from qencode_nb.readout.collect import audit_table, collect
     from qencode_nb.verdict.card import redraw_card
 
@@ -269,7 +269,7 @@ def test_a_parameter_reassigned_before_the_pin_cell_is_named_as_such(tmp_path):
             papermill.execute_notebook(src, str(out), parameters=params, progress_bar=False,
                                        cwd=str(ROOT))
         err = read_records(out)["error"]
-        assert err["stage"] == "pin" and err["type"] == "ParameterError"
+        assert err["stage"] == "parameters" and err["type"] == "ParameterError"
         assert err["message"] == want
 
 

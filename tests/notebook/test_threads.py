@@ -10,7 +10,9 @@ import pytest
 
 from conftest import needs_coretype, unpinned_env
 from qencode_nb.notebook import pins as threads
-from qencode_nb.errors import PinError
+from qencode_nb.errors import ParameterError, PinError
+from qencode_nb.notebook import blas_profiles
+from qencode_nb.options import check_threads
 
 
 def _run(code: str, **env) -> subprocess.CompletedProcess:
@@ -64,25 +66,26 @@ def test_pin_refuses_a_kernel_that_can_no_longer_be_set():
 
 def test_coretype_the_cpu_cannot_run_is_refused():
     with pytest.raises(PinError, match=r"needs CPU flags avx512_bf16.*can run: .*Haswell"):
-        threads.check_coretype("Cooperlake", flags={"sse3", "ssse3", "sse4_2", "avx",
+        blas_profiles.check_coretype("Cooperlake", flags={"sse3", "ssse3", "sse4_2", "avx",
                                                     "avx2", "fma", "avx512f", "avx512cd",
                                                     "avx512bw", "avx512dq", "avx512vl"})
 
 
 def test_unknown_coretype_lists_the_accepted_names():
     with pytest.raises(PinError, match="accepted: .*Cooperlake"):
-        threads.check_coretype("Skylake-ish")
+        blas_profiles.check_coretype("Skylake-ish")
 
 
 def test_coretype_is_case_insensitive_and_canonicalised():
     flags = set(threads.CORETYPE_CPU_FLAGS["Haswell"])
-    assert threads.check_coretype("haswell", flags=flags) == "Haswell"
+    assert blas_profiles.check_coretype("haswell", flags=flags) == "Haswell"
 
 
 @pytest.mark.parametrize("bad", [0, -1, 1.5, "2", True, None])
 def test_bad_thread_counts_are_refused(bad):
-    with pytest.raises(PinError, match="accepted: an integer >= 1"):
-        threads.pin_environment(bad)
+    with pytest.raises(ParameterError, match="^blas_threads .* is not accepted; accepted: an "
+                                             "integer >= 1"):
+        check_threads(bad)
 
 
 def test_pin_environment_sets_the_six_variables():
@@ -136,4 +139,4 @@ def test_every_coretype_below_this_cpu_is_runnable_including_prescott():
     runnable = threads.runnable_coretypes()
     if "Haswell" in runnable:
         assert {"Prescott", "Core2", "Nehalem", "Sandybridge"} <= set(runnable)
-    assert threads.check_coretype("prescott", flags={"pni"}) == "Prescott"
+    assert blas_profiles.check_coretype("prescott", flags={"pni"}) == "Prescott"

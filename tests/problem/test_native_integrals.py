@@ -139,7 +139,7 @@ def test_a_qubit_count_no_path_gives_is_decided_before_building():
 
 def test_proof_budget_parameter_is_checked():
     from qencode_nb.errors import ParameterError
-    from qencode_nb.notebook.parameters import check_proof_budget
+    from qencode_nb.options import check_proof_budget
 
     assert check_proof_budget(None) is None and check_proof_budget(0) == 0.0
     for bad in (-1, float("nan"), True, "60"):

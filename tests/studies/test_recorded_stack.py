@@ -28,7 +28,7 @@ import pytest
 from conftest import AUDIT_NB, SHARED_HISTORY, private_stacks
 from qencode_nb.batch.stack_choice import ensure_stack
 from qencode_nb.entry.recorded_env import recorded_environment, recorded_stack_name
-from qencode_nb.notebook.runner import run_notebook
+from qencode_nb.executor.execute import run_notebook
 from qencode_nb.batch import stacks
 
 RELEASES = SHARED_HISTORY / "releases"
@@ -171,7 +171,7 @@ def test_a_record_sweep_gives_each_release_in_both_environments(v3_stack, tmp_pa
 
     import pandas as pd
 
-    from qencode_nb.batch.options import RunOptions
+    from qencode_nb.options import RunOptions
     from qencode_nb.batch.record import discover
     from qencode_nb.readout.record_report import write_record_report
     from qencode_nb.studies.record_sweep import CURRENT_FOLDER, sweep_record

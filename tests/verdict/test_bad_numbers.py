@@ -230,7 +230,7 @@ def test_a_nan_published_energy_audit_notebook_says_what_is_wrong(tmp_path):
     import nbformat
 
     from qencode_nb.notebook.record import read_records
-    from qencode_nb.notebook.runner import run_notebook
+    from qencode_nb.executor.execute import run_notebook
 
     path = reseal(tmp_path, LIH_PAR_HEA,
                   lambda raw: raw["results"]["vqe"].update(best_energy_hartree=float("nan")),

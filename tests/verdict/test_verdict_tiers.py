@@ -22,7 +22,7 @@ from qencode_nb.verdict import procedure
 from qencode_nb.notebook import provenance
 from qencode_nb.errors import RunFailed, StrictRefused
 from qencode_nb.notebook.record import read_records
-from qencode_nb.notebook.runner import run_notebook
+from qencode_nb.executor.execute import run_notebook
 
 H4_UCCSD = SHARED_DB / "H4_ccpvdz_JW_UCCSD_v4_tapered__sha256_7606caf47ff39f40.json"
 N2_UCCSD = next(SHARED_DB.glob("N2_ccpvdz_JW_UCCSD_v4_casscf_tapered__sha256_*.json"))

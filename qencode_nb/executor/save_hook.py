@@ -73,7 +73,7 @@ def keep_kernel_metadata(model: dict, path: str, contents_manager=None, **kwargs
 
 def _jupyter_server_extension_points() -> list[dict]:
     """Jupyter server's discovery of this extension (the module itself)."""
-    return [{"module": "qencode_nb.notebook.save_hook"}]
+    return [{"module": "qencode_nb.executor.save_hook"}]
 
 
 def _load_jupyter_server_extension(serverapp) -> None:

@@ -1,5 +1,5 @@
 """The notebooks' committed kernel metadata and the save hook that keeps it
-(qencode_nb/notebook/save_hook.py; the JupyterLab round trip is tests/test_jupyterlab.py)."""
+(qencode_nb/executor/save_hook.py; the JupyterLab round trip is tests/test_jupyterlab.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from conftest import ROOT
-from qencode_nb.notebook.save_hook import (PYTHON3_DISPLAY_NAME, REFERENCE_PYTHON,
+from qencode_nb.executor.save_hook import (PYTHON3_DISPLAY_NAME, REFERENCE_PYTHON,
                                            is_source, keep_kernel_metadata,
                                            normalise_metadata)
 
@@ -89,8 +89,8 @@ def test_hook_leaves_executed_kindless_and_other_kernels_alone():
 
 def test_jupyter_config_enables_the_extension_and_binder_start_puts_it_first():
     config = json.loads((ROOT / "jupyter-config" / "jupyter_server_config.json").read_text())
-    assert config == {"ServerApp": {"jpserver_extensions": {"qencode_nb.notebook.save_hook": True}}}
-    from qencode_nb.notebook import save_hook
+    assert config == {"ServerApp": {"jpserver_extensions": {"qencode_nb.executor.save_hook": True}}}
+    from qencode_nb.executor import save_hook
 
     assert save_hook._jupyter_server_extension_points() == [{"module": save_hook.__name__}]
     for before, want in ((None, str(ROOT / "jupyter-config")),

@@ -38,8 +38,9 @@ from __future__ import annotations
 import logging
 import os
 
-from qencode_nb.errors import PinError
+from qencode_nb.errors import ParameterError, PinError
 from qencode_nb.notebook.pins import pin_environment
+from qencode_nb.options import check_coretype, check_threads
 
 ENGINE_NAME = "qencode-nb"
 
@@ -53,7 +54,6 @@ def _notebook_parameters(nb) -> dict:
             :func:`qencode_nb.notebook.contract.literal_assignments`); an injected name
             the notebook does not declare (papermill itself only warns).
     """
-    from qencode_nb.errors import ParameterError
     from qencode_nb.notebook.contract import literal_assignments, tagged_source
 
     values = literal_assignments(tagged_source(nb))
@@ -71,13 +71,14 @@ def kernel_environment(blas_threads=1, blas_coretype=None, base=None) -> dict:
 
     Without ``blas_coretype`` an inherited ``OPENBLAS_CORETYPE`` is left as it is
     (some machines set it so that old OpenBLAS builds run correctly); the
-    provenance records whatever BLAS kernel was in force.
+    provenance records whatever BLAS kernel was in force.  A value
+    :mod:`qencode_nb.options` refuses leaves the pins out.
     """
     env = dict(os.environ if base is None else base)
     try:
-        env.update(pin_environment(blas_threads, blas_coretype))
-    except PinError as exc:
-        # Start the kernel anyway: the notebook's pin cell raises the same error
+        env.update(pin_environment(check_threads(blas_threads), check_coretype(blas_coretype)))
+    except (ParameterError, PinError) as exc:
+        # Start the kernel anyway: the notebook's frame cell raises the same error
         # and records it, so the executed notebook says why the run failed.
         logging.getLogger("papermill").warning("qencode-nb engine: %s", exc)
     return env

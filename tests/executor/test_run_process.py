@@ -1,5 +1,5 @@
-"""A run's own process (qencode_nb.notebook.run_process): forked from a warm pool
-worker or a fresh ``python -m qencode_nb.notebook.runner``, the same audit, the same
+"""A run's own process (qencode_nb.executor.run_process): forked from a warm pool
+worker or a fresh ``python -m qencode_nb.executor.execute``, the same audit, the same
 one-line reasons, and nothing left running after a timeout."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 
 from conftest import SHARED_DB
 from qencode_nb.errors import ParameterError, RunTimedOut
-from qencode_nb.notebook import run_process
+from qencode_nb.executor import run_process
 from qencode_nb.notebook.record import read_records
 from qencode_nb.paths import NOTEBOOKS, ROOT
 

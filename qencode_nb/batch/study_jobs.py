@@ -17,23 +17,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from qencode_nb.batch.options import RunOptions
-from qencode_nb.errors import EntryError, ParameterError
+from qencode_nb.errors import EntryError
+from qencode_nb.options import RunOptions, check_mode
 from qencode_nb.readout.run_rows import run_row
 
-#: Audit modes that re-run the optimiser (a study compares re-run energies).
-STUDY_MODES = ("rerun", "full")
-
-def check_repeats(repeats) -> int:
-    """``repeats`` itself when it is an int >= 1.
-
-    Raises:
-        ParameterError: anything else (a bool included).
-    """
-    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
-        raise ParameterError(f"{repeats!r} is not accepted; accepted: an integer >= 1",
-                             parameter="repeats")
-    return repeats
 
 
 def entry_stem(entry) -> str:
@@ -50,8 +37,8 @@ def run_jobs(entry, jobs, out_dir, options: RunOptions, *, desc: str,
         entry: entry file or bundled name (not a folder).
         jobs: ``[(group value, repeat, run name, extra audit.ipynb parameters)]``.
         out_dir: folder for the executed notebooks (created).
-        options: :class:`~qencode_nb.batch.options.RunOptions`; used here: ``mode``
-            ("rerun" or "full", :data:`STUDY_MODES`), ``engine``, ``db``, ``workers``,
+        options: :class:`~qencode_nb.options.RunOptions`; used here: ``mode``
+            ("rerun" or "full", :data:`qencode_nb.options.STUDY_MODES`), ``engine``, ``db``, ``workers``,
             ``timeout`` (per run, s), ``stack`` (the package stack of every job,
             :mod:`qencode_nb.batch.stack_choice`) and ``progress`` (a bar titled ``desc`` on stderr,
             :func:`qencode_nb.batch.progress_bar.progress_bar`; in a kernel too).  The
@@ -61,22 +48,14 @@ def run_jobs(entry, jobs, out_dir, options: RunOptions, *, desc: str,
             ``stack`` option's kernel).
 
     Raises:
-        ParameterError: ``mode`` "replay", ``timeout`` <= 0, an unknown ``stack``.
-        EntryError: an unknown mode or engine, an entry that does not exist
-            or is a folder.
+        ParameterError: ``mode`` "replay" (the rest of ``options`` was checked when it
+            was built).
+        EntryError: an entry that does not exist or is a folder.
     """
     from qencode_nb.batch.progress_bar import advance, progress_bar
     from qencode_nb.batch.sweep import run_local
-    from qencode_nb.engines.selection import check_engine
-    from qencode_nb.notebook.parameters import check_mode, check_timeout
 
-    mode, timeout = options.mode, options.timeout
-    check_mode(mode)
-    engine = check_engine(options.engine)
-    if mode not in STUDY_MODES:
-        raise ParameterError(f"{mode!r} does not re-run the optimiser; accepted: "
-                             + ", ".join(STUDY_MODES), parameter="mode")
-    check_timeout(timeout)
+    mode, timeout, engine = check_mode(options.mode, study=True), options.timeout, options.engine
     if Path(str(entry)).is_dir():
         raise EntryError(f"{entry!r} is a folder; accepted: one entry file or a bundled name",
                          field="entry")
@@ -91,9 +70,9 @@ def run_jobs(entry, jobs, out_dir, options: RunOptions, *, desc: str,
         base["engine"] = engine
     if options.db is not None:
         base["db"] = str(Path(options.db).resolve())
-    from qencode_nb.batch.stack_choice import check_stack, kernels_for, stack_parameter
+    from qencode_nb.batch.stack_choice import kernels_for, stack_parameter
 
-    stack = check_stack(options.stack)
+    stack = options.stack
     base.update(stack_parameter(stack))
     if kernelspecs is None and stack != "current":    # every job in the --stack kernel
         kernel = kernels_for(stack, [target], options.db)[target]

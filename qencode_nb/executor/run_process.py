@@ -1,16 +1,16 @@
 """One notebook run in its own killable process, under a wall-clock limit.
 
-A sweep, study or robustness run executes :func:`qencode_nb.notebook.runner.run_notebook`
+A sweep, study or robustness run executes :func:`qencode_nb.executor.execute.run_notebook`
 in a process of its own, so that a run past its timeout can be killed with its
 kernel (the whole process tree) and the study goes on.  Two ways to start it
 (:func:`start_method`):
 
 - **fork** of the dispatching process, where that is safe: one thread, not
   daemonic (a local pool worker).  The pool's workers import papermill and the
-  runner once (:func:`warm_up`, :mod:`qencode_nb.notebook.warm_imports`), so a
+  runner once (:func:`warm_up`, :mod:`qencode_nb.executor.warm_imports`), so a
   run starts in milliseconds instead of paying a new interpreter and
   papermill's imports each time (``benchmarks/overhead.py`` measures both).
-- **subprocess**, ``python -m qencode_nb.notebook.runner``: anywhere else (a
+- **subprocess**, ``python -m qencode_nb.executor.execute``: anywhere else (a
   Dask worker, which is daemonic and threaded; a caller with threads), or when
   :envvar:`QENCODE_NB_RUN_PROCESS` is ``subprocess``.
 
@@ -60,7 +60,7 @@ def start_method() -> str:
 def warm_up() -> None:
     """Import papermill and the runner in this process (a pool worker's
     initializer), so runs forked from it start without them."""
-    import qencode_nb.notebook.warm_imports  # noqa: F401
+    import qencode_nb.executor.warm_imports  # noqa: F401
 
 
 def kill_tree(pid: int) -> None:
@@ -143,7 +143,7 @@ def _run_subprocess(notebook, output, parameters, timeout, cell_timeout, kernel,
     import json
     import subprocess
 
-    cmd = [sys.executable, "-m", "qencode_nb.notebook.runner", str(notebook), str(output),
+    cmd = [sys.executable, "-m", "qencode_nb.executor.execute", str(notebook), str(output),
            json.dumps(parameters)]
     if cell_timeout:
         cmd += ["--cell-timeout", str(int(cell_timeout))]
@@ -174,9 +174,9 @@ def _child(conn, notebook, output, parameters, cell_timeout, kernel, cwd, parent
     os.dup2(devnull, 1)
     os.dup2(devnull, 2)
     os.close(devnull)
-    sys.modules.setdefault("rfc3987_syntax", None)   # qencode_nb.notebook.warm_imports
+    sys.modules.setdefault("rfc3987_syntax", None)   # qencode_nb.executor.warm_imports
     from qencode_nb.errors import ParameterError, RunFailed
-    from qencode_nb.notebook.runner import run_notebook
+    from qencode_nb.executor.execute import run_notebook
 
     try:
         run_notebook(notebook, output, parameters, timeout=cell_timeout, kernel_name=kernel)

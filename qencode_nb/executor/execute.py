@@ -1,7 +1,7 @@
 """Papermill execution of the project's notebooks under the pinned engine.
 
 :func:`run_notebook` validates parameter names, executes through the
-``qencode-nb`` engine (:mod:`qencode_nb.notebook.papermill_engine`), always keeps the
+``qencode-nb`` engine (:mod:`qencode_nb.executor.papermill_engine`), always keeps the
 executed notebook, and returns its records or raises :class:`RunFailed`.
 """
 
@@ -11,15 +11,15 @@ import sys
 from pathlib import Path
 
 if __name__ == "__main__":
-    # A run's own process (``python -m qencode_nb.notebook.runner``): jsonschema's
+    # A run's own process (``python -m qencode_nb.executor.execute``): jsonschema's
     # IRI checker rfc3987_syntax is left out, for the reason given in
-    # qencode_nb.notebook.warm_imports (slow to import, unused here).
+    # qencode_nb.executor.warm_imports (slow to import, unused here).
     sys.modules.setdefault("rfc3987_syntax", None)
 
 import papermill  # loads papermill.engines, which registers our engine's entry point  # noqa: E402
 
 from qencode_nb.errors import ParameterError, RunFailed  # noqa: E402
-from qencode_nb.notebook.papermill_engine import ENGINE_NAME, PinnedEngine, kernel_environment
+from qencode_nb.executor.papermill_engine import ENGINE_NAME, PinnedEngine, kernel_environment
 
 __all__ = ["ENGINE_NAME", "NOTEBOOKS", "PinnedEngine", "check_parameters", "explain_failure",
            "kernel_environment", "mark_failed", "run_notebook", "stopped_stage"]
@@ -235,7 +235,7 @@ def mark_failed(output, stage: str, error_type: str, message: str) -> None:
 
 
 def _main(argv=None) -> int:
-    """``python -m qencode_nb.notebook.runner NOTEBOOK OUTPUT PARAMETERS_JSON [--cell-timeout S]
+    """``python -m qencode_nb.executor.execute NOTEBOOK OUTPUT PARAMETERS_JSON [--cell-timeout S]
     [--kernel NAME]``:
     one run in its own process (the sweep's unit of work); exit 0 when done,
     1 with the reason on stderr when not."""
@@ -243,7 +243,7 @@ def _main(argv=None) -> int:
     import json
     import sys
 
-    ap = argparse.ArgumentParser(prog="python -m qencode_nb.notebook.runner")
+    ap = argparse.ArgumentParser(prog="python -m qencode_nb.executor.execute")
     ap.add_argument("notebook")
     ap.add_argument("output")
     ap.add_argument("parameters", help="papermill parameters as a JSON object")

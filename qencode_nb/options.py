@@ -1,0 +1,296 @@
+"""Every audit and run parameter checked in one place, and the run options built once.
+
+The notebook frame (:func:`audit_parameters`), the command line
+(:func:`qencode_nb.commands.run_args.run_options`), sweeps, studies and robustness
+studies (:class:`RunOptions`, checked when it is built and whenever a field is
+replaced) all call the checks here; nothing else re-checks a mode, an engine, a
+thread count, a kernel, a timeout, a worker count or a stack.  Each refusal is a
+:class:`~qencode_nb.errors.ParameterError` naming the parameter (the CLI names the
+flag as typed, :func:`qencode_nb.commands.flags.as_typed`), the value and the
+accepted set, taken from where that set lives:
+
+- ``mode``: :data:`MODES` (studies: :data:`STUDY_MODES`);
+- ``engine``: the engines registry (:func:`qencode_nb.engines.registry.names`);
+- ``blas_coretype``: the kernel profiles
+  (:func:`qencode_nb.notebook.blas_profiles.accepted_values`; on this CPU);
+- ``stack``: :data:`qencode_nb.entry.recorded_env.STACK_WORDS` and the ready stacks
+  in :func:`qencode_nb.paths.stacks_root`;
+- counts (``blas_threads``, ``workers``, ``repeats``) and seconds (``timeout``,
+  ``cell_timeout``, ``proof_budget``: :data:`qencode_nb.rules.PROOF_BUDGET_S`).
+
+Importing this module imports nothing heavy (the pin cell calls it before numpy
+loads).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, fields, replace
+
+from qencode_nb.engines import registry
+from qencode_nb.entry.recorded_env import STACK_WORDS
+from qencode_nb.errors import ParameterError, PinError
+from qencode_nb.notebook import blas_profiles
+from qencode_nb.paths import STACK_NAME_PATTERN, STACK_RECORD, stacks_root
+from qencode_nb.rules import PROOF_BUDGET_S
+
+#: Audit modes (audit.ipynb ``mode``).
+MODES = ("full", "replay", "rerun")
+
+#: Modes that re-run the optimiser: a study or a robustness study compares re-run
+#: energies, so "replay" has nothing to compare.
+STUDY_MODES = ("rerun", "full")
+
+
+def _refuse(value, accepted: str, parameter: str):
+    raise ParameterError(f"{value!r} is not accepted; accepted: {accepted}",
+                         parameter=parameter)
+
+
+def check_mode(mode, *, study: bool = False) -> str:
+    """``mode`` checked: one of :data:`MODES` (``study=True``: :data:`STUDY_MODES`).
+
+    Raises:
+        ParameterError: anything else (parameter ``mode``; a study's message says
+            that "replay" re-runs no optimiser).
+    """
+    allowed = STUDY_MODES if study else MODES
+    if study and mode in MODES and mode not in allowed:
+        raise ParameterError(f"{mode!r} does not re-run the optimiser (a study compares "
+                             "re-run energies); accepted: " + ", ".join(allowed),
+                             parameter="mode")
+    if mode not in allowed:
+        _refuse(mode, ", ".join(allowed), "mode")
+    return mode
+
+
+def check_engine(engine) -> str | None:
+    """``engine`` checked: None (also "None" or "", as a command line gives it) runs
+    the recorded engine; else a registered name, case-insensitive
+    (:func:`qencode_nb.engines.registry.names`), returned in lower case.
+
+    Raises:
+        ParameterError: any other value (parameter ``engine``; lists the registered).
+    """
+    if engine is None or str(engine).strip().lower() in ("none", ""):
+        return None
+    name = str(engine).strip().lower()
+    if name not in registry.names():
+        _refuse(engine, "None (the recorded backend), " + ", ".join(registry.names()),
+                "engine")
+    return name
+
+
+def check_count(value, parameter: str) -> int:
+    """A count checked: an int >= 1 (a bool is refused), e.g. ``blas_threads``,
+    ``workers``, ``repeats``.
+
+    Raises:
+        ParameterError: anything else, naming ``parameter``.
+    """
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        _refuse(value, "an integer >= 1", parameter)
+    return value
+
+
+def check_threads(blas_threads, parameter: str = "blas_threads") -> int:
+    """A BLAS thread count checked (:func:`check_count`)."""
+    return check_count(blas_threads, parameter)
+
+
+def check_coretype(blas_coretype, parameter: str = "blas_coretype") -> str | None:
+    """``blas_coretype`` checked for this CPU: None stays None (audit.ipynb's default);
+    else a kernel profile, ``host``, an OpenBLAS coretype or a kernel per copy
+    (:func:`qencode_nb.notebook.blas_profiles.resolve`), returned in its canonical
+    spelling (``reference`` even where it falls back to ``portable``).
+
+    Raises:
+        ParameterError: an unknown value (lists
+            :func:`~qencode_nb.notebook.blas_profiles.accepted_values`), or kernels
+            this CPU cannot run (naming the copy, the kernel and the CPU flags).
+    """
+    if blas_coretype is None:
+        return None
+    try:
+        return blas_profiles.resolve(blas_coretype).requested
+    except PinError as exc:
+        raise ParameterError(exc.detail or str(exc), parameter=parameter) from None
+
+
+def check_seconds(value, parameter: str, *, zero: bool = False):
+    """Seconds checked: None (no limit) or a finite-or-infinite number > 0 (``zero``:
+    >= 0), returned as it is (an int stays an int).
+
+    Raises:
+        ParameterError: anything else (a negative number, NaN, a bool, a string).
+    """
+    if value is None:
+        return None
+    if (isinstance(value, bool) or not isinstance(value, (int, float))
+            or math.isnan(value) or not (value >= 0 if zero else value > 0)):
+        _refuse(value, f"seconds {'>=' if zero else '>'} 0 or None (no limit)", parameter)
+    return value
+
+
+def check_timeout(timeout, parameter: str = "timeout"):
+    """A wall-clock limit in seconds (:func:`check_seconds`, > 0 or None)."""
+    return check_seconds(timeout, parameter)
+
+
+def check_proof_budget(budget, parameter: str = "proof_budget"):
+    """The Hamiltonian proof budget in seconds: >= 0 (0: never build a path cold) or
+    None (no limit), as a float; default :data:`qencode_nb.rules.PROOF_BUDGET_S`."""
+    budget = check_seconds(budget, parameter, zero=True)
+    return None if budget is None else float(budget)
+
+
+def ready_stacks(root=None) -> list[str]:
+    """The names of the ready stacks under :func:`qencode_nb.paths.stacks_root`
+    (``stack.json`` with ``status: "ready"``), sorted."""
+    base = stacks_root(root)
+    names = []
+    for rec in sorted(base.glob(f"*/{STACK_RECORD}")) if base.is_dir() else ():
+        try:
+            if json.loads(rec.read_text()).get("status") == "ready":
+                names.append(rec.parent.name)
+        except (OSError, ValueError):
+            continue
+    return names
+
+
+def check_stack(stack, *, ready: bool = True) -> str:
+    """``stack`` checked: None is ``"current"``; a word of
+    :data:`~qencode_nb.entry.recorded_env.STACK_WORDS`; else with ``ready`` (before a
+    run is launched) a ready stack (:func:`ready_stacks`), without it (in the kernel,
+    which the stack's own kernel runs) a possible stack name
+    (:data:`qencode_nb.paths.STACK_NAME_PATTERN`).
+
+    Raises:
+        ParameterError: anything else (parameter ``stack``; lists the words and the
+            ready stacks, or the name pattern).
+    """
+    if stack is None:
+        return "current"
+    if stack in STACK_WORDS:
+        return stack
+    if ready:
+        names = ready_stacks()
+        if stack not in names:
+            _refuse(stack, ", ".join([*STACK_WORDS, *names])
+                    + " (`qencode-nb stack create NAME` makes one)", "stack")
+    elif not isinstance(stack, str) or not re.fullmatch(STACK_NAME_PATTERN, stack):
+        _refuse(stack, ", ".join(STACK_WORDS) + ", or the name of a stack "
+                "(`qencode-nb stack list`)", "stack")
+    return stack
+
+
+def audit_parameters(*, mode, engine, blas_threads, blas_coretype, proof_budget,
+                     stack) -> dict:
+    """audit.ipynb's run parameters checked (its frame cell, before the pin): the
+    values to use, keyed by parameter name (``engine`` lower case or None,
+    ``blas_coretype`` canonical, ``proof_budget`` a float or None, ``stack`` as
+    :func:`check_stack` gives it in a kernel).
+
+    Raises:
+        ParameterError: the first value refused, in the order of the arguments.
+    """
+    return {"mode": check_mode(mode), "engine": check_engine(engine),
+            "blas_threads": check_threads(blas_threads),
+            "blas_coretype": check_coretype(blas_coretype),
+            "proof_budget": check_proof_budget(proof_budget),
+            "stack": check_stack(stack, ready=False)}
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """The audit.ipynb parameters and the dispatch every run of a batch shares; checked
+    when built and whenever :func:`with_changes` replaces a field (the first value
+    refused raises :class:`~qencode_nb.errors.ParameterError`), its values normalised
+    (``engine`` lower case or None, ``blas_coretype`` canonical, ``stack`` never None).
+
+    Attributes:
+        mode: audit mode, one of :data:`MODES` (studies and robustness studies:
+            :data:`STUDY_MODES`, checked by them).
+        engine: audit.ipynb ``engine``: None (the recorded backend) or a registered
+            engine.
+        blas_threads: BLAS threads of every run (an int >= 1; a threads study varies
+            it, a kernels study runs at 1).
+        blas_coretype: BLAS kernels of every run (a profile, ``host`` or one
+            ``OPENBLAS_CORETYPE``); None: audit.ipynb's default.
+        db: folder of QEncode JSON files completing bundled entries, or None.
+        stack: the package stack every audit runs in
+            (:mod:`qencode_nb.batch.stack_choice`): "current" (this environment; None
+            is read as it), "recorded" (each entry's own, built once), or a ready
+            stack's name.
+        workers: local processes, each running one notebook (own kernel) at a time
+            (an int >= 1; not checked when ``scheduler`` is given).
+        scheduler: a Dask distributed scheduler address (``tcp://host:port``); None
+            runs on the local pool.
+        timeout: per-run wall-clock limit in seconds (None: none).
+        cell_timeout: per-cell limit in seconds (None: none).
+        proof_budget: audit.ipynb ``proof_budget``: seconds a cold build of another
+            Hamiltonian path may be estimated to take (default
+            :data:`qencode_nb.rules.PROOF_BUDGET_S`; passed to the notebook only when
+            it differs).
+        progress: show a progress bar over the runs on stderr.
+        plot: write the figure(s).
+    """
+
+    mode: str = "full"
+    engine: str | None = None
+    blas_threads: int = 1
+    blas_coretype: str | None = None
+    db: str | None = None
+    stack: str | None = None
+    workers: int = 1
+    scheduler: str | None = None
+    timeout: float | None = None
+    cell_timeout: int | None = None
+    proof_budget: float | None = PROOF_BUDGET_S
+    progress: bool = True
+    plot: bool = True
+
+    def __post_init__(self):
+        checked = {"mode": check_mode(self.mode), "engine": check_engine(self.engine),
+                   "blas_threads": check_threads(self.blas_threads),
+                   "blas_coretype": check_coretype(self.blas_coretype),
+                   "stack": check_stack(self.stack),
+                   "timeout": check_timeout(self.timeout),
+                   "cell_timeout": check_timeout(self.cell_timeout, "cell_timeout"),
+                   "proof_budget": check_proof_budget(self.proof_budget)}
+        if self.scheduler is None:
+            checked["workers"] = check_count(self.workers, "workers")
+        for name, value in checked.items():
+            object.__setattr__(self, name, value)
+
+
+def with_changes(options: RunOptions | None, changes: dict, **defaults) -> RunOptions:
+    """``options`` with the fields in ``changes`` replaced (and checked); without
+    ``options``, a :class:`RunOptions` of ``defaults`` (e.g. ``mode="rerun"`` for a
+    study) and ``changes``.  The keyword form of the entry points:
+    ``sweep(targets, out, mode="replay")`` is ``sweep(targets, out,
+    RunOptions(mode="replay"))``.
+
+    Raises:
+        TypeError: a name in ``changes`` that is not a field of :class:`RunOptions`
+            (lists the fields).
+        ParameterError: a value refused (:class:`RunOptions`).
+    """
+    known = {f.name for f in fields(RunOptions)}
+    unknown = sorted(set(changes) - known)
+    if unknown:
+        raise TypeError(f"{', '.join(unknown)} is not an option; accepted: "
+                        + ", ".join(sorted(known)))
+    if options is None:
+        return RunOptions(**{**defaults, **changes})
+    return replace(options, **changes)
+
+
+def proof_budget_parameter(options: RunOptions) -> dict:
+    """audit.ipynb's ``proof_budget`` for a run of ``options``: ``{}`` at the default
+    (a run's inputs, and so its resume key, are unchanged), else
+    ``{"proof_budget": seconds}``."""
+    budget = options.proof_budget
+    return {} if budget == PROOF_BUDGET_S else {"proof_budget": budget}
