@@ -399,6 +399,28 @@ def reference_clause(kernels: dict) -> str:
             "with AVX-512)")
 
 
+def release_clause(used: dict, want: dict | None, release: str | None = None,
+                   unknown=()) -> tuple[str, str | None]:
+    """The kernels in force (``used``, ``{copy: kernel}``) said against the triple of the
+    audited entry's release (``want``; :data:`RELEASE_KERNELS`: v4's is the reference
+    triple): ``("; reference triple: numpy SkylakeX, ... (-p blas_coretype reference)",
+    None)`` when they are the same, else with the reason ``not the reference kernel
+    triple (numpy Haswell, ...)`` (``release`` names a non-reference release's triple).
+    ``want`` None (a release without a known triple): the clause says so and the reason
+    is ``unknown`` joined.  Tier 3's one sentence about kernels
+    (:func:`qencode_nb.verdict.tiers.kernel_reason`), beside :func:`reference_clause`."""
+    if want is None:        # pins, but no release triple known: say so, never guess
+        return "; the entry's release has no known kernel triple", "; ".join(unknown)
+    triple = triple_text(used)
+    same = all(str(used.get(c) or "").lower() == str(k).lower() for c, k in want.items())
+    if want == REFERENCE.coretypes:
+        return (f"; reference triple: {triple_text(want)} (-p blas_coretype reference)",
+                None if same else f"not the reference kernel triple ({triple})")
+    return (f"; the {release} release's triple: {triple_text(want)} "
+            "(-p blas_coretype reference)",
+            None if same else f"not the {release} release's kernel triple ({triple})")
+
+
 def is_reference(kernels: dict) -> bool:
     """Whether ``{copy: kernel}`` (threadpoolctl's architectures) is the
     :data:`REFERENCE` triple (case-insensitive)."""

@@ -26,6 +26,7 @@ from qencode_nb.figstyle import ERROR_LABEL, ERROR_TEXT, MIN_FONT_PT, pyplot, sa
 from qencode_nb.readout.adapt_plot import adapt_operator_plot, adapt_plot_refusal
 from qencode_nb.readout.summaries import STUDY_GROUPS
 from qencode_nb.rules import CERTIFICATION_THRESHOLD_HA, FRAGILE_MARGIN
+from qencode_nb.verdict.tiers import is_fragile, margin
 from qencode_nb.verdict.figure import ERROR_FLOOR_MHA
 
 #: The threshold drawn when a table has none (mHa): QEncode's certification
@@ -82,7 +83,7 @@ def margin_plot(table, stem, *, title: str | None = None):
 
     df = table.copy()
     df["_thr"] = df["threshold_mha"].astype(float).fillna(DEFAULT_THRESHOLD_MHA)
-    df["_pub_margin"] = (df["_thr"] - df["published_error_mha"].astype(float)) / df["_thr"]
+    df["_pub_margin"] = margin(df["published_error_mha"].astype(float), df["_thr"])
     df = df.sort_values("_pub_margin", kind="stable", na_position="last").reset_index(drop=True)
     labels = run_labels(df["entry_id"], df["notebook"])
     y = np.arange(len(df))
@@ -143,12 +144,11 @@ def entry_rows(fig, ax, y, labels, title: str | None, legend_columns: int) -> No
 def margin_caption(table) -> str:
     """The margin plot's caption (Markdown): what is drawn and the counts (entries,
     re-runs, fragile by the published margin and by the re-run)."""
-    import numpy as np
 
     thr = table["threshold_mha"].astype(float).fillna(DEFAULT_THRESHOLD_MHA).to_numpy()
     pub = table["published_error_mha"].astype(float).to_numpy()
     n_rerun = int(table["error_mha"].notna().sum())
-    fragile_pub = int(((pub < thr) & ((thr - pub) / thr < FRAGILE_MARGIN)).sum())
+    fragile_pub = int(is_fragile(pub < thr, margin(pub, thr)).sum())
     fragile = sum(v is True for v in table["fragile"])
     n = len(table)
     return (f"**Margins.** Published (open circles) and regenerated (crosses) error "

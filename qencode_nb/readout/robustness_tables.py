@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from qencode_nb.rules import FRAGILE_MARGIN
+from qencode_nb.verdict.tiers import is_fragile
 
 #: Columns of ``robustness.csv``, one row per entry x perturbation.  ``entry``
 #: the entry file stem; ``perturbation`` the label ``threads=T coretype=C
@@ -168,7 +168,7 @@ def summarise_robustness(table):
         pub_cert = as_flag(_first(g["published_certified"]))
         pub_margin = _first(g["margin_published"])
         fragile = (None if pub_cert is None or pub_margin is None
-                   else bool(pub_cert and float(pub_margin) < FRAGILE_MARGIN))
+                   else bool(is_fragile(pub_cert, float(pub_margin))))
         if not known:
             measured = None
         elif pub_cert is None:

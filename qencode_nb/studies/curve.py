@@ -43,7 +43,23 @@ CSV_COLUMNS = ("R", "energy_published", "energy_regenerated", "energy_diff_ha",
                "z2_sectors", "engine", "stopped_early", "tied_iterations", "wall_s",
                "undeclared", "error")
 
+#: The registered engines a curve's ADAPT re-runs run on; the first is the default.
 ENGINES = ("fast", "sector")
+
+
+def curve_engine(engine) -> str:
+    """The engine a curve runs on for a run option's ``engine``
+    (:class:`~qencode_nb.options.RunOptions`, checked by
+    :func:`qencode_nb.options.check_engine`): that engine where it is one of
+    :data:`ENGINES`, else the default (``fast``; None, the recorded backend, included).
+
+    Raises:
+        ParameterError: an engine that is not registered.
+    """
+    from qencode_nb.options import check_engine
+
+    name = check_engine(engine)
+    return name if name in ENGINES else ENGINES[0]
 
 
 @dataclass

@@ -210,8 +210,8 @@ def audit_curve_pinned(path, out: Path, opts) -> dict:
             ``curve.log``: the command's output).
         opts: the sweep's :class:`~qencode_nb.options.RunOptions`: its
             ``blas_threads``, ``blas_coretype``, ``timeout`` (s, the whole curve) and
-            ``engine`` (``sector`` stays
-            ``sector``; any other engine is ``fast``, the curve audit's default).
+            ``engine`` (:func:`qencode_nb.studies.curve.curve_engine`: an engine a
+            curve runs on stays, any other is the curve audit's default).
 
     Returns:
         ``{"status": "done" | "failed", "summary": str, "changed": [R, ...],
@@ -224,7 +224,9 @@ def audit_curve_pinned(path, out: Path, opts) -> dict:
     import sys
 
     out.mkdir(parents=True, exist_ok=True)
-    engine = "sector" if opts.engine == "sector" else "fast"
+    from qencode_nb.studies.curve import curve_engine
+
+    engine = curve_engine(opts.engine)
     cmd = [sys.executable, "-m", "qencode_nb.cli", "curve", str(path), "--engine", engine,
            "--out", str(out), "--threads", str(opts.blas_threads)]
     if opts.blas_coretype:

@@ -21,8 +21,10 @@ def fmt_margin(value) -> str:
 
 def headline(r: dict, state: str, failure) -> str:
     """The card's one-line headline from an audit's records ``r`` (``state``: running,
-    done or failed; ``failure``: the failure record or None).  Errors in mHa; a number a
-    failed check contradicts is never quoted
+    done or failed; ``failure``: the failure record or None): the one sentence of the
+    decision, also the core of the ``verdict`` record
+    (:func:`qencode_nb.verdict.tiers.verdict` adds the entry id, bits, replay, tiers).
+    Errors in mHa; a number a failed check contradicts is never quoted
     (:func:`qencode_nb.verdict.consistency.unquotable`): the line says why instead."""
     if state == "running":
         done = [s for s in ("integrity", "hamiltonian", "replay", "rerun") if s in r]
@@ -48,8 +50,7 @@ def headline(r: dict, state: str, failure) -> str:
                  and "published_error_mha" in r and "published_error_mha" not in unq
                  else None)          # a YAML entry of one's own
     if r.get("error_mha") is None and certified is None and published:
-        return (f"{head}{published}, no re-run (mode={r.get('mode')}): {thr_text} mHa"
-                f"{because}")
+        return f"{head}{published}, {_no_rerun(r)}: {thr_text} mHa{because}"
     if r.get("error_mha") is None and certified is None:     # no re-run
         flag = said("published_certified", "published certified"
                     if r.get("published_certified") else "published not certified")
@@ -57,7 +58,7 @@ def headline(r: dict, state: str, failure) -> str:
                    f"published error {fmt_mha(r.get('published_error_mha'))} mHa "
                    f"({thr_text}), published margin "
                    f"{fmt_margin(r.get('margin_published'))}")
-        return (f"{head}{flag + ', ' if flag else ''}no re-run (mode={r.get('mode')})"
+        return (f"{head}{flag + ', ' if flag else ''}{_no_rerun(r)}"
                 f"{': ' + pub if pub else ''}{because}")
     cert = ("certified" if certified else "not certified" if certified is not None
             else "certification not decided")
@@ -79,6 +80,35 @@ def headline(r: dict, state: str, failure) -> str:
             + (f", {margin}" if margin else "") + because)
 
 
+def _no_rerun(r: dict) -> str:
+    """``no re-run (mode=replay)``; ``no re-run`` where the records name no mode."""
+    return f"no re-run (mode={r['mode']})" if r.get("mode") else "no re-run"
+
+
+def replay_phrase(replay: dict | None) -> str:
+    """The replay in the summary line, from its record: ``replay pass (|ΔE| 1.2e-14 Ha,
+    bit-identical)``, ``replay fail (...)`` or ``replay n/a (<reason>)``; ``replay not
+    run`` without one."""
+    if not replay:
+        return "replay not run"
+    status = replay.get("status")
+    if status == "n/a":
+        return f"replay n/a ({replay.get('reason') or 'no reason recorded'})"
+    if status == "fail" and replay.get("reason"):
+        return f"replay fail ({replay['reason']})"
+    delta = replay.get("abs_delta_ha")
+    text = "" if delta is None else f"|ΔE| {delta:.1e} Ha"
+    if replay.get("identical"):
+        text += ", bit-identical"
+    return f"replay {status}" + (f" ({text})" if text else "")
+
+
+def tier_line(tiers: dict) -> str:
+    """``procedure fail, certification pass, bit-identical n/a`` from a tiers dict."""
+    return ", ".join(f"{name.replace('_', '-')} {tiers[name]['status']}"
+                     for name in ("procedure", "certification", "bit_identical"))
+
+
 def check_rows(r: dict) -> list:
     """The card's check rows ``[(name, status, text)]`` from an audit's records ``r``:
     replay, integrity, the Hamiltonian check (pass / fail / unverified with its reason),
@@ -86,7 +116,6 @@ def check_rows(r: dict) -> list:
     out = []
     rep = r.get("replay")
     if isinstance(rep, dict):
-        from qencode_nb.verdict.tiers import replay_phrase
 
         phrase = replay_phrase(rep).removeprefix(f"replay {rep.get('status')}").strip()
         if phrase.startswith("(") and phrase.endswith(")"):

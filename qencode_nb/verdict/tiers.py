@@ -14,9 +14,10 @@
 Every tier that reads a number fails when that number is not finite or is
 contradicted by another (:mod:`qencode_nb.verdict.consistency`), naming the field:
 tier 2 on the exact ground energy, threshold, tapering constant or re-run energy;
-tier 3 on the published or re-run energy.  The summary line never quotes a number
-a failed check contradicts (:func:`qencode_nb.verdict.consistency.unquotable`); it
-says why instead.
+tier 3 on the published or re-run energy.  The summary line (the ``verdict`` record)
+is the card's headline (:func:`qencode_nb.verdict.card_text.headline`) with the entry
+id, the bits, the replay and the tiers: it never quotes a number a failed check
+contradicts (:func:`qencode_nb.verdict.consistency.unquotable`); it says why instead.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from dataclasses import dataclass
 from qencode_nb.rules import FRAGILE_MARGIN
 from qencode_nb.rerun.compare import compare
 from qencode_nb.entry.numbers import field_name
-from qencode_nb.verdict.consistency import consistency, failed_reasons, is_number, unquotable
+from qencode_nb.verdict.consistency import consistency, failed_reasons, is_number
 from qencode_nb.verdict.records import VERDICT_RECORDS
 
 #: Why tiers 2 and 3 read n/a without a re-run.
@@ -71,13 +72,21 @@ class Verdict:
 
 
 def margin(error: float, threshold: float) -> float:
-    """(threshold - error) / threshold; both in Ha (docs/explanations/margin.md)."""
+    """(threshold - error) / threshold; both in Ha, or both in mHa (a fraction; floats or
+    numpy arrays alike; docs/explanations/margin.md)."""
     return (threshold - error) / threshold
+
+
+def is_fragile(certified, margin_fraction):
+    """The fragile rule: certified with a margin below :data:`qencode_nb.rules.FRAGILE_MARGIN`
+    (a bool for one entry, elementwise for numpy arrays of flags and margins).  Every
+    reader (the margin plot's caption, the robustness summary) asks this function."""
+    return certified & (margin_fraction < FRAGILE_MARGIN)
 
 
 def verdict(entry, *, rerun, provenance: dict, blas_threads: int,
             blas_coretype: str | None = None, integrity=None, replay=None,
-            procedure=None, hamiltonian=None, stack=None) -> Verdict:
+            procedure=None, hamiltonian=None, stack=None, mode: str | None = None) -> Verdict:
     """The three tiers, margins and the one-line summary (docs/explanations/tiers.md).
 
     Args:
@@ -140,11 +149,8 @@ def verdict(entry, *, rerun, provenance: dict, blas_threads: int,
         out.update({"error_mha": None, "movement_mha": None, "margin_regenerated": None,
                     "certified": None, "fragile": None, "certification_change": None,
                     "bit_identical": None, "difference": None, "tiers": tiers})
-        unq = unquotable({**out, "replay": replay})
-        published = (f"published error n/a ({na})" if na else
-                     _quote('published error', pub_err, 'published_error_mha', unq))
-        out["summary"] = (f"{entry.entry_id}: no re-run; {published}; "
-                          f"{replay_phrase(replay)}; tiers: {tier_line(tiers)}{alert_text}")
+        out["summary"] = _summary(entry, out, replay, mode,
+                                  f"published error n/a ({na})" if na else None, alert_text)
         return Verdict(**out)
     exact = entry.reference_energy
     err = abs(rerun_energy - exact)
@@ -159,7 +165,7 @@ def verdict(entry, *, rerun, provenance: dict, blas_threads: int,
                                  "no certification can be decided"]}
     else:
         cert = err < thr
-        fragile = cert and m < FRAGILE_MARGIN
+        fragile = bool(is_fragile(cert, m))
         change = None
         if entry.published_certified is not None and cert != entry.published_certified \
                 and "published_certified" not in cons["contradicts"]:
@@ -179,12 +185,8 @@ def verdict(entry, *, rerun, provenance: dict, blas_threads: int,
         out.update({"error_mha": err * 1e3, "movement_mha": None, "margin_regenerated": m,
                     "certified": cert, "fragile": fragile, "certification_change": None,
                     "bit_identical": None, "difference": None, "tiers": tiers})
-        label = ("certified" if cert else "NOT certified" if cert is not None
-                 else "certification not decided")
-        out["summary"] = (f"{entry.entry_id}: {label}, error {err * 1e3:.6f} mHa against the "
-                          f"{entry.reference_source} exact ground energy, margin {m:.1%}; "
-                          f"published error n/a ({na}); {replay_phrase(replay)}; tiers: "
-                          f"{tier_line(tiers)}{alert_text}")
+        out["summary"] = _summary(entry, out, replay, mode, f"published error n/a ({na})",
+                                  alert_text)
         return Verdict(**out)
     diff = compare(rerun_energy, entry.published_energy)
     tiers["bit_identical"] = _tier3(entry, rerun_energy, diff, provenance, blas_threads,
@@ -201,18 +203,19 @@ def verdict(entry, *, rerun, provenance: dict, blas_threads: int,
         "error_mha": err * 1e3, "movement_mha": (err - pub_err) * 1e3, "margin_regenerated": m,
         "certified": cert, "fragile": fragile, "certification_change": change,
         "bit_identical": diff["identical"], "difference": diff, "tiers": tiers})
-    unq = unquotable({**out, "replay": replay})
-    label = ("certified" if cert else "NOT certified" if cert is not None
-             else "certification not decided")
-    if "error_mha" in unq:
-        head = f"{label}, error not quoted: {unq['error_mha']}"
-    else:
-        head = (f"{label}, error {err * 1e3:.6f} mHa "
-                f"({_quote('published', pub_err, 'published_error_mha', unq)}), "
-                f"margin {m:.1%}{' FRAGILE' if fragile else ''}")
-    out["summary"] = (f"{entry.entry_id}: {head}{'; ' + change if change else ''}; {bits}; "
-                      f"{replay_phrase(replay)}; tiers: " + tier_line(tiers) + alert_text)
+    out["summary"] = _summary(entry, out, replay, mode, bits, alert_text)
     return Verdict(**out)
+
+
+def _summary(entry, out: dict, replay, mode, detail: str | None, alert_text: str) -> str:
+    """The ``verdict`` record: ``<entry id>: <headline>[; detail]; <replay>; tiers:
+    <tiers><alerts>``; the headline is the card's own
+    (:func:`qencode_nb.verdict.card_text.headline`, the one sentence of the decision)."""
+    from qencode_nb.verdict.card_text import headline, replay_phrase, tier_line
+
+    head = headline({**out, "replay": replay, "mode": mode}, "done", None)
+    return (f"{entry.entry_id}: {head}" + (f"; {detail}" if detail else "")
+            + f"; {replay_phrase(replay)}; tiers: {tier_line(out['tiers'])}{alert_text}")
 
 
 def _mha(value):
@@ -226,16 +229,6 @@ def _margin(error, threshold):
 
 def _num_text(value, spec: str) -> str:
     return format(value, spec) if is_number(value) else repr(value)
-
-
-def _quote(label: str, value_ha, name: str, unq: dict) -> str:
-    """``published error 5.181379 mHa``, or ``published error not quoted: <why>``
-    when a failed check contradicts the record ``name``."""
-    if name in unq:
-        return f"{label} not quoted: {unq[name]}"
-    if value_ha is None:
-        return f"{label} not stated"
-    return f"{label} {value_ha * 1e3:.6f}" + (" mHa" if label != "published" else "")
 
 
 def _replay_why(replay: dict) -> str:
@@ -294,30 +287,6 @@ def _tier3(entry, rerun_energy: float, diff: dict, provenance: dict, blas_thread
             "reasons": [kernel_note, measured]}
 
 
-def replay_phrase(replay: dict | None) -> str:
-    """The replay in the summary line, from its record: ``replay pass (|ΔE| 1.2e-14 Ha,
-    bit-identical)``, ``replay fail (...)`` or ``replay n/a (<reason>)``; ``replay not
-    run`` without one."""
-    if not replay:
-        return "replay not run"
-    status = replay.get("status")
-    if status == "n/a":
-        return f"replay n/a ({replay.get('reason') or 'no reason recorded'})"
-    if status == "fail" and replay.get("reason"):
-        return f"replay fail ({replay['reason']})"
-    delta = replay.get("abs_delta_ha")
-    text = "" if delta is None else f"|ΔE| {delta:.1e} Ha"
-    if replay.get("identical"):
-        text += ", bit-identical"
-    return f"replay {status}" + (f" ({text})" if text else "")
-
-
-def tier_line(tiers: dict) -> str:
-    """``procedure fail, certification pass, bit-identical n/a`` from a tiers dict."""
-    return ", ".join(f"{name.replace('_', '-')} {tiers[name]['status']}"
-                     for name in ("procedure", "certification", "bit_identical"))
-
-
 def kernel_reason(provenance: dict, blas_coretype=None,
                   recorded=None) -> tuple[str, str | None]:
     """Tier 3's kernel reasons: ``(note, reason it is not the release's triple)``.
@@ -336,7 +305,7 @@ def kernel_reason(provenance: dict, blas_coretype=None,
         recorded: the entry's :class:`~qencode_nb.entry.recorded_env.RecordedEnvironment`;
             None, or one without recorded pins, compares with the reference triple.
     """
-    from qencode_nb.notebook.blas_profiles import REFERENCE, triple_text
+    from qencode_nb.notebook.blas_profiles import REFERENCE, release_clause, triple_text
     from qencode_nb.notebook.pins import copy_of
 
     copies = (provenance.get("numeric") or {}).get("openblas")
@@ -345,17 +314,10 @@ def kernel_reason(provenance: dict, blas_coretype=None,
                   for p in (provenance.get("blas") or {}).get("pools") or []
                   if p.get("library") == "openblas"]
     used = {c.get("copy"): c.get("kernel") for c in copies}
-    triple = triple_text(used)
-    head = (f"OpenBLAS kernels: {triple}"
+    head = (f"OpenBLAS kernels: {triple_text(used)}"
             + (f" (OPENBLAS_CORETYPE={blas_coretype} at numpy load)" if blas_coretype else ""))
-    want = REFERENCE.coretypes if recorded is None or not recorded.pins else recorded.kernels
-    if want is None:        # pins, but no release triple known: say so, never guess
-        return (head + "; the entry's release has no known kernel triple",
-                "; ".join(recorded.unknown))
-    same = all(str(used.get(c) or "").lower() == str(k).lower() for c, k in want.items())
-    if want == REFERENCE.coretypes:
-        return (head + f"; reference triple: {triple_text(want)} (-p blas_coretype reference)",
-                None if same else f"not the reference kernel triple ({triple})")
-    return (head + f"; the {recorded.release} release's triple: {triple_text(want)} "
-                   "(-p blas_coretype reference)",
-            None if same else f"not the {recorded.release} release's kernel triple ({triple})")
+    pinned = recorded is not None and recorded.pins
+    clause, reason = release_clause(used, recorded.kernels if pinned else REFERENCE.coretypes,
+                                    recorded.release if pinned else None,
+                                    recorded.unknown if pinned else ())
+    return head + clause, reason

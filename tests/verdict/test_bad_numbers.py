@@ -52,7 +52,7 @@ def audit(path, mode: str) -> dict:
     proc = procedure.evaluate(e, rebuilt, ham, problem, run, mode)
     v = tiers.verdict(e, rerun=run, provenance=provenance.collect(e.tool_versions),
                       blas_threads=1, integrity=integ, replay=rep, procedure=proc,
-                      hamiltonian=ham)
+                      hamiltonian=ham, mode=mode)
     return {"entry_id": e.entry_id, "mode": mode, "integrity": integ.to_record(),
             "hamiltonian": ham.to_record(), "replay": rep.to_record(), "fields": proc.fields,
             "rerun_energy": None if run is None else run.energy, **v.to_record()}
@@ -87,8 +87,8 @@ def test_nan_published_energy_fails_each_check_that_reads_it(tmp_path):
     assert PUBLISHED not in head and "published certified" not in head
     assert head.startswith("ALERTS (2: see below); no re-run (mode=replay); not quoted: "
                            f"{E_PUB} is nan")
-    assert PUBLISHED not in r["verdict"] and f"published error not quoted: {E_PUB} is nan" \
-        in r["verdict"]
+    assert PUBLISHED not in r["verdict"] and f"not quoted: {E_PUB} is nan" in r["verdict"]
+    assert head in r["verdict"], "the verdict record says the card's own headline"
     errors = dict((label, (err, mar)) for label, err, mar in Card(r).facts()["errors"])
     assert errors["published"] == ("not quoted", "not quoted")
     assert r["tiers"]["procedure"]["status"] == "incomplete"
@@ -157,7 +157,7 @@ def test_a_contradictory_gap_is_named_and_not_quoted(tmp_path):
     quoted = head.split("; not quoted: ")[0]
     assert "published error" not in quoted and "4.000000" not in quoted
     assert f"not quoted: stated published error {GAP} = 4.000000000e-03 Ha" in head
-    assert f"no re-run; published error not quoted: stated published error {GAP}" \
+    assert f"no re-run (mode=replay); not quoted: stated published error {GAP}" \
         in r["verdict"]
 
 
