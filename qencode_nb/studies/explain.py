@@ -36,7 +36,6 @@ from pathlib import Path
 from typing import Any
 
 from qencode_nb.options import RunOptions, with_changes
-from qencode_nb.errors import ParameterError
 
 #: Columns of ``explain.csv``: ``rank`` the run's place in the search order, ``changed``
 #: the axes it changes from the baseline, ``kernels_measured`` the triple threadpoolctl
@@ -179,9 +178,9 @@ def explain(entry, out_dir="runs/explain", options: RunOptions | None = None, *,
     from qencode_nb.batch.study_jobs import entry_stem, run_jobs
     from qencode_nb.batch.stack_choice import kernels_for
 
-    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
-        raise ParameterError(f"{budget!r} is not accepted; accepted: an integer >= 1 "
-                             "(runs at most)", parameter="budget")
+    from qencode_nb.options import check_count
+
+    check_count(budget, "budget")   # runs at most
     opts = with_changes(options, {**changes, "stack": None}, mode="rerun")
     # the recorded stack first (built once, saying so), then the grid that runs in it
     recorded_kernel = kernels_for("recorded", [entry], opts.db)[entry]

@@ -1,0 +1,116 @@
+"""Every run parameter is checked in one place (issue 38, item 1): ``qencode_nb.options``.
+
+A wrong value given to the audit notebook, the CLI, a sweep, a study or a robustness
+study is refused by the same check: the same class (:class:`ParameterError`), the same
+parameter and the same sentence with the same accepted set, taken from where the set
+lives (the engines registry, the kernel profiles); nothing is run or written first.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import pytest
+
+from conftest import AUDIT_NB, H2_JW_UCCSD, ROOT
+from qencode_nb.engines import registry
+from qencode_nb.errors import ParameterError, RunFailed
+from qencode_nb.notebook import blas_profiles
+from qencode_nb.options import (MODES, RunOptions, audit_parameters, check_coretype,
+                                check_engine, check_seconds, check_stack, check_threads,
+                                with_changes)
+
+#: One wrong value per parameter, and the library's sentence for it (parameter, detail).
+WRONG = {
+    "engine": ("gpu", "'gpu' is not accepted; accepted: None (the recorded backend), "
+               + ", ".join(registry.names())),
+    "blas_threads": (0, "0 is not accepted; accepted: an integer >= 1"),
+    "mode": ("bogus", "'bogus' is not accepted; accepted: " + ", ".join(MODES)),
+}
+
+
+def _refusal(call) -> tuple[str, str]:
+    with pytest.raises(ParameterError) as err:
+        call()
+    return err.value.parameter, err.value.detail
+
+
+def test_the_accepted_sets_come_from_their_sources():
+    assert WRONG["engine"][1].endswith("qnode, statevector, sector, fast")
+    detail = _refusal(lambda: check_coretype("bogus"))[1]
+    for value in blas_profiles.accepted_values():
+        assert value in detail
+    registry.register("toy-name", registry.get("sector"))
+    try:   # a new registration is accepted at once, and listed
+        assert check_engine("Toy-Name") == "toy-name"
+        assert _refusal(lambda: check_engine("gpu"))[1].endswith("fast, toy-name")
+    finally:
+        registry.unregister("toy-name")
+    assert check_stack(None) == "current"
+    assert _refusal(lambda: check_stack("Not A Name", ready=False))[0] == "stack"
+    for bad in (0, -1, float("nan"), True, "5"):
+        assert _refusal(lambda: check_seconds(bad, "timeout"))[0] == "timeout"
+    assert check_seconds(0, "proof_budget", zero=True) == 0
+
+
+def test_run_options_are_checked_when_built_and_when_changed():
+    opts = RunOptions(engine=" Sector ", blas_coretype="haswell")
+    assert (opts.engine, opts.blas_coretype, opts.stack) == ("sector", "Haswell", "current")
+    for name, (value, detail) in WRONG.items():
+        assert _refusal(lambda: RunOptions(**{name: value})) == (name, detail)
+        assert _refusal(lambda: with_changes(opts, {name: value})) == (name, detail)
+    assert _refusal(lambda: RunOptions(workers=0)) == (
+        "workers", "0 is not accepted; accepted: an integer >= 1")
+    RunOptions(workers=0, scheduler="tcp://host:8786")   # the scheduler's workers count
+    with pytest.raises(TypeError, match="colour is not an option; accepted: blas_coretype"):
+        with_changes(None, {"colour": "red"})
+
+
+def test_the_notebook_frame_checks_with_the_same_sentences():
+    base = dict(mode="full", engine=None, blas_threads=1, blas_coretype=None,
+                proof_budget=60, stack="current")
+    assert audit_parameters(**base)["stack"] == "current"
+    for name, (value, detail) in WRONG.items():
+        assert _refusal(lambda: audit_parameters(**{**base, name: value})) == (name, detail)
+    assert check_threads(2) == 2
+
+
+@pytest.mark.notebook
+@pytest.mark.parametrize("name", sorted(WRONG))
+def test_each_entry_point_refuses_a_wrong_value_the_same_way(name, tmp_path):
+    """The notebook (its frame records the refusal), the CLI (the flag as typed), a sweep,
+    a study and a robustness study: one class, one sentence; nothing run or written."""
+    from qencode_nb.batch.sweep import sweep
+    from qencode_nb.executor.execute import run_notebook
+    from qencode_nb.notebook.record import read_records
+    from qencode_nb.studies.blas import threads_study
+    from qencode_nb.studies.robustness import robustness
+
+    value, detail = WRONG[name]
+    out = tmp_path / "runs"
+    said = {"sweep": _refusal(lambda: sweep([str(H2_JW_UCCSD)], out, progress=False,
+                                            **{name: value})),
+            "study": _refusal(lambda: threads_study(str(H2_JW_UCCSD), out_dir=out,
+                                                    progress=False, **{name: value})),
+            "robustness": _refusal(lambda: robustness([str(H2_JW_UCCSD)], out, progress=False,
+                                                      **{name: value}))
+            if name != "blas_threads" else   # robustness varies threads on its own axis
+            _refusal(lambda: robustness([str(H2_JW_UCCSD)], out, threads=[0], progress=False))}
+    assert {d for _, d in said.values()} == {detail}, said
+    assert {p for p, _ in said.values()} == (
+        {"blas_threads", "threads"} if name == "blas_threads" else {name}), said
+    assert not out.exists(), "refused before anything was written"
+    flag = {"engine": "--engine", "blas_threads": "--threads", "mode": "--mode"}[name]
+    cli = subprocess.run([sys.executable, "-m", "qencode_nb.cli", "audit", str(H2_JW_UCCSD),
+                          flag, str(value), "--out", str(tmp_path / "cli.ipynb")],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert cli.returncode == 2 and cli.stderr.strip() == f"qencode-nb: {flag} {detail}"
+    assert not (tmp_path / "cli.ipynb").exists()
+    nb = tmp_path / "nb.ipynb"
+    with pytest.raises(RunFailed, match=re.escape(f"ParameterError: {name} {detail}")):
+        run_notebook(AUDIT_NB, nb, {"entry": "h2", name: value})
+    error = read_records(nb)["error"]
+    assert (error["stage"], error["type"], error["message"]) == (
+        "parameters", "ParameterError", f"{name} {detail}")
