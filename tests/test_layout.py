@@ -167,12 +167,14 @@ def test_no_import_cycle_function_level_imports_included():
     assert not cycles, "import cycles: " + "; ".join(_cycle_path(graph, c) for c in cycles)
 
 
-def test_no_private_name_is_used_across_modules():
-    """Neither ``from qencode_nb.x import _y`` nor ``x._y`` on an imported module."""
+def _private_uses(modules: dict[str, Path], imports) -> list[str]:
+    """Where a module of ``modules`` takes a private name of another: ``from x import _y``
+    or ``x._y`` on an imported module; ``imports(name, path)`` yields
+    :func:`_imports`' tuples."""
     found = []
-    for m, path in MODULES.items():
+    for m, path in modules.items():
         aliases = {}
-        for line, target, name, alias in _imports(m, path):
+        for line, target, name, alias in imports(m, path):
             if name is None:
                 aliases[alias or target.split(".")[0]] = target
             elif target != m and _is_private(name):
@@ -182,6 +184,12 @@ def test_no_private_name_is_used_across_modules():
                     and isinstance(node.value, ast.Name) and node.value.id in aliases
                     and aliases[node.value.id] != m):
                 found.append(f"{m}:{node.lineno} uses {aliases[node.value.id]}.{node.attr}")
+    return found
+
+
+def test_no_private_name_is_used_across_modules():
+    """Neither ``from qencode_nb.x import _y`` nor ``x._y`` on an imported module."""
+    found = _private_uses(MODULES, _imports)
     assert not found, "private names used across modules: " + "; ".join(found)
 
 
@@ -301,19 +309,7 @@ def test_no_import_cycle_among_benchmarks():
 
 def test_no_private_name_is_used_across_benchmarks():
     """Neither ``from harness import _y`` nor ``harness._y`` in another benchmark."""
-    found = []
-    for m, path in BENCHMARKS.items():
-        aliases = {}
-        for line, target, name, alias in _benchmark_imports(path):
-            if name is None:
-                aliases[alias] = target
-            elif target != m and _is_private(name):
-                found.append(f"{m}:{line} imports {name} from {target}")
-        for node in ast.walk(ast.parse(path.read_text())):
-            if (isinstance(node, ast.Attribute) and _is_private(node.attr)
-                    and isinstance(node.value, ast.Name) and node.value.id in aliases
-                    and aliases[node.value.id] != m):
-                found.append(f"{m}:{node.lineno} uses {aliases[node.value.id]}.{node.attr}")
+    found = _private_uses(BENCHMARKS, lambda m, path: _benchmark_imports(path))
     assert not found, "private names used across benchmarks: " + "; ".join(found)
 
 
