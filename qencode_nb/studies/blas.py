@@ -76,8 +76,6 @@ def threads_study(entry, threads=(1, 2), repeats: int = 3, out_dir="runs/threads
             unrunnable coretype, ``timeout`` <= 0).
         EntryError: an entry that does not exist or is a folder.
     """
-    import pandas as pd
-
     from qencode_nb.options import check_count, check_threads
 
     opts = with_changes(options, changes, mode="rerun")
@@ -92,12 +90,7 @@ def threads_study(entry, threads=(1, 2), repeats: int = 3, out_dir="runs/threads
     stem = entry_stem(entry)
     jobs = [(t, r, f"{stem}__t{t}__r{r}", {"blas_threads": t, **extra})
             for t in dict.fromkeys(threads) for r in range(repeats)]
-    rows = run_jobs(entry, jobs, out_dir, opts, desc="threads study")
-    table = pd.DataFrame([{"threads": t, "repeat": r, **row}
-                          for (t, r, _, _), row in zip(jobs, rows)],
-                         columns=list(THREADS_COLUMNS))
-    write_table(table, "threads", Path(out_dir), opts.plot)
-    return table
+    return _run_table(entry, jobs, out_dir, opts, "threads", THREADS_COLUMNS)
 
 
 def kernels_study(entry, coretypes=None, repeats: int = 1, out_dir="runs/kernels",
@@ -132,8 +125,6 @@ def kernels_study(entry, coretypes=None, repeats: int = 1, out_dir="runs/kernels
         PinError: this CPU runs no known coretype.
         EntryError: an entry that does not exist or is a folder.
     """
-    import pandas as pd
-
     from qencode_nb.errors import PinError
     from qencode_nb.notebook.pins import runnable_coretypes
     from qencode_nb.options import check_coretype, check_count
@@ -153,10 +144,18 @@ def kernels_study(entry, coretypes=None, repeats: int = 1, out_dir="runs/kernels
     stem = entry_stem(entry)
     jobs = [(c, r, f"{stem}__{c}__r{r}", {"blas_threads": 1, "blas_coretype": c})
             for c in coretypes for r in range(repeats)]
-    rows = run_jobs(entry, jobs, out_dir, opts, desc="kernels study")
-    table = pd.DataFrame([{"coretype": c, "repeat": r, **row}
-                          for (c, r, _, _), row in zip(jobs, rows)],
-                         columns=list(KERNELS_COLUMNS))
-    write_table(table, "kernels", Path(out_dir), opts.plot)
+    return _run_table(entry, jobs, out_dir, opts, "kernels", KERNELS_COLUMNS)
+
+
+def _run_table(entry, jobs, out_dir, opts, kind: str, columns):
+    """Run a threads or kernels study's ``jobs`` and write ``<out_dir>/<kind>.csv`` (and
+    the figure): one row per job, its group value under ``columns[0]`` (``threads`` or
+    ``coretype``), then ``repeat`` and the run's row."""
+    import pandas as pd
+
+    rows = run_jobs(entry, jobs, out_dir, opts, desc=f"{kind} study")
+    table = pd.DataFrame([{columns[0]: value, "repeat": r, **row}
+                          for (value, r, _, _), row in zip(jobs, rows)], columns=list(columns))
+    write_table(table, kind, Path(out_dir), opts.plot)
     return table
 
