@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from conftest import H2_JW_UCCSD, ROOT, SHARED_DB, TEST_PROFILE, by_profile
-from qencode_nb.errors import EntryError
+from qencode_nb.errors import EntryError, ParameterError
 from qencode_nb.batch.sweep import SUBSETS, sweep
 from qencode_nb.readout.counts import failures, tier_counts
 from qencode_nb.readout.summary_csv import read_summary
@@ -52,9 +52,9 @@ def test_sweep_refuses_unknown_targets(tmp_path):
 
 
 def test_sweep_refuses_an_unknown_engine_before_any_run(tmp_path):
-    with pytest.raises(EntryError, match="field engine: 'gpu' is not accepted; accepted: None "
-                                         r"\(the recorded backend\), qnode, statevector, "
-                                         "sector, fast"):
+    with pytest.raises(ParameterError, match="^engine 'gpu' is not accepted; accepted: None "
+                                             r"\(the recorded backend\), qnode, statevector, "
+                                             "sector, fast"):
         sweep([str(H2_JW_UCCSD)], tmp_path, engine="gpu")
     assert not list(tmp_path.glob("*.ipynb"))
 

@@ -339,12 +339,12 @@ def test_engine_for_is_the_generators_auto_rule():
 
 def test_bad_arguments_are_refused(problem):
     from qencode_nb.engines import registry
-    from qencode_nb.errors import EntryError
+    from qencode_nb.errors import ParameterError
     from qencode_nb.rerun.adapt import AdaptBudget, run_adapt
 
     prob = problem("H4")
-    with pytest.raises(EntryError, match="no engine named 'gpu'; registered: qnode, "
-                                         "statevector, sector, fast"):
+    with pytest.raises(ParameterError, match="'gpu' is not registered; registered: qnode, "
+                                             "statevector, sector, fast"):
         registry.get("gpu")
     qnode = _engine(prob, prob.H, "qnode")
     with pytest.raises(ValueError, match="outside the pool of 64"):

@@ -499,5 +499,5 @@ def test_sector_engine_falls_back_with_the_reason(tmp_path):
     assert r["engine"]["used"] == "default.qubit" and "hea" in r["engine"]["reason"]
     assert r["replay"]["engine"] == "default.qubit"
     assert "particle number" in r["replay"]["engine_fallback"]
-    with pytest.raises(RunFailed, match="field engine: 'gpu' is not accepted; accepted: None"):
+    with pytest.raises(RunFailed, match="engine 'gpu' is not accepted; accepted: None"):
         run_notebook(AUDIT_NB, tmp_path / "bad.ipynb", {"entry": "h2", "engine": "gpu"})
