@@ -7,7 +7,7 @@ Usage::
                                                        # starts with / contains these
     python benchmarks/bench_rebuild.py --max-qubits 12 --timeout 300 --json out.json
 
-For each entry, in one process: *cold* = :func:`qencode_nb.problem.hamcheck.check_entry`
+For each entry, in one process: *cold* = :func:`qencode_nb.hamiltonian.hamcheck.check_entry`
 with a fresh, empty temporary cache (PySCF, of_bridge, tapering, exact ground
 energy, comparison); *warm* = the same call again (cache hit, comparison only).
 Prints per-entry times, the cold/warm ratio, the Hamiltonian-check numbers,
@@ -74,9 +74,9 @@ def main(argv=None) -> int:
     import pyscf  # noqa: F401
     import scipy.sparse.linalg  # noqa: F401
 
-    from qencode_nb.problem import cache
+    from qencode_nb.hamiltonian import cache
     from qencode_nb import entry as entries
-    from qencode_nb.problem.hamcheck import check_entry
+    from qencode_nb.hamiltonian.hamcheck import check_entry
     t_import = time.perf_counter() - t0
 
     files = _select(args.db, args.entries)

@@ -6,7 +6,7 @@ Usage::
         --workers 2 [--baseline /path/to/other/checkout] [--cold] [--engine fast]
 
 Runs ``qencode-nb sweep TARGETS --mode replay`` (a record folder among the targets: every
-release group, :mod:`qencode_nb.studies.record_sweep`) once per checkout, in one
+release group, :mod:`qencode_nb.studies.history_sweep`) once per checkout, in one
 invocation: the ``--baseline`` checkout first (e.g. the main branch: its record sweep ran
 the release groups one after another), then this one (one pool for every group).  Each
 pass is ``python -m qencode_nb.cli`` with ``PYTHONPATH`` set to its checkout (the kernels

@@ -34,7 +34,7 @@ def measure(name: str) -> dict:
     from qencode_nb import entry as entries
     from qencode_nb.engines.ansatz import uccsd_excitations
     from qencode_nb.engines.excitation_check import keeps, keeps_by_matrix
-    from qencode_nb.problem.cache import cached_rebuild_entry
+    from qencode_nb.hamiltonian.cache import cached_rebuild_entry
 
     e = entries.load(harness.db_path(SYSTEMS[name]))
     _, tap = cached_rebuild_entry(e, light=True)

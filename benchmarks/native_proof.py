@@ -11,8 +11,8 @@ Each ``native-<key>.json`` written by method ``pennylane`` (the audit's build be
 issue 37, ``material`` without ``"method"``) under the PennyLane version installed here
 holds the generator's operator and the seconds it took.  For each, in one process,
 the same problem is built by method ``integrals``
-(:func:`qencode_nb.problem.native.build_native`) and compared:
-:func:`qencode_nb.problem.equivalence.compare_terms` on the terms (tolerance
+(:func:`qencode_nb.hamiltonian.native.build_native`) and compared:
+:func:`qencode_nb.hamiltonian.equivalence.compare_terms` on the terms (tolerance
 1e-8 Ha, ``rules.COEFF_MATCH_HA``), the constant correction, the sectors and the qubit
 count; where the terms differ, the four lowest eigenvalues (a rotation among
 degenerate orbitals, LAPACK's choice in either build, changes terms but not the
@@ -39,7 +39,7 @@ from pathlib import Path
 
 
 def _compare(slow: dict, fast: dict) -> dict:
-    from qencode_nb.problem.equivalence import compare_terms
+    from qencode_nb.hamiltonian.equivalence import compare_terms
     from qencode_nb.rules import COEFF_MATCH_HA
 
     cmp = compare_terms({s: c for s, c in slow["terms"]}, {s: c for s, c in fast["terms"]})
@@ -73,7 +73,7 @@ def _lowest(doc: dict, k: int = 4):
 
 def _fast(problem: dict) -> tuple[dict, float]:
     from qencode_nb.entry.pauli_strings import format_pauli_word
-    from qencode_nb.problem.native import build_native
+    from qencode_nb.hamiltonian.native import build_native
 
     start = time.perf_counter()
     tap = build_native(problem["geometry"], problem["basis"], problem["num_electrons"],
@@ -97,7 +97,7 @@ def _label(p: dict) -> str:
 def main(argv=None) -> int:
     from importlib.metadata import version
 
-    from qencode_nb.problem.cache import cache_root
+    from qencode_nb.hamiltonian.cache import cache_root
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cache", type=Path, default=None, help="cache root (default: the audit's)")
@@ -108,7 +108,7 @@ def main(argv=None) -> int:
 
     rows = []
     if args.build_slow:
-        from qencode_nb.problem.native import build_native
+        from qencode_nb.hamiltonian.native import build_native
         from qencode_nb.entry.pauli_strings import format_pauli_word
 
         g, b, ne, no, m = args.build_slow

@@ -76,7 +76,7 @@ _STAGE = """\
 import json, sys, time
 t0 = time.perf_counter()
 from qencode_nb.entry import load
-from qencode_nb.problem.check import hamiltonian_check, rebuild
+from qencode_nb.hamiltonian.check import hamiltonian_check, rebuild
 entry = load(sys.argv[1])
 rebuilt = rebuild(entry)
 record = hamiltonian_check(entry, rebuilt)

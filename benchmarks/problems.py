@@ -23,8 +23,8 @@ def adapt_entry(system: str):
 
 
 def rebuild(entry):
-    """The entry's rebuild (:func:`qencode_nb.problem.check.rebuild`, disk-cached)."""
-    from qencode_nb.problem import check
+    """The entry's rebuild (:func:`qencode_nb.hamiltonian.check.rebuild`, disk-cached)."""
+    from qencode_nb.hamiltonian import check
 
     return check.rebuild(entry)
 
@@ -100,8 +100,8 @@ def sector_problem(system: str, entry, rebuilt):
 def untapered_hamiltonian(entry):
     """The entry's active-space Hamiltonian on the untapered jordan_wigner qubits
     (PennyLane operator, Ha; a PySCF run and OpenFermion)."""
-    from qencode_nb.problem.chemistry import run_chemistry
-    from qencode_nb.problem.of_bridge import build_of_bridge
+    from qencode_nb.hamiltonian.chemistry import run_chemistry
+    from qencode_nb.hamiltonian.of_bridge import build_of_bridge
 
     chem = run_chemistry(entry.geometry, entry.basis, entry.charge, entry.spin,
                          *entry.active_space, entry.orbital_optimization)

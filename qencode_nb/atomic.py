@@ -5,7 +5,7 @@
 ``os.replace`` (atomic on POSIX within one file system).  Concurrent writers of one
 path leave one complete file (the last to replace it); a failed write leaves the
 old file as it was and no temporary file behind.  Users: the rebuild cache
-(:mod:`qencode_nb.problem.cache`), re-run checkpoints
+(:mod:`qencode_nb.hamiltonian.cache`), re-run checkpoints
 (:mod:`qencode_nb.rerun.checkpoint`) and a sweep's ``summary.csv``
 (:mod:`qencode_nb.batch.run_folder`).
 """

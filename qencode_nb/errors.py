@@ -135,9 +135,9 @@ class HamiltonianMismatch(QencodeNbError, ValueError):
 
 class CacheCorrupt(QencodeNbError, ValueError):
     """A cache file failed a check (raised by
-    :func:`qencode_nb.problem.cache_payload.check_payload`,
-    :func:`qencode_nb.problem.cache_payload.restore` and
-    :func:`qencode_nb.problem.cache.load`, reported as a :class:`CacheWarning`)."""
+    :func:`qencode_nb.hamiltonian.cache_payload.check_payload`,
+    :func:`qencode_nb.hamiltonian.cache_payload.restore` and
+    :func:`qencode_nb.hamiltonian.cache.load`, reported as a :class:`CacheWarning`)."""
 
 
 class AttestationError(QencodeNbError, ValueError):

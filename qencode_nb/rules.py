@@ -197,7 +197,7 @@ rebuild the ``pennylane_native`` path exactly as it was called."""
 
 COEFF_MATCH_HA = 1e-8
 """Largest |coefficient difference| (Ha) for which two Hamiltonians count as the
-same build, after the equivalences of :mod:`qencode_nb.problem.equivalence`
+same build, after the equivalences of :mod:`qencode_nb.hamiltonian.equivalence`
 (PySCF moves by a few ulps with the BLAS kernel; measured rebuilt-vs-stored
 differences on the 27 shared entries with Hartree-Fock orbitals are <= 1e-13 Ha).
 An edited coefficient above it is a Hamiltonian alert."""

@@ -29,7 +29,7 @@ HEAVY = ("pennylane", "openfermion", "pyscf.mcscf", "pyscf.fci")
 _STAGE = textwrap.dedent("""
     import json, sys
     from qencode_nb.entry import load
-    from qencode_nb.problem.check import hamiltonian_check, rebuild
+    from qencode_nb.hamiltonian.check import hamiltonian_check, rebuild
 
     mode, paths = sys.argv[1], sys.argv[2:]
     out = {}
@@ -38,7 +38,7 @@ _STAGE = textwrap.dedent("""
         row = {}
         if mode == "warm":
             import dataclasses
-            from qencode_nb.problem.tapering import TaperResult
+            from qencode_nb.hamiltonian.tapering import TaperResult
 
             rebuilt = rebuild(entry)
             row["cold_hit"] = rebuilt.chemistry.cache_hit
@@ -99,10 +99,10 @@ def test_lazy_operators_equal_a_fresh_rebuild(entry_path, tmp_path):
     import pennylane as qml
 
     from qencode_nb.entry import load
-    from qencode_nb.problem import cache
-    from qencode_nb.problem.cache_payload import RestoredTaperResult
-    from qencode_nb.problem.pauli import to_pauli_terms
-    from qencode_nb.problem.rebuild import rebuild_tapered
+    from qencode_nb.hamiltonian import cache
+    from qencode_nb.hamiltonian.cache_payload import RestoredTaperResult
+    from qencode_nb.hamiltonian.pauli import to_pauli_terms
+    from qencode_nb.hamiltonian.rebuild import rebuild_tapered
 
     fields = cache.entry_fields(load(entry_path))
     source = fields.pop("hamiltonian_source")
@@ -147,8 +147,8 @@ def test_lazy_operators_equal_a_fresh_rebuild(entry_path, tmp_path):
 def test_restored_wires_and_terms_follow_pennylane(terms, wire_order):
     """tapered_wires()/tapered_terms() of a restored result, computed without
     PennyLane, equal what the built operator says."""
-    from qencode_nb.problem.cache_payload import RestoredTaperResult
-    from qencode_nb.problem.tapering import TaperResult
+    from qencode_nb.hamiltonian.cache_payload import RestoredTaperResult
+    from qencode_nb.hamiltonian.tapering import TaperResult
 
     spec = {"terms": terms, "wire_order": wire_order}
     tap = RestoredTaperResult({"H_tapered": spec, "generators": [], "paulixops": []},
@@ -166,7 +166,7 @@ def test_restored_wires_and_terms_follow_pennylane(terms, wire_order):
 
 def test_bad_stored_pauli_string_is_corrupt_on_load():
     from qencode_nb.errors import CacheCorrupt
-    from qencode_nb.problem.cache_payload import restore
+    from qencode_nb.hamiltonian.cache_payload import restore
 
     payload = {"taper": {"H_tapered": {"terms": [["Q9", 1.0, 0.0]], "wire_order": None},
                          "generators": [], "paulixops": [], "hf_tapered": [],
@@ -188,7 +188,7 @@ def test_bad_stored_pauli_string_is_corrupt_on_load():
 _FAST = textwrap.dedent("""
     import json, sys
     from qencode_nb.entry import load
-    from qencode_nb.problem.check import hamiltonian_check, rebuild
+    from qencode_nb.hamiltonian.check import hamiltonian_check, rebuild
     from qencode_nb.rerun.problem import build_problem
     from qencode_nb.rerun.rerun import rerun
     from qencode_nb.rerun.replay import replay

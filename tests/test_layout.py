@@ -209,7 +209,7 @@ def test_importing_the_package_or_a_room_loads_no_numpy(name):
 #: or from rooms before it.  Top-level modules count as rooms of their own.
 ROOM_ORDER = ("qencode_nb.rules", "qencode_nb.paths", "qencode_nb.errors", "qencode_nb.atomic",
               "qencode_nb.figstyle", "qencode_nb.notebook", "qencode_nb.entry", "qencode_nb.trust",
-              "qencode_nb.problem", "qencode_nb.engines", "qencode_nb.options", "qencode_nb.rerun",
+              "qencode_nb.hamiltonian", "qencode_nb.engines", "qencode_nb.options", "qencode_nb.rerun",
               "qencode_nb.verdict", "qencode_nb.claims", "qencode_nb.readout", "qencode_nb.executor",
               "qencode_nb.batch",
               "qencode_nb.studies", "qencode_nb.commands", "qencode_nb.cli", "qencode_nb")
@@ -226,6 +226,62 @@ def test_rooms_import_only_from_rooms_before_them():
     forward = sorted(f"{m} -> {t}" for m, targets in _graph().items() for t in targets
                      if rank[_room(t)] > rank[_room(m)])
     assert not forward, forward
+
+
+#: File names that repeat across rooms, each the same word for the same thing in both
+#: places (issue 38, item 3); a new repeat needs its reason here.
+SUBCOMMAND = "a command module is named after its subcommand (commands/) and the room's own"
+REPEATED_FILE_NAMES = {
+    "adapt.py": "each engine's ADAPT backend (engines/*/adapt.py) and the recorded ADAPT "
+                "procedure that drives them (rerun/adapt.py)",
+    "engine.py": "each engine package's Engine (engines/*/engine.py), one per engine",
+    "kernels.py": "each engine's numba loops (engines/sector, engines/fast)",
+    "slow.py": "each engine's slow twin, the test oracle of its kernels",
+    "problem.py": "the VQE problem, Hamiltonian and ansatz, of the re-run (rerun/problem.py) "
+                  "and its compiled form on the fast engine (engines/fast/problem.py)",
+    "provenance.py": "where a thing came from: the entry (entry/provenance.py) and the run "
+                     "(notebook/provenance.py)",
+    "check.py": "a room's one entry point that checks its subject: the claims of a folder "
+                "(claims/check.py), the entry's Hamiltonian (hamiltonian/check.py)",
+    **{f"{name}.py": SUBCOMMAND for name in ("compare", "curve", "report", "robustness",
+                                              "study", "sweep")},
+}
+
+#: Words that had two meanings (issue 38, item 3) and the one they keep: no module or
+#: room may use them for the other.
+ONE_MEANING = {
+    "runner": "gone: notebook execution is the executor room's (executor/execute.py), a "
+              "study's runs are batch/study_jobs.py",
+    "record": "an audit's record only (notebook/record.py, verdict/records.py, "
+              "hamiltonian/hamrecord.py); a "
+              "benchmark's public record is its history (batch/history.py, ...)",
+    "problem": "the VQE problem (Hamiltonian and ansatz); the rebuilt Hamiltonian's room "
+               "is hamiltonian/",
+}
+
+
+def test_a_file_name_repeats_across_rooms_only_with_a_reason():
+    rooms_of: dict[str, set[str]] = {}
+    for m, path in MODULES.items():
+        if path.name != "__init__.py":
+            rooms_of.setdefault(path.name, set()).add(m)
+    repeated = {name for name, mods in rooms_of.items() if len(mods) > 1}
+    assert repeated <= set(REPEATED_FILE_NAMES), (
+        "file names repeated without a reason in REPEATED_FILE_NAMES: "
+        + ", ".join(f"{n} ({', '.join(sorted(rooms_of[n]))})"
+                    for n in sorted(repeated - set(REPEATED_FILE_NAMES))))
+    assert set(REPEATED_FILE_NAMES) <= repeated, "a listed repeat that no longer repeats"
+
+
+def test_the_old_double_meanings_are_gone():
+    names = {m.split(".")[-1] for m in MODULES} | {_room(m) for m in MODULES}
+    assert not [n for n in names if "runner" in n], ONE_MEANING["runner"]
+    assert "qencode_nb.problem" not in names, ONE_MEANING["problem"]
+    records = sorted(m for m in MODULES if "record" in m.split(".")[-1]
+                     and not m.split(".")[-1].startswith("recorded"))
+    assert records == ["qencode_nb.hamiltonian.hamrecord",    # the `hamiltonian` record
+                       "qencode_nb.notebook.record", "qencode_nb.verdict.records"], (
+        ONE_MEANING["record"], records)
 
 
 #: Rooms every cell of the audit may use: the frame (records, stages, pins) and the
@@ -260,7 +316,7 @@ def test_the_audit_notebook_runs_forward_through_the_rooms():
             seen.append(room) if not seen or rank[room] >= rank[seen[-1]] else None
     assert not back, back
     assert [r for i, r in enumerate(seen) if i == 0 or r != seen[i - 1]] == [
-        "qencode_nb.entry", "qencode_nb.trust", "qencode_nb.problem", "qencode_nb.rerun",
+        "qencode_nb.entry", "qencode_nb.trust", "qencode_nb.hamiltonian", "qencode_nb.rerun",
         "qencode_nb.verdict"]
 
 

@@ -82,7 +82,7 @@ def test_papermill_engine_is_registered_under_the_entry_point_group():
 
 def test_importing_the_package_does_not_import_numpy():
     code = ("import sys, qencode_nb, qencode_nb.notebook.pins, qencode_nb.entry.model, "
-            "qencode_nb.verdict.tiers, qencode_nb.verdict.procedure, qencode_nb.problem.check, qencode_nb.rerun.problem, "
+            "qencode_nb.verdict.tiers, qencode_nb.verdict.procedure, qencode_nb.hamiltonian.check, qencode_nb.rerun.problem, "
             "qencode_nb.rerun.rerun, qencode_nb.entry.vocabulary, qencode_nb.cli;"
             "print(sorted(m for m in ('numpy','scipy') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

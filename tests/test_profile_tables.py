@@ -35,7 +35,7 @@ def test_the_scan_finds_the_tables():
     where = [w for w, _ in _calls()]
     assert len(where) >= 10, where
     assert any(w.startswith("tests/batch/test_sweep.py") for w in where)
-    assert any(w.startswith("tests/problem/test_hamiltonian_record.py") for w in where)
+    assert any(w.startswith("tests/hamiltonian/test_hamiltonian_record.py") for w in where)
 
 
 def test_every_by_profile_table_has_a_row_per_profile():
@@ -52,7 +52,7 @@ def test_every_by_profile_table_has_a_row_per_profile():
 
 
 def test_the_hamiltonian_record_table_has_a_row_per_profile():
-    """tests/problem/test_hamiltonian_record.py's table is a data file
+    """tests/hamiltonian/test_hamiltonian_record.py's table is a data file
     (tests/data/hamiltonian-record/regenerate.py writes its rows)."""
     table = json.loads((TESTS / "data" / "hamiltonian-record"
                         / "before-hamiltoniancheck.json").read_text())

@@ -10,7 +10,7 @@
   run, a lock per run, ``.sweep.lock``, atomic ``summary.csv``;
 - :mod:`~qencode_nb.batch.study_jobs`: one study's runs through the pool, one row each;
 - :mod:`~qencode_nb.batch.progress_bar`: the text progress bar over the runs;
-- :mod:`~qencode_nb.batch.record`: a record folder's releases as groups of targets.
+- :mod:`~qencode_nb.batch.history`: a record folder's releases as groups of targets.
 
 How every run runs is :class:`qencode_nb.options.RunOptions` (checked once, built
 once).  Reading the results back is :mod:`qencode_nb.readout`'s job; the study designs are

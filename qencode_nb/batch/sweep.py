@@ -263,7 +263,7 @@ def sweep(targets, out_dir, options: RunOptions | None = None, *, subset: str | 
     """Audit every target; return the summary DataFrame (also ``summary.csv``).
 
     :func:`plan_folder`, then :func:`run_plans` (one pool), then :func:`finish_folder`;
-    the record sweep (:func:`qencode_nb.studies.record_sweep.sweep_record`) plans every
+    the record sweep (:func:`qencode_nb.studies.history_sweep.sweep_history`) plans every
     release's folder and runs them all through one pool the same way.
 
     Args:

@@ -2,7 +2,7 @@
 entry files, and the named subsets of a database (``--subset``).
 
 :func:`resolve_targets` and :func:`select_subset` are what :func:`qencode_nb.batch.sweep.sweep`,
-the record sweep (:mod:`qencode_nb.batch.record`) and the robustness study
+the record sweep (:mod:`qencode_nb.batch.history`) and the robustness study
 (:mod:`qencode_nb.studies.robustness`) call before anything is written; a typo is refused
 naming the closest names.  :mod:`qencode_nb.batch.sweep` re-exports them.
 """

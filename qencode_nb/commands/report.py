@@ -6,7 +6,7 @@ of ``qencode-nb claims --out``); exit status 2 when RUNS_DIR holds no audit note
 ``--claims`` is not a claims table.  A record sweep's folder (``record.json``) gets one
 page grouped by release, with its claims and curves (``--out`` only directly in that
 folder, no ``--claims``: exit status 2)
-(:func:`qencode_nb.readout.record_report.write_record_report`).
+(:func:`qencode_nb.readout.history_report.write_history_report`).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def _report(args) -> int:
     from qencode_nb.readout.report import write_report
 
     if (Path(args.runs_dir) / "record.json").is_file():   # a record sweep's folder
-        from qencode_nb.readout.record_report import write_record_report
+        from qencode_nb.readout.history_report import write_history_report
 
         folder = Path(args.runs_dir).resolve()
         if args.claims is not None:
@@ -50,7 +50,7 @@ def _report(args) -> int:
                   "relative to that folder)", file=sys.stderr)
             return 2
         try:
-            page = write_record_report(args.runs_dir, args.out, notebooks=args.notebooks)
+            page = write_history_report(args.runs_dir, args.out, notebooks=args.notebooks)
         except QencodeNbError as exc:
             print(f"qencode-nb: {as_typed(exc, args)}", file=sys.stderr)
             return 2

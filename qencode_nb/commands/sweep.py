@@ -4,8 +4,8 @@
 entries (:mod:`qencode_nb.batch.sweep`), one process and kernel each, and writes
 ``RUNS_DIR/summary.csv`` and ``RUNS_DIR/margins.{png,svg}``; it prints the tier,
 replay and boundary counts (:mod:`qencode_nb.readout.counts`).  A record folder among the
-targets (:mod:`qencode_nb.batch.record`) sweeps each release into its own sub-folder and
-prints the per-release counts (:mod:`qencode_nb.studies.record_sweep`: every release's
+targets (:mod:`qencode_nb.batch.history`) sweeps each release into its own sub-folder and
+prints the per-release counts (:mod:`qencode_nb.studies.history_sweep`: every release's
 runs in one pool); an entry refused when
 read is counted per release, not a failure.  Exit status 1 when any
 audit failed (each failure listed first, with its notebook; in a record sweep also a
@@ -56,20 +56,20 @@ def add_parsers(sub) -> None:
 
 
 def _sweep(args) -> int:
-    from qencode_nb.batch.record import discover
+    from qencode_nb.batch.history import discover
     from qencode_nb.batch.sweep import sweep
     from qencode_nb.readout.counts import (TIER_STATUSES, boundary_warnings, failures,
                                            replay_counts, tier_counts)
 
     try:
-        record = discover(args.targets)
-        if record.is_record:
-            return _sweep_record(record, args)
+        history = discover(args.targets)
+        if history.is_history:
+            return _sweep_history(history, args)
         table = sweep(args.targets, args.out, run_options(args), subset=args.subset)
     except QencodeNbError as exc:
         print(f"qencode-nb: {as_typed(exc, args)}", file=sys.stderr)
         return 2
-    print_not_entries(record)
+    print_not_entries(history)
     status = print_failures(failed := failures(table), Path(args.out))   # failures first
     from qencode_nb.batch.resume import reruns_text
 
@@ -89,22 +89,22 @@ def _sweep(args) -> int:
     return status
 
 
-def _sweep_record(record, args) -> int:
+def _sweep_history(history, args) -> int:
     """A record folder among the targets: every release group's runs through one pool
-    (:func:`qencode_nb.studies.record_sweep.sweep_record`), then the per-release counts,
+    (:func:`qencode_nb.studies.history_sweep.sweep_history`), then the per-release counts,
     the claims' statuses and the curves."""
     import json
 
-    from qencode_nb.studies.record_sweep import RECORD_MANIFEST, sweep_record
+    from qencode_nb.studies.history_sweep import HISTORY_MANIFEST, sweep_history
     from qencode_nb.errors import EntryError
-    from qencode_nb.readout.record_counts import RELEASE_COLUMN, refusal, release_counts
+    from qencode_nb.readout.history_counts import RELEASE_COLUMN, refusal, release_counts
 
     if args.subset is not None:
         raise EntryError(f"{args.subset!r} is not accepted with a record folder; accepted: "
                          "--subset with database folders only (a subset names v4 entries)",
                          field="subset")
     out = Path(args.out)
-    table = sweep_record(record, out, run_options(args))
+    table = sweep_history(history, out, run_options(args))
     status = 0
     for r in table.to_dict("records"):   # failures first: release, reason, notebook
         if r["status"] != "done" and refusal(r["failure"]) is None:
@@ -113,15 +113,15 @@ def _sweep_record(record, args) -> int:
                   f"\n  executed notebook: {r['notebook']}")
     from qencode_nb.batch.resume import reruns_text
 
-    manifest = json.loads((out / RECORD_MANIFEST).read_text())
+    manifest = json.loads((out / HISTORY_MANIFEST).read_text())
     if reruns_text(manifest.get("reruns")):
         print(reruns_text(manifest["reruns"]))
-    counts = release_counts(table, [g.label for g in record.groups])
+    counts = release_counts(table, [g.label for g in history.groups])
     print(counts.drop(columns="refused_reasons").to_string(index=False))
     for release, reasons in zip(counts["release"], counts["refused_reasons"]):
         if reasons and release != "all":
             print(f"refused in {release}: {reasons}")
-    print_not_entries(record)
+    print_not_entries(history)
     claims = manifest["claims"]
     if claims and claims.get("file"):
         print(f"claims of {claims['folder']}: {out / claims['file']} ("
@@ -152,17 +152,17 @@ def _sweep_record(record, args) -> int:
     return status
 
 
-def print_not_entries(record) -> None:
+def print_not_entries(history) -> None:
     """Name what a sweep's folders hold but does not audit: each group's release metadata
     (:mod:`qencode_nb.entry.release_files`) and each release folder holding no entry,
     with the reason."""
     from qencode_nb.entry.release_files import not_entries_text
 
-    for group in record.groups:
+    for group in history.groups:
         if group.not_entries:
             print(f"not entries in {group.label} (QEncode release metadata, not audited): "
                   + not_entries_text(group.not_entries))
-    for empty in record.empty:
+    for empty in history.empty:
         print(f"release {empty['release']} not swept: {empty['reason']}")
 
 

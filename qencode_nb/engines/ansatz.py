@@ -87,7 +87,7 @@ def tapered_uccsd_ops(num_electrons: int, n_qubits_full: int, generators,
     Args:
         num_electrons: active electrons.
         n_qubits_full: untapered qubit count (``encoding.tapering.original_num_qubits``).
-        generators, paulixops, sectors: from :func:`qencode_nb.problem.tapering.taper`.
+        generators, paulixops, sectors: from :func:`qencode_nb.hamiltonian.tapering.taper`.
 
     Returns:
         list of PennyLane ``Exp`` operators: above 12 qubits with a

@@ -131,7 +131,7 @@ class Engine(Protocol):
 
         Args:
             entry: the :class:`~qencode_nb.entry.model.Entry`.
-            rebuilt: the rebuild (:func:`qencode_nb.problem.check.rebuild`).
+            rebuilt: the rebuild (:func:`qencode_nb.hamiltonian.check.rebuild`).
             hamiltonian: the audit's Hamiltonian check (None: not checked).
 
         Raises:

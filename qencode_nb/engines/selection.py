@@ -70,7 +70,7 @@ def choose(entry, rebuilt, requested=None, hamiltonian=None, *, rerun: bool = Tr
 
     Args:
         entry: the :class:`~qencode_nb.entry.model.Entry`.
-        rebuilt: the rebuild (:func:`qencode_nb.problem.check.rebuild`).
+        rebuilt: the rebuild (:func:`qencode_nb.hamiltonian.check.rebuild`).
         requested: the ``engine`` parameter, checked
             (:func:`qencode_nb.options.check_engine`): None, or a registered name.
         hamiltonian: the audit's Hamiltonian check (None: not checked), which

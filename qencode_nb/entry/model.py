@@ -88,7 +88,7 @@ class Entry:
     #: How the generator tapered: ``"v4"`` (``qchem.optimal_sector`` then a scan;
     #: ``strip_imaginary_from_hamiltonian``, BK only, checked) or ``"v3"`` (schema 3.0.0:
     #: every sector scanned for the lowest ground energy; ``serialize_hamiltonian`` kept
-    #: the real part of every term, unchecked): :func:`qencode_nb.problem.tapering.taper`.
+    #: the real part of every term, unchecked): :func:`qencode_nb.hamiltonian.tapering.taper`.
     tapering_rule: str = "v4"
     #: Where this entry's schema states a number the audit checks, where it is not the
     #: 4.0.0 path: ``{attribute: path}`` (:func:`qencode_nb.entry.numbers.field_name`).

@@ -3,7 +3,7 @@ artifacts.qubit_hamiltonian.pauli_terms): ``{"pauli_string": "Z0Z1X3",
 "coefficient": float}`` (Ha), the identity as ``"I"``; parsed, formatted and
 validated here without PennyLane (written by ``serialize_hamiltonian`` of the
 public generator).  Conversion to PennyLane operators is
-:mod:`qencode_nb.problem.pauli`.
+:mod:`qencode_nb.hamiltonian.pauli`.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ A release's ``db`` (or ``trusted``) folder holds its entries (``<entry id>.json`
 QEncode's commit a46b4ec, the release's own metadata as JSON too (:data:`RELEASE_METADATA`:
 ``index.json``, ``manifest.json``, ``entry_content_hashes.json``, ``trusted_index.json``)
 beside CSV indexes and READMEs.  Those files are not entries: every folder listing of
-entries (a record folder's releases, :mod:`qencode_nb.batch.record`; a plain folder given
+entries (a record folder's releases, :mod:`qencode_nb.batch.history`; a plain folder given
 to ``sweep`` or ``robustness``, :func:`qencode_nb.batch.targets.resolve_targets`; the ADAPT
 table of a folder) takes its entries from :func:`folder_entries`, which lists the
 metadata apart, never audited.

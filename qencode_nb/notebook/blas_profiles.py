@@ -389,7 +389,7 @@ def reference_clause(kernels: dict) -> str:
     :data:`REFERENCE`'s, else the triple in force followed by ``; the QEncode v4 entries
     were generated under the reference triple ... (-p blas_coretype reference, on a CPU
     with AVX-512)``.  The one sentence every message about a kernel-dependent rebuild
-    uses (:mod:`qencode_nb.problem.check`, :mod:`qencode_nb.problem.sources`); tests
+    uses (:mod:`qencode_nb.hamiltonian.check`, :mod:`qencode_nb.hamiltonian.sources`); tests
     build their expected text with it, so it holds under every profile."""
     triple = triple_text(kernels)
     if is_reference(kernels):

@@ -52,7 +52,7 @@ def replay_counts(table) -> dict:
 def boundary_warnings(table) -> dict:
     """``{run name: warning}`` of the completed audits whose Hamiltonian stage warned
     that the active space splits near-degenerate orbitals (``active_space_warning``,
-    :func:`qencode_nb.problem.orbitals.boundary_check`), in table order."""
+    :func:`qencode_nb.hamiltonian.orbitals.boundary_check`), in table order."""
     if "active_space_warning" not in table.columns:
         return {}
     return {Path(n).stem: w for n, w, s in zip(table["notebook"], table["active_space_warning"],

@@ -11,7 +11,7 @@ only on the operators and angles before it, which are stored exactly (JSON float
 round-trip), so a resumed run ends bit-identical to an uninterrupted one.
 
 The file is ``checkpoints/<key>.json`` under the rebuild cache root
-(:func:`qencode_nb.problem.cache.cache_root`), ``key`` the SHA-256 of everything
+(:func:`qencode_nb.hamiltonian.cache.cache_root`), ``key`` the SHA-256 of everything
 the run's arithmetic depends on (:func:`material`): entry hash, optimiser and
 budgets, engine and backend, BLAS threads, the kernel each OpenBLAS copy runs
 (measured, :func:`qencode_nb.notebook.fingerprint.measured_numerics`), package versions.  A
@@ -81,12 +81,12 @@ class Checkpoint:
             replacing it).  A file that cannot be used (:class:`CheckpointCorrupt`)
             is set aside with a :class:`CheckpointWarning` and the run starts
             over; :attr:`discarded` says why.
-        cache_dir: cache root (default :func:`qencode_nb.problem.cache.cache_root`).
+        cache_dir: cache root (default :func:`qencode_nb.hamiltonian.cache.cache_root`).
     """
 
     def __init__(self, material: dict, resume: bool = False, cache_dir=None):
-        from qencode_nb.problem.cache import cache_root
-        from qencode_nb.problem.cache_key import sha256_json
+        from qencode_nb.hamiltonian.cache import cache_root
+        from qencode_nb.hamiltonian.cache_key import sha256_json
 
         self.material = material
         self.key = sha256_json(material)

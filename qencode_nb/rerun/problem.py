@@ -90,7 +90,7 @@ def build_problem(entry, rebuilt, engine: str | None = None,
 
     Args:
         entry: the :class:`~qencode_nb.entry.model.Entry`.
-        rebuilt: the rebuild (:func:`qencode_nb.problem.check.rebuild`).
+        rebuilt: the rebuild (:func:`qencode_nb.hamiltonian.check.rebuild`).
         engine: the ``engine`` parameter: None (the recorded engine) or a registered
             name (:func:`qencode_nb.engines.registry.names`), checked here
             (:func:`qencode_nb.options.check_engine`).
@@ -103,11 +103,11 @@ def build_problem(entry, rebuilt, engine: str | None = None,
     Raises:
         ParameterError: an engine name that is not registered (lists the registered ones).
         RebuildMismatch: the rebuild's Z2 symmetry count or tapered qubits are not
-            the entry's (:func:`qencode_nb.problem.check.check_structure`).
+            the entry's (:func:`qencode_nb.hamiltonian.check.check_structure`).
     """
     from qencode_nb.engines.selection import choose
     from qencode_nb.options import check_engine
-    from qencode_nb.problem.check import check_structure
+    from qencode_nb.hamiltonian.check import check_structure
 
     requested = check_engine(engine)
     if getattr(rebuilt, "tapering", True) is None:      # NotRebuilt: no engine can bind

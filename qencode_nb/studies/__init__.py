@@ -13,8 +13,8 @@
 - :mod:`~qencode_nb.studies.curve` (:func:`~qencode_nb.studies.curve.audit_curve`) and
   :mod:`~qencode_nb.studies.curve_points`: a QEncode dissociation curve audited point by
   point, each point an entry of one's own;
-- :mod:`~qencode_nb.studies.record_sweep`: a benchmark's whole record (every release's
-  entries, its curves, its claims; groups from :mod:`qencode_nb.batch.record`).
+- :mod:`~qencode_nb.studies.history_sweep`: a benchmark's whole record (every release's
+  entries, its curves, its claims; groups from :mod:`qencode_nb.batch.history`).
 
 The runs go through :mod:`qencode_nb.batch`; their tables and figures are
 :mod:`qencode_nb.readout`'s.  Importing this package imports no numpy or pandas

@@ -124,7 +124,7 @@ def audit_point(curve, point, active_space, assumed, engine: str) -> dict:
     fields).  Raises what the rebuild or the re-run raises (:func:`audit_curve` turns it
     into a row holding the error)."""
     from qencode_nb.entry.readers import from_own_params
-    from qencode_nb.problem.check import hamiltonian_check, rebuild
+    from qencode_nb.hamiltonian.check import hamiltonian_check, rebuild
     from qencode_nb.rerun.problem import build_problem
     from qencode_nb.rerun.rerun import rerun
 

@@ -135,7 +135,7 @@ def resolve_active_space(curve: CurveFile) -> tuple[tuple[int, int], dict]:
     :data:`~qencode_nb.rules.REFERENCE_MATCH_HA` and the catalog's
     (:data:`CATALOG_ACTIVE_SPACE`) matches it.  Runs PySCF once or twice.
     """
-    from qencode_nb.problem.chemistry import run_chemistry
+    from qencode_nb.hamiltonian.chemistry import run_chemistry
 
     first = curve.points[0]
     stated = curve.active_space

@@ -84,8 +84,8 @@ def consistency(entry, rerun_energy: float | None = None,
         entry: the :class:`~qencode_nb.entry.model.Entry`.  A number it does not
             state (None) is not checked.
         rerun_energy: the re-run energy (Ha), or None without a re-run.
-        hamiltonian: the :class:`~qencode_nb.problem.hamrecord.HamiltonianCheck`
-            (:func:`qencode_nb.problem.check.hamiltonian_check`), or None: its recomputed energies check the recorded
+        hamiltonian: the :class:`~qencode_nb.hamiltonian.hamrecord.HamiltonianCheck`
+            (:func:`qencode_nb.hamiltonian.check.hamiltonian_check`), or None: its recomputed energies check the recorded
             references (``rebuilt``: exact qubit ground energy against the stored
             terms' own, CASCI and Hartree-Fock against the rebuild's, within
             :data:`~qencode_nb.rules.REFERENCE_MATCH_HA`).

@@ -74,8 +74,8 @@ def used(rebuilt, hamiltonian, problem, rerun) -> dict:
     recorded configuration (what the optimiser received).
 
     Args:
-        rebuilt: the :class:`~qencode_nb.problem.rebuild.Rebuilt` problem.
-        hamiltonian: the :class:`~qencode_nb.problem.hamrecord.HamiltonianCheck`, or None.
+        rebuilt: the :class:`~qencode_nb.hamiltonian.rebuild.Rebuilt` problem.
+        hamiltonian: the :class:`~qencode_nb.hamiltonian.hamrecord.HamiltonianCheck`, or None.
         problem: the :class:`~qencode_nb.rerun.problem.Problem`.
         rerun: the :class:`~qencode_nb.rerun.rerun.Rerun`, or None (no re-run).
 

@@ -102,8 +102,8 @@ def verdict(entry, *, rerun, provenance: dict, blas_threads: int,
             named in the summary line.
         procedure: the :class:`~qencode_nb.verdict.procedure.Procedure`
             (tier 1); None: tier 1 n/a.
-        hamiltonian: the :class:`~qencode_nb.problem.hamrecord.HamiltonianCheck`
-            (:func:`qencode_nb.problem.check.hamiltonian_check`), or None; its ``status``
+        hamiltonian: the :class:`~qencode_nb.hamiltonian.hamrecord.HamiltonianCheck`
+            (:func:`qencode_nb.hamiltonian.check.hamiltonian_check`), or None; its ``status``
             "fail" (the stored terms equal no generator path) is an alert.
         stack: the ``stack`` record
             (:func:`qencode_nb.entry.recorded_env.stack_in_force`), or None; a stack asked

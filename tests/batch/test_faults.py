@@ -47,7 +47,7 @@ FAST = {"mode": "replay", "engine": "fast", "progress": False, "plot": False}
 @pytest.fixture(scope="session")
 def warm_rebuilds(tmp_path_factory) -> Path:
     """The default cache's rebuild files (if any), copied once per session."""
-    from qencode_nb.problem.cache import SUBDIR, cache_root
+    from qencode_nb.hamiltonian.cache import SUBDIR, cache_root
 
     seed = tmp_path_factory.mktemp("warm-cache")
     src = cache_root() / SUBDIR
@@ -446,13 +446,13 @@ def test_an_output_folder_that_cannot_be_written_is_refused_before_any_run(tmp_p
 
 @pytest.mark.notebook
 def test_a_truncated_cache_file_is_rebuilt_with_the_warning_recorded(cache, tmp_path):
-    """The documented behaviour (qencode_nb.problem.cache; before and after): a cache
+    """The documented behaviour (qencode_nb.hamiltonian.cache; before and after): a cache
     file that does not parse is reported (CacheWarning, in the notebook), rebuilt and
     replaced; the audit completes and its ``hamiltonian`` record says so
     (``cache_status`` "corrupt: not valid JSON ...", ``cache_hit`` False; before,
     the record had only ``cache_hit``).  The sibling's cache hit is untouched."""
     from qencode_nb.entry import load
-    from qencode_nb.problem.cache import cache_key, entry_fields, path_for
+    from qencode_nb.hamiltonian.cache import cache_key, entry_fields, path_for
 
     path = path_for(cache_key(**entry_fields(load("h2"))), cache)
     whole = path.read_bytes() if path.is_file() else b'{"format": "qencode-nb-rebuild"}'

@@ -3,7 +3,7 @@ written, and a read-only output folder.  A full disk is emulated by a file size 
 on the process (``RLIMIT_FSIZE``, inherited by the run processes and their kernels;
 Python ignores ``SIGXFSZ``, so a write past it fails with ``OSError: [Errno 27] File
 too large`` as on a full disk).  The killed worker, the corrupt checkpoint and the
-truncated cache file are in tests/batch/test_faults.py and tests/problem/.
+truncated cache file are in tests/batch/test_faults.py and tests/hamiltonian/.
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ _CACHE = """\
 import json, resource, sys, warnings
 from qencode_nb.notebook.pins import pin
 pin(1, sys.argv[3])
-from qencode_nb.problem import cache
+from qencode_nb.hamiltonian import cache
 fields = json.loads(sys.argv[1])
 write = cache.write_atomic
 
@@ -104,7 +104,7 @@ def test_a_full_disk_while_a_cache_file_is_written_uses_the_result_uncached(tmp_
     cache writes it; PySCF's own scratch files are written before) returns its result with a CacheWarning naming the file; nothing is left half written, and the
     next process builds and stores it (before: the audit failed with the OSError)."""
     from qencode_nb.entry import load
-    from qencode_nb.problem import cache
+    from qencode_nb.hamiltonian import cache
 
     fields = cache.entry_fields(load(H2_JW_UCCSD))
     done = subprocess.run([sys.executable, "-c", _CACHE, json.dumps(fields), str(tmp_path),

@@ -55,7 +55,7 @@ class Problem:
     """One ADAPT entry with its rebuilt pool and stored Hamiltonian."""
 
     def __init__(self, key: str):
-        from qencode_nb.problem.pauli import from_pauli_terms
+        from qencode_nb.hamiltonian.pauli import from_pauli_terms
 
         self.key = key
         self.entry = e = _entry(key)
@@ -74,7 +74,7 @@ class Problem:
 
     def _build_pool(self):
         from qencode_nb.engines.ansatz import tapered_uccsd_ops
-        from qencode_nb.problem.rebuild import rebuild_tapered_from_entry
+        from qencode_nb.hamiltonian.rebuild import rebuild_tapered_from_entry
 
         chem, tap = rebuild_tapered_from_entry(self.entry)
         self.H_rebuilt = tap.H_tapered
@@ -93,8 +93,8 @@ class LargeProblem(Problem):
         from pennylane import qchem
 
         from qencode_nb.engines.ansatz import tapered_uccsd_ops
-        from qencode_nb.problem.chemistry import run_chemistry
-        from qencode_nb.problem.of_bridge import build_of_bridge
+        from qencode_nb.hamiltonian.chemistry import run_chemistry
+        from qencode_nb.hamiltonian.of_bridge import build_of_bridge
 
         p = self.entry["problem"]
         ne = p["active_space"]["num_electrons"]

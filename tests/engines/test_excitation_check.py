@@ -18,7 +18,7 @@ def _tapered_generators(entry_name: str):
 
     from qencode_nb import entry as entries
     from qencode_nb.engines.ansatz import uccsd_excitations
-    from qencode_nb.problem.cache import cached_rebuild_entry
+    from qencode_nb.hamiltonian.cache import cached_rebuild_entry
 
     e = entries.load(SHARED_DB / entry_name)
     _, tap = cached_rebuild_entry(e, light=True)

@@ -17,7 +17,7 @@ from conftest import SHARED_DB, TEST_PROFILE, by_profile
 from qencode_nb.entry import load
 from qencode_nb.options import check_engine
 from qencode_nb.errors import EntryError, NotRunnable, ParameterError
-from qencode_nb.problem.check import hamiltonian_check, rebuild
+from qencode_nb.hamiltonian.check import hamiltonian_check, rebuild
 from qencode_nb.engines.fast import compiled as fe
 from qencode_nb.rerun.problem import build_problem
 

@@ -214,7 +214,7 @@ class DenseEngine:
         import pennylane as qml
 
         from qencode_nb.engines import ansatz
-        from qencode_nb.problem import pauli
+        from qencode_nb.hamiltonian import pauli
 
         if entry.ansatz != "hea" or not entry.has_stored_hamiltonian:
             raise NotRunnable("the toy engine runs HEA on a stored Hamiltonian only")
@@ -239,7 +239,7 @@ def test_a_toy_engine_registered_with_one_call_audits_an_entry(toy):
     lists the backend deviation and tier 3 reads n/a."""
     from qencode_nb.entry import load
     from qencode_nb.notebook import provenance
-    from qencode_nb.problem.check import hamiltonian_check, rebuild
+    from qencode_nb.hamiltonian.check import hamiltonian_check, rebuild
     from qencode_nb.rerun.problem import build_problem
     from qencode_nb.rerun.replay import replay
     from qencode_nb.rerun.rerun import rerun

@@ -15,8 +15,8 @@ from conftest import SHARED_DB, TEST_PROFILE, needs_coretype, pinned_env, refere
 
 @pytest.fixture(scope="module")
 def h4():
-    from qencode_nb.problem.chemistry import run_chemistry
-    from qencode_nb.problem.of_bridge import build_of_bridge
+    from qencode_nb.hamiltonian.chemistry import run_chemistry
+    from qencode_nb.hamiltonian.of_bridge import build_of_bridge
 
     raw = json.loads(next(SHARED_DB.glob("H4_ccpvdz_JW_UCCSD_*.json")).read_text())
     p = raw["problem"]
@@ -95,7 +95,7 @@ def test_h8_adapt_replay_on_the_sector_engine():
     from qencode_nb import entry as entries
     from qencode_nb.engines.sector import space as S
     from qencode_nb.engines.ansatz import tapered_pool_excitations
-    from qencode_nb.problem.cache import cached_rebuild_entry
+    from qencode_nb.hamiltonian.cache import cached_rebuild_entry
 
     e = entries.load(next(SHARED_DB.glob("H8_ccpvdz_JW_ADAPT_*.json")))
     summary, tap = cached_rebuild_entry(e, light=True)   # no sector diagonalisation
@@ -119,7 +119,7 @@ import pennylane as qml
 from qencode_nb import entry as entries
 from qencode_nb.engines.sector import space as S
 from qencode_nb.engines.ansatz import tapered_pool_excitations
-from qencode_nb.problem.cache import cached_rebuild_entry
+from qencode_nb.hamiltonian.cache import cached_rebuild_entry
 e = entries.load(sys.argv[1])
 summary, tap = cached_rebuild_entry(e, light=True)
 pool = tapered_pool_excitations(e.active_space[0], tap.n_qubits_full, tap.generators,
@@ -229,7 +229,7 @@ def h6():
     from qencode_nb.engines.ansatz import uccsd_excitations
     from qencode_nb.engines.sector import generators as CG
     from qencode_nb.engines.sector import space as S
-    from qencode_nb.problem.chemistry import run_chemistry
+    from qencode_nb.hamiltonian.chemistry import run_chemistry
 
     raw = json.loads(next(SHARED_DB.glob("H6_ccpvdz_JW_ADAPT_*.json")).read_text())
     p = raw["problem"]
@@ -355,7 +355,7 @@ def test_adjoint_gradient_equals_central_differences(h4):
 
 @pytest.fixture(scope="module")
 def h8():
-    from qencode_nb.problem.check import rebuild
+    from qencode_nb.hamiltonian.check import rebuild
     from qencode_nb.rerun.problem import build_problem
     from qencode_nb import entry as entries
 
@@ -381,7 +381,7 @@ def test_tapered_angles_map_to_sector_angles(h8):
 
     from qencode_nb.engines import ansatz
     from qencode_nb.engines.statevector.adapt import replay_energy
-    from qencode_nb.problem import pauli
+    from qencode_nb.hamiltonian import pauli
     from qencode_nb.engines.sector import space as S
     from qencode_nb.engines.sector import mapping as sector_map
 
@@ -437,7 +437,7 @@ import json, sys
 from qencode_nb.notebook.pins import pin
 PIN = pin(1, sys.argv[2])
 from qencode_nb.engines import registry
-from qencode_nb.problem.check import rebuild
+from qencode_nb.hamiltonian.check import rebuild
 from qencode_nb.rerun.adapt import AdaptBudget, run_adapt
 from qencode_nb import entry as entries
 e = entries.load(sys.argv[1])
@@ -517,7 +517,7 @@ def _particle_number_variance(path):
     from pennylane import qchem
 
     from qencode_nb.engines import ansatz
-    from qencode_nb.problem.check import rebuild
+    from qencode_nb.hamiltonian.check import rebuild
     from qencode_nb.rerun.problem import build_problem
     from qencode_nb import entry as entries
 
@@ -563,7 +563,7 @@ def test_pauli_word_pools_leave_the_particle_number_sector(pattern, least_varian
 
 
 def check(terms_match, max_abs_dcoeff=None):
-    """The two fields of a :class:`~qencode_nb.problem.hamrecord.HamiltonianCheck`
+    """The two fields of a :class:`~qencode_nb.hamiltonian.hamrecord.HamiltonianCheck`
     that ``replay_reason`` reads."""
     return SimpleNamespace(terms_match=terms_match, max_abs_dcoeff=max_abs_dcoeff)
 
@@ -587,7 +587,7 @@ def test_a_rebuilt_hamiltonian_that_differs_replays_on_the_recorded_engine(h8):
     the replay runs the statevector engine on the stored Hamiltonian with the
     tapered pool (still the published energy within 1e-10 Ha) and says why; an
     out-of-range operator index is refused naming the pool size."""
-    from qencode_nb.problem.check import rebuild
+    from qencode_nb.hamiltonian.check import rebuild
     from qencode_nb.rerun.problem import build_problem
     from qencode_nb.rerun.replay import replay
 

@@ -173,7 +173,7 @@ def test_a_nested_field_is_refused_by_its_full_path(tmp_path, lih_raw, edit, sai
 
 
 def test_malformed_pauli_term_is_named():
-    from qencode_nb.problem.pauli import from_pauli_terms
+    from qencode_nb.hamiltonian.pauli import from_pauli_terms
 
     terms = "artifacts.qubit_hamiltonian.pauli_terms"
     with pytest.raises(EntryError, match=rf"field {terms}\[0\]\.pauli_string: 'Z0W1' is "

@@ -174,7 +174,7 @@ def test_v2_reader_maps_the_recorded_fields():
 
 def _stages(path, engine="fast"):
     """The audit's stages in process, as notebooks/audit.ipynb runs them in replay mode."""
-    from qencode_nb.problem.check import hamiltonian_check, rebuild
+    from qencode_nb.hamiltonian.check import hamiltonian_check, rebuild
     from qencode_nb.rerun.problem import build_problem
     from qencode_nb.rerun.replay import replay
     from qencode_nb.trust.integrity import integrity
@@ -223,7 +223,7 @@ def test_a_v3_bk_hamiltonian_is_the_v3_generators_tapering():
 
 def test_the_v4_rebuild_cache_keys_do_not_change():
     """The tapering rule enters a rebuild's key only when it is not "v4"."""
-    from qencode_nb.problem.cache_key import key_material
+    from qencode_nb.hamiltonian.cache_key import key_material
 
     args = ("H 0 0 0; H 0 0 0.74", "sto-3g", 0, 0, 2, 2, "hf", "jordan_wigner")
     v4 = key_material(*args, environment={})

@@ -160,9 +160,9 @@ def test_a_cation_fails_the_of_bridge_check_with_the_reason():
     generator runs it, compares the lowest eigenvalue over every electron number with
     CASCI; for a cation a state with fewer electrons lies lower, so the check cannot
     pass.  The message says so, instead of only the energies."""
-    from qencode_nb.problem.chemistry import run_chemistry
+    from qencode_nb.hamiltonian.chemistry import run_chemistry
     from qencode_nb.errors import HamiltonianMismatch
-    from qencode_nb.problem.of_bridge import build_of_bridge
+    from qencode_nb.hamiltonian.of_bridge import build_of_bridge
 
     chem = run_chemistry("He 0 0 0; H 0 0 0.772", "sto-3g", 1, 0, 2, 2, "hf")
     with pytest.raises(HamiltonianMismatch, match="lowest eigenvalue over every electron "

@@ -152,7 +152,7 @@ def test_a_rebuild_with_another_z2_count_says_so_first():
     and the reference triple, before any parameter count is compared."""
     from conftest import H2_JW_UCCSD
     from qencode_nb.entry import load
-    from qencode_nb.problem.check import hamiltonian_check, rebuild
+    from qencode_nb.hamiltonian.check import hamiltonian_check, rebuild
     from qencode_nb.rerun.problem import build_problem
 
     entry = load(str(H2_JW_UCCSD))

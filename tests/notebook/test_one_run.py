@@ -303,7 +303,7 @@ def test_a_declared_tapering_the_rebuild_does_not_find_is_named_by_its_field(tmp
     counts and what is accepted, before any PennyLane operator is built on it."""
     from qencode_nb.entry import load
     from qencode_nb.errors import RebuildMismatch
-    from qencode_nb.problem.check import hamiltonian_check, rebuild
+    from qencode_nb.hamiltonian.check import hamiltonian_check, rebuild
     from qencode_nb.rerun.problem import build_problem
 
     text = (ROOT / "params" / "h2.yaml").read_text()

@@ -162,7 +162,7 @@ def test_stack_from_an_entry_refuses_what_names_no_stack(args, said, capsys, tmp
 @pytest.mark.notebook
 @pytest.mark.bitlevel
 @pytest.mark.slow
-def test_a_record_sweep_gives_each_release_in_both_environments(v3_stack, tmp_path):
+def test_a_history_sweep_gives_each_release_in_both_environments(v3_stack, tmp_path):
     """``--stack recorded`` over a record (two entries of the v3 stack in its v3 folder, one
     v4 entry): v3 runs in its
     stack and again in the current one, v4 once (its recorded stack is the current one);
@@ -172,9 +172,9 @@ def test_a_record_sweep_gives_each_release_in_both_environments(v3_stack, tmp_pa
     import pandas as pd
 
     from qencode_nb.options import RunOptions
-    from qencode_nb.batch.record import discover
-    from qencode_nb.readout.record_report import write_record_report
-    from qencode_nb.studies.record_sweep import CURRENT_FOLDER, sweep_record
+    from qencode_nb.batch.history import discover
+    from qencode_nb.readout.history_report import write_history_report
+    from qencode_nb.studies.history_sweep import CURRENT_FOLDER, sweep_history
 
     from conftest import SHARED_DB
 
@@ -185,7 +185,7 @@ def test_a_record_sweep_gives_each_release_in_both_environments(v3_stack, tmp_pa
         for f in files:
             shutil.copy(f, root / "releases" / release / "db")
     out = tmp_path / "runs"
-    sweep_record(discover([str(root)]), out,
+    sweep_history(discover([str(root)]), out,
                  RunOptions(mode="full", stack="recorded", workers=2, progress=False,
                             plot=False))
     rates = pd.read_csv(out / "environments.csv").set_index("release")
@@ -199,7 +199,7 @@ def test_a_record_sweep_gives_each_release_in_both_environments(v3_stack, tmp_pa
     assert [v4[f"{c}_recorded"] for c in ("audited", "bit_identical", "certification_held")] \
         == [v4[f"{c}_current"] for c in ("audited", "bit_identical", "certification_held")]
     assert (out / CURRENT_FOLDER / "v3").is_dir() and not (out / CURRENT_FOLDER / "v4").exists()
-    page = write_record_report(out, notebooks=False).read_text()
+    page = write_history_report(out, notebooks=False).read_text()
     assert '<h2 id="environments">Recorded and current environment</h2>' in page
     assert str(tmp_path) not in page
 

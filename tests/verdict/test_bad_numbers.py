@@ -35,7 +35,7 @@ def audit(path, mode: str) -> dict:
     """The audit notebook's stages in-process, as its cells call them: the records
     ``{name: value}`` an audit writes (those the card reads)."""
     from qencode_nb.notebook import provenance
-    from qencode_nb.problem.check import hamiltonian_check, rebuild
+    from qencode_nb.hamiltonian.check import hamiltonian_check, rebuild
     from qencode_nb.rerun.problem import build_problem
     from qencode_nb.rerun.rerun import rerun
     from qencode_nb.verdict import procedure, tiers
@@ -309,7 +309,7 @@ def test_an_active_space_that_does_not_fit_names_the_field(active_space, why):
     """NaH STO-3G (12 electrons, 10 orbitals): PySCF's CASCI only asserts (an empty
     AssertionError); the rebuild refuses first, naming problem.active_space."""
     from qencode_nb.errors import EntryError
-    from qencode_nb.problem.chemistry import run_chemistry
+    from qencode_nb.hamiltonian.chemistry import run_chemistry
 
     with pytest.raises(EntryError, match="field problem.active_space: .*" + re.escape(why)):
         run_chemistry("Na 0 0 0; H 0 0 1.9", "sto-3g", 0, 0, *active_space, "hf")

@@ -9,7 +9,7 @@ in-process, the way ``audit.ipynb`` builds the comparison
 
 The stand-in: the stages' outputs are not run here (a rebuild, a problem and a
 re-run of 40 entries take hours).  The rebuild's inputs are the real ones
-(:func:`qencode_nb.problem.cache_key.key_material` of the entry: the dict the PySCF
+(:func:`qencode_nb.hamiltonian.cache_key.key_material` of the entry: the dict the PySCF
 build receives); the problem (Z2 sectors, ansatz, reps), the Hamiltonian check's
 inferred source and the re-run configuration are stand-ins holding the values the
 stages use when they follow the entry (the configuration keys as
@@ -26,7 +26,7 @@ import pytest
 from conftest import H2_JW_UCCSD, SHARED_DB
 from qencode_nb.entry import fields
 from qencode_nb.entry.lookup import load
-from qencode_nb.problem.rebuild import Rebuilt
+from qencode_nb.hamiltonian.rebuild import Rebuilt
 from qencode_nb.verdict import procedure
 
 SHARED = sorted(SHARED_DB.glob("*.json"))
@@ -35,8 +35,8 @@ SHARED = sorted(SHARED_DB.glob("*.json"))
 def stand_in_stages(entry):
     """``(rebuilt, hamiltonian, problem, rerun)`` as :func:`procedure.used` reads them,
     for an audit that follows the entry (see the module docstring)."""
-    from qencode_nb.problem.cache import entry_fields
-    from qencode_nb.problem.cache_key import key_material
+    from qencode_nb.hamiltonian.cache import entry_fields
+    from qencode_nb.hamiltonian.cache_key import key_material
 
     inputs = key_material(**entry_fields(entry), environment={})["problem"]
     rebuilt = Rebuilt(chemistry=SimpleNamespace(inputs=inputs), tapering=None)
@@ -189,7 +189,7 @@ def test_tier1_of_each_shared_entry_with_the_real_stages(path):
     Measured on 2 shared cores: 113 s for the 40 with a warm cache; a cold cache adds
     the rebuilds (about 15 min here: benzene's CASSCF 4.5 min, H8 and H10 several
     minutes each)."""
-    from qencode_nb.problem.check import hamiltonian_check, rebuild
+    from qencode_nb.hamiltonian.check import hamiltonian_check, rebuild
     from qencode_nb.rerun.problem import build_problem
 
     entry = load(path)

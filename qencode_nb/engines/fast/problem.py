@@ -94,8 +94,8 @@ def unfast_reason(entry) -> str | None:
 def _words(entry, rebuilt) -> tuple[list, str]:
     """The tapered pool as :func:`~qencode_nb.engines.fast.compiled.pool_words`, through
     the cache file ``words-<key>.json`` beside the rebuild cache; the status
-    "hit", "built" or "not cached" (:func:`qencode_nb.problem.cache.side_file`)."""
-    from qencode_nb.problem import cache
+    "hit", "built" or "not cached" (:func:`qencode_nb.hamiltonian.cache.side_file`)."""
+    from qencode_nb.hamiltonian import cache
 
     chem, tap = rebuilt.chemistry, rebuilt.tapering
 
@@ -131,8 +131,8 @@ def build(entry, rebuilt) -> FastProblem:
 
     Args:
         entry: :class:`qencode_nb.entry.model.Entry`.
-        rebuilt: the :class:`~qencode_nb.problem.rebuild.Rebuilt` of
-            :func:`qencode_nb.problem.check.rebuild`.
+        rebuilt: the :class:`~qencode_nb.hamiltonian.rebuild.Rebuilt` of
+            :func:`qencode_nb.hamiltonian.check.rebuild`.
 
     Raises:
         NotRunnable: with the reason of :func:`unfast_reason`, or an operator the

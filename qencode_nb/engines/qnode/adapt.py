@@ -104,7 +104,7 @@ def replay_energy(H, pool, hf_state, selected_indices, params, wires,
 
     Args:
         H: tapered qubit Hamiltonian (PennyLane operator, Ha), e.g.
-            :func:`qencode_nb.problem.pauli.from_pauli_terms` of the stored terms.
+            :func:`qencode_nb.hamiltonian.pauli.from_pauli_terms` of the stored terms.
         pool: the ADAPT pool (:func:`qencode_nb.engines.ansatz.tapered_uccsd_ops`).
         hf_state: tapered HF bits, shape ``(n,)``.
         selected_indices: pool indices in circuit order, shape ``(m,)``.

@@ -20,7 +20,7 @@ from qencode_nb.errors import NotRunnable
 def qubit_hamiltonian(entry, rebuilt):
     """The PennyLane qubit Hamiltonian (Ha) the re-run uses: the stored terms, else
     the rebuilt tapered operator."""
-    from qencode_nb.problem import pauli
+    from qencode_nb.hamiltonian import pauli
 
     if entry.has_stored_hamiltonian:
         return pauli.from_pauli_terms(entry.pauli_terms, entry.tapered_num_qubits)

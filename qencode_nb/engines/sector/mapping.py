@@ -97,7 +97,7 @@ def _pool_indices(entry, rebuilt, excitations) -> list[int]:
     """Indices into ``excitations`` that the generator's > 12-qubit pool keeps,
     through a small JSON file next to the rebuild cache (the tapering test
     of each excitation is slow at H10: see benchmarks/engines.py)."""
-    from qencode_nb.problem import cache
+    from qencode_nb.hamiltonian import cache
     from qencode_nb.engines.ansatz import tapered_pool_excitations
 
     chem, tap = rebuilt.chemistry, rebuilt.tapering
@@ -120,8 +120,8 @@ def build(entry, rebuilt, *, circuit: str = "statevector") -> SectorProblem:
 
     Args:
         entry: :class:`qencode_nb.entry.model.Entry`.
-        rebuilt: the :class:`~qencode_nb.problem.rebuild.Rebuilt` of
-            :func:`qencode_nb.problem.check.rebuild` (its ``chemistry`` must carry
+        rebuilt: the :class:`~qencode_nb.hamiltonian.rebuild.Rebuilt` of
+            :func:`qencode_nb.hamiltonian.check.rebuild` (its ``chemistry`` must carry
             ``integrals``).
         circuit: the stored angles' convention, a key of :data:`ANGLE_FACTOR`.
 

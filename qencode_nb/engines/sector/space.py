@@ -11,7 +11,7 @@ Conventions, written down once (docs/explanations/engines.md describes the engin
   ``A+(Ia) B+(Ib) |vac>`` with the creators of each string in ascending
   orbital order and every alpha creator to the left of every beta one.
 - Qubits: OpenFermion's Jordan-Wigner order used by of_bridge
-  (:func:`qencode_nb.problem.of_bridge._spin_orbital_terms`): spin orbital
+  (:func:`qencode_nb.hamiltonian.of_bridge._spin_orbital_terms`): spin orbital
   ``q = 2p + sigma`` (alpha 0, beta 1), and the qubit basis state
   ``|n_0 ... n_{2no-1}> = prod_q (a+_q)^{n_q} |vac>`` in ascending ``q``.
 - Sign between the two: reordering the interleaved creators into "all alpha,
@@ -240,11 +240,11 @@ def from_integrals(h1, h2, ecore: float, norb: int, nelec,
 
 
 def from_chemistry(chem) -> CISpace:
-    """The CI space of a :class:`~qencode_nb.problem.chemistry.ChemistryResult`: the same
+    """The CI space of a :class:`~qencode_nb.hamiltonian.chemistry.ChemistryResult`: the same
     CASCI integrals as the of_bridge Hamiltonian (``get_h1eff``, ``get_h2eff``)."""
     from pyscf import ao2mo, mcscf
 
-    from qencode_nb.problem.chemistry import active_electron_split, mean_field_for_active_space
+    from qencode_nb.hamiltonian.chemistry import active_electron_split, mean_field_for_active_space
 
     mf = mean_field_for_active_space(chem)
     no, ne = chem.num_spatial_orbitals, chem.num_electrons
@@ -255,7 +255,7 @@ def from_chemistry(chem) -> CISpace:
 
 
 def from_summary(summary, hop_method: str | None = None) -> CISpace:
-    """The CI space of a cached rebuild (:class:`qencode_nb.problem.cache_payload.ChemSummary`
+    """The CI space of a cached rebuild (:class:`qencode_nb.hamiltonian.cache_payload.ChemSummary`
     with ``integrals``): no PySCF mean-field calculation is repeated.
 
     Raises:

@@ -1,7 +1,7 @@
 """Regenerate one kernel profile's rows of ``before-hamiltoniancheck.json``.
 
 The rows are what the dict-returning ``hamiltonian_check`` of commit df5138a wrote
-(tests/problem/test_hamiltonian_record.py), so this runs *that* commit's code, in a
+(tests/hamiltonian/test_hamiltonian_record.py), so this runs *that* commit's code, in a
 fresh process pinned to the profile before numpy loads, with an empty rebuild cache::
 
     git worktree add /tmp/df5138a df5138a
@@ -38,7 +38,7 @@ def main(profile: str) -> None:
                  f"{pinned['fallback']}")
     import qencode_nb
     from qencode_nb.entry.lookup import load
-    from qencode_nb.problem.check import hamiltonian_check, rebuild
+    from qencode_nb.hamiltonian.check import hamiltonian_check, rebuild
 
     rows = {}
     with tempfile.TemporaryDirectory() as tmp:

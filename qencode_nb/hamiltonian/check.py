@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from qencode_nb.problem.hamrecord import HamiltonianCheck
+from qencode_nb.hamiltonian.hamrecord import HamiltonianCheck
 from qencode_nb.rules import LIGHT_REBUILD_ABOVE_QUBITS
 
 
@@ -25,14 +25,14 @@ def rebuild(entry):
     the CASCI energy as the exact one.
 
     An entry whose procedure cannot be rebuilt (``entry.not_checkable["rebuild"]``,
-    the Qiskit-era schemas) gets a :class:`~qencode_nb.problem.stored_only.NotRebuilt`
+    the Qiskit-era schemas) gets a :class:`~qencode_nb.hamiltonian.stored_only.NotRebuilt`
     carrying the reason instead.
 
     Returns:
-        :class:`~qencode_nb.problem.rebuild.Rebuilt` of
-        :func:`qencode_nb.problem.cache.cached_rebuild`'s pair.  On a cache hit its
+        :class:`~qencode_nb.hamiltonian.rebuild.Rebuilt` of
+        :func:`qencode_nb.hamiltonian.cache.cached_rebuild`'s pair.  On a cache hit its
         ``tapering`` is a
-        :class:`~qencode_nb.problem.cache_payload.RestoredTaperResult`: no
+        :class:`~qencode_nb.hamiltonian.cache_payload.RestoredTaperResult`: no
         PySCF, OpenFermion or PennyLane is imported, its PennyLane operators
         are built when first read.
 
@@ -40,11 +40,11 @@ def rebuild(entry):
         CapabilityMissing: a ``hamiltonian_source`` that cannot be rebuilt, or
             a large non-jordan_wigner problem.
     """
-    from qencode_nb.problem.cache import cached_rebuild_entry
-    from qencode_nb.problem.rebuild import Rebuilt
+    from qencode_nb.hamiltonian.cache import cached_rebuild_entry
+    from qencode_nb.hamiltonian.rebuild import Rebuilt
 
     if "rebuild" in getattr(entry, "not_checkable", {}):     # Qiskit-era: nothing to rebuild
-        from qencode_nb.problem.stored_only import NotRebuilt
+        from qencode_nb.hamiltonian.stored_only import NotRebuilt
 
         return NotRebuilt(entry.not_checkable["rebuild"])
     full_qubits = 2 * entry.active_space[1]
@@ -61,16 +61,16 @@ def rebuild(entry):
 def hamiltonian_check(entry, rebuilt, *, proof_budget: float | None = None) -> HamiltonianCheck:
     """Audit stage "hamiltonian": the rebuilt Hamiltonian against the entry.
 
-    With a stored Hamiltonian: :func:`qencode_nb.problem.hamcheck.check_entry`
+    With a stored Hamiltonian: :func:`qencode_nb.hamiltonian.hamcheck.check_entry`
     (term sets, largest |Δ coefficient|, exact ground energies stored vs
     rebuilt, fingerprint |E_exact - E_CASCI|, and ``hamiltonian_source``: the
     generator path the stored terms are proven equal to by rebuilding it,
-    :mod:`qencode_nb.problem.sources`; ``status`` "fail" when none, an alert).
+    :mod:`qencode_nb.hamiltonian.sources`; ``status`` "fail" when none, an alert).
     Without one (a params/ entry without ``db``) the rebuilt ground energy is
     compared with the published exact ground energy, the fingerprint is taken
     from the rebuild and ``status`` is "n/a" (nothing to prove).  Both add the chemistry
     checks: rebuilt HF and CASCI energies minus the published ones (Ha), and
-    ``active_space_boundary`` (:func:`qencode_nb.problem.orbitals.boundary_check`:
+    ``active_space_boundary`` (:func:`qencode_nb.hamiltonian.orbitals.boundary_check`:
     a warning when the active space splits near-degenerate RHF orbitals), and the
     rebuild cache's ``cache_status``: "hit", "absent" (built now), or "corrupt:
     <why>" when the entry's cache file was unreadable (truncated, checksum...):
@@ -85,26 +85,26 @@ def hamiltonian_check(entry, rebuilt, *, proof_budget: float | None = None) -> H
 
     Args:
         entry: the :class:`~qencode_nb.entry.model.Entry`.
-        rebuilt: its :class:`~qencode_nb.problem.rebuild.Rebuilt` problem (:func:`rebuild`).
+        rebuilt: its :class:`~qencode_nb.hamiltonian.rebuild.Rebuilt` problem (:func:`rebuild`).
         proof_budget: seconds a cold build of another generator path may be estimated
             to take (notebook parameter ``proof_budget``, default
             :data:`~qencode_nb.rules.PROOF_BUDGET_S`; None: no limit); over it the
             path is skipped and the check reads ``unverified``.
 
     Returns:
-        :class:`~qencode_nb.problem.hamrecord.HamiltonianCheck`; its
-        :meth:`~qencode_nb.problem.hamrecord.HamiltonianCheck.to_record` is the
+        :class:`~qencode_nb.hamiltonian.hamrecord.HamiltonianCheck`; its
+        :meth:`~qencode_nb.hamiltonian.hamrecord.HamiltonianCheck.to_record` is the
         ``hamiltonian`` record (its keys are a contract read by tools outside the
         project).
 
     Raises:
         EntryError: malformed stored terms.
     """
-    from qencode_nb.problem import hamcheck
-    from qencode_nb.problem.orbitals import boundary_check
+    from qencode_nb.hamiltonian import hamcheck
+    from qencode_nb.hamiltonian.orbitals import boundary_check
 
     if getattr(rebuilt, "tapering", True) is None:     # NotRebuilt: the stored terms alone
-        from qencode_nb.problem.stored_only import stored_only_check
+        from qencode_nb.hamiltonian.stored_only import stored_only_check
 
         return stored_only_check(entry, rebuilt.reason)
     chem, tap = rebuilt.chemistry, rebuilt.tapering
@@ -171,7 +171,7 @@ def rebuild_mismatch(entry, rebuilt) -> str | None:
     from qencode_nb.notebook.blas_profiles import is_reference, reference_clause
     from qencode_nb.notebook.pins import copy_kernels
 
-    from qencode_nb.problem.tapering import declared_tapering_line
+    from qencode_nb.hamiltonian.tapering import declared_tapering_line
 
     kernels = copy_kernels()
     # the field, its value, the rebuilt count and what is accepted first

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from dataclasses import field as _dc_field
 from typing import Any
 
-from qencode_nb.problem.exact import exact_ground_energy
+from qencode_nb.hamiltonian.exact import exact_ground_energy
 from qencode_nb.errors import HamiltonianMismatch
-from qencode_nb.problem.of_bridge import check_mapping
+from qencode_nb.hamiltonian.of_bridge import check_mapping
 from qencode_nb.rules import (
     Z2_SECTOR_DENSE_MAX_QUBITS,
     STRIP_DROP_REAL_HA,
@@ -59,7 +59,7 @@ class TaperResult:
 
     :meth:`tapered_terms` and :meth:`tapered_wires` give the tapered operator
     as Pauli terms and its wires.  A result restored from the rebuild cache
-    (:class:`qencode_nb.problem.cache_payload.RestoredTaperResult`) answers
+    (:class:`qencode_nb.hamiltonian.cache_payload.RestoredTaperResult`) answers
     both from the stored terms without PennyLane and builds ``H_tapered``,
     ``generators`` and ``paulixops`` only when first read.
     """
@@ -230,7 +230,7 @@ def taper(H, n_qubits: int, num_electrons: int, e_casci: float,
 
     Args:
         H: untapered operator from
-            :func:`~qencode_nb.problem.of_bridge.build_of_bridge` (Ha).
+            :func:`~qencode_nb.hamiltonian.of_bridge.build_of_bridge` (Ha).
         n_qubits: its qubit count.
         num_electrons: active electrons (``problem.active_space.num_electrons``).
         e_casci: CASCI ground energy (Ha).

@@ -20,9 +20,9 @@ Here (1) is computed by PySCF's libcint over the *same* functions (a PySCF molec
 built from PennyLane's basis data, ``cart=True``, each function rescaled to PennyLane's
 norm and put in PennyLane's order), (2) is the same algorithm in numpy, and (3) calls
 PennyLane's own functions.  Measured on this project's cached slow builds
-(``tests/problem/test_native_integrals.py``): the integrals agree to ~1e-14, the
+(``tests/hamiltonian/test_native_integrals.py``): the integrals agree to ~1e-14, the
 operators' coefficients to ~1e-13 Ha after
-:func:`qencode_nb.problem.equivalence.compare_terms` (an eigenvector's sign is
+:func:`qencode_nb.hamiltonian.equivalence.compare_terms` (an eigenvector's sign is
 LAPACK's choice on noise-level matrix elements in symmetric molecules, in PennyLane
 as here; the comparison accepts a Pauli conjugation, as it does for stored terms).
 """

@@ -19,7 +19,7 @@ layout at commit a46b4ec (``NOTICE.md`` of the history folder):
 
 :func:`discover` turns a sweep's targets into :class:`Group` s: a record folder gives
 one group per ``db``/``trusted`` folder holding entries (a release folder or an entry
-folder holding none is listed in :attr:`Record.empty` with the reason); any other folder
+folder holding none is listed in :attr:`History.empty` with the reason); any other folder
 of JSON entries (the v4 database beside the history, ``../shared/qencode-v4/db``, or a
 release's ``db`` given alone: its metadata listed, not audited) one group labelled by its
 entries' ``schema_version`` (``v4`` for 4.0.0); files and bundled names go to one group
@@ -71,7 +71,7 @@ class Group:
 
 
 @dataclass
-class Record:
+class History:
     """What a sweep's targets hold: entry groups, curve files and record folders.
 
     ``record_roots`` are the record folders among the targets (the claims audit reads
@@ -86,13 +86,13 @@ class Record:
     empty: list = field(default_factory=list)
 
     @property
-    def is_record(self) -> bool:
+    def is_history(self) -> bool:
         """True when a target was a record folder (the sweep writes one sub-folder per
         group, the per-release counts and the claims table)."""
         return bool(self.record_roots)
 
 
-def is_record_folder(path) -> bool:
+def is_history_folder(path) -> bool:
     """True when ``path`` is a folder holding ``releases/<release>/db``,
     ``.../trusted`` or ``.../curves`` (QEncode's repository layout)."""
     releases = Path(path) / "releases"
@@ -144,7 +144,7 @@ def _where(source: Path) -> str:
     return f"{source.parent.name}/{source.name}"
 
 
-def discover(items) -> Record:
+def discover(items) -> History:
     """Group a sweep's targets (:func:`qencode_nb.batch.targets.resolve_targets` for each
     group's folder).
 
@@ -152,7 +152,7 @@ def discover(items) -> Record:
         items: record folders, folders of JSON entries, entry files or bundled names.
 
     Returns:
-        :class:`Record`: groups in release order (record folders first), two groups
+        :class:`History`: groups in release order (record folders first), two groups
         never sharing a label or a sub-folder (a repeated label gets its record folder's
         name, or a plain folder's ``<parent>/<name>``, appended); a folder given twice
         is swept once.
@@ -171,7 +171,7 @@ def discover(items) -> Record:
             if path.resolve() in seen_folders:
                 continue
             seen_folders.add(path.resolve())
-        if path.is_dir() and is_record_folder(path):
+        if path.is_dir() and is_history_folder(path):
             roots.append(path.resolve())
             releases = sorted((p for p in (path / "releases").iterdir() if p.is_dir()),
                               key=lambda p: _release_key(p.name))
@@ -203,4 +203,4 @@ def discover(items) -> Record:
             while g.slug in seen:
                 g.label, n = f"{base} #{n}", n + 1
         seen.add(g.slug)
-    return Record(groups, curves, roots, empty)
+    return History(groups, curves, roots, empty)

@@ -1,7 +1,7 @@
 """The problem stage of an entry whose procedure cannot be rebuilt (the Qiskit-era
 QEncode schemas 1.0.0 and 2.0.0: ``Entry.not_checkable["rebuild"]``).
 
-:class:`NotRebuilt` stands where a :class:`~qencode_nb.problem.rebuild.Rebuilt` would
+:class:`NotRebuilt` stands where a :class:`~qencode_nb.hamiltonian.rebuild.Rebuilt` would
 (its ``chemistry.inputs`` is empty, so tier 1 reads the rebuild fields as not used by a
 rebuild), and :func:`stored_only_check` is the Hamiltonian check that remains: the
 stored terms' exact ground energy against the recorded reference energy
@@ -38,17 +38,17 @@ class NotRebuilt:
 def stored_only_check(entry, reason: str):
     """The Hamiltonian check without a rebuild (energies in Ha).
 
-    The stored terms' exact ground energy (:func:`qencode_nb.problem.hamcheck.
+    The stored terms' exact ground energy (:func:`qencode_nb.hamiltonian.hamcheck.
     stored_ground_energy`, cached) against ``entry.exact_ground_energy``: status "pass"
     within :data:`qencode_nb.rules.REFERENCE_MATCH_HA`, "fail" beyond it, "n/a" when
     the entry records no reference energy or no stored terms; ``reason`` always says that
     no rebuild was compared and why.
 
     Returns:
-        :class:`~qencode_nb.problem.hamrecord.HamiltonianCheck`.
+        :class:`~qencode_nb.hamiltonian.hamrecord.HamiltonianCheck`.
     """
-    from qencode_nb.problem.hamcheck import stored_ground_energy
-    from qencode_nb.problem.hamrecord import HamiltonianCheck
+    from qencode_nb.hamiltonian.hamcheck import stored_ground_energy
+    from qencode_nb.hamiltonian.hamrecord import HamiltonianCheck
     from qencode_nb.rules import REFERENCE_MATCH_HA
 
     n = int(entry.tapered_num_qubits)

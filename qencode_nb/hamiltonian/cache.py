@@ -1,8 +1,8 @@
 """The on-disk rebuild cache: location, atomic files, lock, load/store, cached_rebuild.
 
 docs/explanations/engines.md and docs/layout.md (the rebuild cache).  The key is
-:mod:`qencode_nb.problem.cache_key`'s,
-the stored payload :mod:`qencode_nb.problem.cache_payload`'s.
+:mod:`qencode_nb.hamiltonian.cache_key`'s,
+the stored payload :mod:`qencode_nb.hamiltonian.cache_payload`'s.
 
 Location: ``cache_dir`` argument, else ``$QENCODE_NB_CACHE``, else
 ``$XDG_CACHE_HOME/qencode-nb``, else ``~/.cache/qencode-nb``; files live in
@@ -23,7 +23,7 @@ counted in :data:`STATS` and rebuilt -- never trusted.
 Importing this module imports neither numpy nor PySCF; a cache hit loads the three
 OpenBLAS copies (numpy, ``scipy.linalg``, ``pyscf.lib``: the key holds the kernel each
 one runs, measured) but imports neither PennyLane nor OpenFermion (the restored
-:class:`~qencode_nb.problem.cache_payload.RestoredTaperResult` builds its
+:class:`~qencode_nb.hamiltonian.cache_payload.RestoredTaperResult` builds its
 PennyLane operators when they are first read).
 """
 
@@ -37,7 +37,7 @@ from pathlib import Path
 
 from qencode_nb.atomic import write_atomic
 from qencode_nb.errors import CacheCorrupt, CacheWarning
-from qencode_nb.problem.cache_key import (
+from qencode_nb.hamiltonian.cache_key import (
     FORMAT,
     FORMAT_VERSION,
     canonical_json,
@@ -46,14 +46,14 @@ from qencode_nb.problem.cache_key import (
     key_material,
     sha256_json,
 )
-from qencode_nb.problem.cache_payload import (
+from qencode_nb.hamiltonian.cache_payload import (
     CHEM_FIELDS,
     ChemSummary,
     build_payload,
     check_payload,
     restore,
 )
-from qencode_nb.problem.exact import exact_ground_energy
+from qencode_nb.hamiltonian.exact import exact_ground_energy
 from qencode_nb.rules import OF_BRIDGE_VERIFY_TOL_HA
 
 ENV_CACHE_DIR = "QENCODE_NB_CACHE"
@@ -292,21 +292,21 @@ def cached_rebuild(geometry: str, basis: str, charge: int, spin: int,
                    verify_tol: float | None = OF_BRIDGE_VERIFY_TOL_HA,
                    cache_dir=None, refresh: bool = False, lock: bool = True,
                    light: bool = False, tapering_rule: str = "v4"):
-    """:func:`qencode_nb.problem.rebuild.rebuild_tapered` through the on-disk cache.
+    """:func:`qencode_nb.hamiltonian.rebuild.rebuild_tapered` through the on-disk cache.
 
     Args:
         geometry ... mapping: the declared procedure (see
-            :func:`~qencode_nb.problem.rebuild.rebuild_tapered`).
+            :func:`~qencode_nb.hamiltonian.rebuild.rebuild_tapered`).
         hamiltonian_source: ``"of_bridge"`` or ``None`` (undeclared: builds
             of_bridge); ``"pennylane_native"`` raises :class:`CapabilityMissing`.
         classical, verify_tol: passed to the rebuild; both enter the key.
         cache_dir: cache root (see :func:`cache_root`).
         refresh: rebuild and overwrite even when a valid file exists.
         lock: take the per-key ``flock`` while checking and building.
-        light: :func:`qencode_nb.problem.rebuild.rebuild_tapered_light` (no
+        light: :func:`qencode_nb.hamiltonian.rebuild.rebuild_tapered_light` (no
             diagonalisation; the exact ground energy is the CASCI one).
         tapering_rule: ``"v4"`` or ``"v3"`` (schema 3.0.0;
-            :func:`qencode_nb.problem.tapering.taper`); enters the key when not "v4".
+            :func:`qencode_nb.hamiltonian.tapering.taper`); enters the key when not "v4".
 
     Returns:
         ``(ChemSummary, TaperResult)``; ``ChemSummary.cache_hit`` says whether
@@ -341,7 +341,7 @@ def cached_rebuild(geometry: str, basis: str, charge: int, spin: int,
                 _mark(result[0], True, "hit", key, path, material["problem"])
                 return result
         STATS["misses"] += 1
-        from qencode_nb.problem.rebuild import rebuild_tapered, rebuild_tapered_light
+        from qencode_nb.hamiltonian.rebuild import rebuild_tapered, rebuild_tapered_light
 
         start = time.perf_counter()
         if light:
@@ -373,7 +373,7 @@ def entry_fields(entry) -> dict:
     """The rebuild fields of an :class:`~qencode_nb.entry.model.Entry` or a raw
     QEncode 4.0.0 dict, as keyword arguments of :func:`cached_rebuild`."""
     if isinstance(entry, dict):
-        from qencode_nb.problem.rebuild import entry_field
+        from qencode_nb.hamiltonian.rebuild import entry_field
 
         names = {"geometry": "problem.geometry", "basis": "problem.basis",
                  "charge": "problem.charge", "spin": "problem.spin",

@@ -41,7 +41,7 @@ KEY_PACKAGES = ("pyscf", "pennylane", "openfermion", "numpy", "scipy")
 
 CODE_FILES = ("chemistry.py", "pauli.py", "of_bridge.py", "tapering.py", "exact.py",
               "rebuild.py")
-"""Modules of ``qencode_nb/problem/`` whose source enters the key (any edit
+"""Modules of ``qencode_nb/hamiltonian/`` whose source enters the key (any edit
 invalidates): the chemistry, the Pauli-term conversion, the of_bridge
 Hamiltonian, the tapering, the exact diagonalisation and the rebuild glue."""
 

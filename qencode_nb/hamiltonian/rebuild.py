@@ -1,7 +1,7 @@
 """Rebuild an entry's tapered qubit problem from its declared procedure.
 
-Glue of :mod:`qencode_nb.problem.chemistry`, :mod:`qencode_nb.problem.of_bridge`
-and :mod:`qencode_nb.problem.tapering`: the generator's steps 1-3
+Glue of :mod:`qencode_nb.hamiltonian.chemistry`, :mod:`qencode_nb.hamiltonian.of_bridge`
+and :mod:`qencode_nb.hamiltonian.tapering`: the generator's steps 1-3
 (``run_pyscf_suite``, ``build_pl_hamiltonian`` through of_bridge,
 ``apply_tapering``), the light variant above
 :data:`~qencode_nb.rules.LIGHT_REBUILD_ABOVE_QUBITS` qubits,
@@ -19,16 +19,16 @@ from qencode_nb.rules import LIGHT_REBUILD_ABOVE_QUBITS, OF_BRIDGE_VERIFY_TOL_HA
 
 @dataclass(frozen=True)
 class Rebuilt:
-    """An entry's rebuilt problem (:func:`qencode_nb.problem.check.rebuild`).
+    """An entry's rebuilt problem (:func:`qencode_nb.hamiltonian.check.rebuild`).
 
     Attributes:
         chemistry: the chemistry side, a
-            :class:`~qencode_nb.problem.cache_payload.ChemSummary`: Hartree-Fock,
+            :class:`~qencode_nb.hamiltonian.cache_payload.ChemSummary`: Hartree-Fock,
             CASCI and exact qubit ground energies (Ha), the inputs PySCF ran with,
             and the rebuild cache's ``cache_hit``, ``cache_key``, ``cache_status``.
         tapering: the Z2-tapered qubit problem, a
-            :class:`~qencode_nb.problem.tapering.TaperResult` (built now) or a
-            :class:`~qencode_nb.problem.cache_payload.RestoredTaperResult` (a cache
+            :class:`~qencode_nb.hamiltonian.tapering.TaperResult` (built now) or a
+            :class:`~qencode_nb.hamiltonian.cache_payload.RestoredTaperResult` (a cache
             hit: its PennyLane operators are built when first read).
     """
 
@@ -54,7 +54,7 @@ def rebuild_tapered(geometry: str, basis: str, charge: int, spin: int,
         verify_tol: of_bridge exact-diagonalisation check against CASCI (Ha);
             ``None`` skips it.
         tapering_rule: the generator's sector search and imaginary strip
-            (:func:`qencode_nb.problem.tapering.taper`).
+            (:func:`qencode_nb.hamiltonian.tapering.taper`).
 
     Returns:
         ``(ChemistryResult, TaperResult)``; energies in Ha.
@@ -63,9 +63,9 @@ def rebuild_tapered(geometry: str, basis: str, charge: int, spin: int,
         EntryError: a field value is not accepted.
         HamiltonianMismatch: a Hamiltonian check failed.
     """
-    from qencode_nb.problem.chemistry import run_chemistry
-    from qencode_nb.problem.of_bridge import build_of_bridge, check_mapping
-    from qencode_nb.problem.tapering import taper
+    from qencode_nb.hamiltonian.chemistry import run_chemistry
+    from qencode_nb.hamiltonian.of_bridge import build_of_bridge, check_mapping
+    from qencode_nb.hamiltonian.tapering import taper
 
     check_mapping(mapping)
     chem = run_chemistry(geometry, basis, charge, spin, num_electrons,
@@ -133,10 +133,10 @@ def rebuild_tapered_light(geometry: str, basis: str, charge: int, spin: int,
     import numpy as np
     from pennylane import qchem
 
-    from qencode_nb.problem.chemistry import run_chemistry
+    from qencode_nb.hamiltonian.chemistry import run_chemistry
     from qencode_nb.errors import CapabilityMissing
-    from qencode_nb.problem.of_bridge import build_of_bridge, check_mapping
-    from qencode_nb.problem.tapering import TaperResult
+    from qencode_nb.hamiltonian.of_bridge import build_of_bridge, check_mapping
+    from qencode_nb.hamiltonian.tapering import TaperResult
 
     check_mapping(mapping)
     if mapping != "jordan_wigner":

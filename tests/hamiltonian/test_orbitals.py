@@ -6,7 +6,7 @@ import pytest
 
 from conftest import SHARED_DB
 from qencode_nb.entry import load
-from qencode_nb.problem.orbitals import boundary_check, boundary_pairs, orbital_energies
+from qencode_nb.hamiltonian.orbitals import boundary_check, boundary_pairs, orbital_energies
 from qencode_nb.rules import ACTIVE_BOUNDARY_TOL_HA
 
 BENZENE_HEA = SHARED_DB / "benzene_ccpvdz_JW_HEA_v4_casscf_tapered__sha256_3d3de57a516e599d.json"

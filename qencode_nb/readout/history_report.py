@@ -1,10 +1,10 @@
 """The report of a record sweep: one page grouped by release, the claims, the curves.
 
-A record sweep's folder (:mod:`qencode_nb.studies.record_sweep`: ``record.json``,
+A record sweep's folder (:mod:`qencode_nb.studies.history_sweep`: ``record.json``,
 ``summary.csv``, ``releases.csv``, ``claims.csv``, one sub-folder per release group)
 gets one self-contained page, ``report.html``:
 
-1. the per-release counts (:func:`qencode_nb.readout.record_counts.release_counts`),
+1. the per-release counts (:func:`qencode_nb.readout.history_counts.release_counts`),
    each release linking to its own section; after a ``--stack recorded`` sweep, the
    bit-identical and certification counts in the recorded and the current environment
    side by side (:func:`environments_section`);
@@ -59,7 +59,7 @@ def _table(headings, rows) -> str:
 
 
 def _run_rows(part, folder: str, folders: dict) -> list[str]:
-    from qencode_nb.readout.record_counts import certification_held, refusal
+    from qencode_nb.readout.history_counts import certification_held, refusal
     from qencode_nb.paths import scrub
 
     rows = []
@@ -125,7 +125,7 @@ def curves_section(folder: Path, curves: list) -> str:
 def environments_section(folder: Path, environments: dict | None) -> list[str]:
     """The per-release rates in the recorded and the current environment side by side
     (``environments.csv`` of a ``--stack recorded`` record sweep,
-    :func:`qencode_nb.readout.record_counts.environment_rates`); nothing without it."""
+    :func:`qencode_nb.readout.history_counts.environment_rates`); nothing without it."""
     import pandas as pd
 
     path = folder / (environments or {}).get("file", "")
@@ -143,7 +143,7 @@ def environments_section(folder: Path, environments: dict | None) -> list[str]:
             _table(list(rates.columns), rows)]
 
 
-def write_record_report(folder, out=None, *, notebooks: bool = True) -> Path:
+def write_history_report(folder, out=None, *, notebooks: bool = True) -> Path:
     """Write a record sweep's page (and each release's full report beside it).
 
     Args:
@@ -158,7 +158,7 @@ def write_record_report(folder, out=None, *, notebooks: bool = True) -> Path:
         ReportError: ``folder`` holds no ``record.json`` or ``summary.csv``.
     """
     from qencode_nb.errors import ReportError
-    from qencode_nb.readout.record_counts import RELEASE_COLUMN, release_counts
+    from qencode_nb.readout.history_counts import RELEASE_COLUMN, release_counts
     from qencode_nb.readout.report import write_report
     from qencode_nb.paths import known_folders, scrub
     from qencode_nb.readout.summary_csv import read_summary

@@ -50,7 +50,7 @@ def _same(new, old, where: str) -> None:
 @pytest.mark.parametrize("name", NAMES)
 def test_the_record_is_the_one_the_dict_code_wrote(name, tmp_path):
     from qencode_nb.entry.lookup import load
-    from qencode_nb.problem.check import hamiltonian_check, rebuild
+    from qencode_nb.hamiltonian.check import hamiltonian_check, rebuild
 
     before = by_profile(BEFORE_BY_PROFILE)[name]
     if name == "lih":

@@ -1,9 +1,9 @@
 """The Hamiltonian check's result, :class:`HamiltonianCheck`, and its ``hamiltonian``
 record.
 
-:func:`qencode_nb.problem.hamcheck.compare_hamiltonian` fills the comparison of the
-stored terms with the rebuilt ones, :func:`qencode_nb.problem.hamcheck.check_entry`
-the generator paths and the cache, :func:`qencode_nb.problem.check.hamiltonian_check`
+:func:`qencode_nb.hamiltonian.hamcheck.compare_hamiltonian` fills the comparison of the
+stored terms with the rebuilt ones, :func:`qencode_nb.hamiltonian.hamcheck.check_entry`
+the generator paths and the cache, :func:`qencode_nb.hamiltonian.check.hamiltonian_check`
 the chemistry checks; :meth:`HamiltonianCheck.to_record` is the ``hamiltonian``
 record an audit writes (its keys are a contract read by tools outside the project).
 Energies in Ha.
@@ -44,14 +44,14 @@ class HamiltonianCheck:
     """The rebuilt Hamiltonian against the entry (audit stage "hamiltonian"); Ha.
 
     A field the check did not reach is None: without a stored Hamiltonian every
-    term comparison; before :func:`~qencode_nb.problem.check.hamiltonian_check` the
+    term comparison; before :func:`~qencode_nb.hamiltonian.check.hamiltonian_check` the
     chemistry checks.
 
     Attributes:
         status: "pass" (the stored terms equal a generator path), "fail" (none: an
             alert), "unverified" (none, but the rebuild depends on the BLAS kernels
             and they are not the reference triple) or "n/a" (no stored Hamiltonian);
-            :data:`qencode_nb.problem.sources.STATUSES`.
+            :data:`qencode_nb.hamiltonian.sources.STATUSES`.
         reason: the sentence saying why (the path and its largest |Δc|, or each
             path's difference and its term).
         hamiltonian_source: the generator path the stored terms equal
@@ -62,14 +62,14 @@ class HamiltonianCheck:
             missing).
         kernel_dependent: the rebuild depends on the BLAS kernels (CASSCF orbitals).
         paths: ``{name: record}`` of every generator path
-            (:func:`qencode_nb.problem.sources.prove`).
+            (:func:`qencode_nb.hamiltonian.sources.prove`).
         num_qubits: the stored Hamiltonian's qubit count (the rebuilt tapered one
             without a stored Hamiltonian).
         n_qubits_rebuilt: the wires the rebuilt operator acts on.
         n_terms, n_terms_stored: Pauli terms rebuilt / stored.
         terms_match: the same Pauli-string sets; order_match: in the same order.
         missing, extra: stored strings absent from the rebuild and the reverse (at
-            most :data:`qencode_nb.problem.hamcheck.MAX_LISTED` each);
+            most :data:`qencode_nb.hamiltonian.hamcheck.MAX_LISTED` each);
             n_missing, n_extra: their full counts.
         max_abs_dcoeff, max_abs_dcoeff_term: the largest |rebuilt - stored|
             coefficient over common strings and its string.
@@ -103,8 +103,8 @@ class HamiltonianCheck:
             sectors_rebuilt: the rebuilt sectors (+1/-1); sectors_match: equal to
             ``encoding.tapering.sectors``.
         structure_mismatch: why the rebuilt structure is not the entry's, or None
-            (:func:`qencode_nb.problem.check.rebuild_mismatch`).
-        active_space_boundary: :func:`qencode_nb.problem.orbitals.boundary_check`.
+            (:func:`qencode_nb.hamiltonian.check.rebuild_mismatch`).
+        active_space_boundary: :func:`qencode_nb.hamiltonian.orbitals.boundary_check`.
     """
 
     status: str

@@ -3,9 +3,9 @@
 docs/explanations/tiers.md / the Hamiltonian check: rebuilt vs stored Pauli
 terms, exact ground energies, and the ``hamiltonian_source`` the stored terms
 are proven to equal by rebuilding each generator path
-(:mod:`qencode_nb.problem.sources`: of_bridge, and PennyLane's native path
+(:mod:`qencode_nb.hamiltonian.sources`: of_bridge, and PennyLane's native path
 when of_bridge does not match; equal after term order or a Pauli
-conjugation, :mod:`qencode_nb.problem.equivalence`).  Energies in Ha.
+conjugation, :mod:`qencode_nb.hamiltonian.equivalence`).  Energies in Ha.
 
 The fingerprint |E_exact(qubit H) - E_CASCI| is reported, not used to decide:
 QEncode's generator says of_bridge matches CASCI to ~1e-15 Ha and PennyLane's
@@ -15,9 +15,9 @@ away, but an edited coefficient moves it too.
 The thresholds are :data:`qencode_nb.rules.FINGERPRINT_THRESHOLD_HA` (with
 its sources), :data:`qencode_nb.rules.COEFF_MATCH_HA` and
 :data:`qencode_nb.rules.WEYL_REUSE_HA`; ground energies come from
-:func:`qencode_nb.problem.exact.exact_ground_energy`.  Numpy and PennyLane are
+:func:`qencode_nb.hamiltonian.exact.exact_ground_energy`.  Numpy and PennyLane are
 imported inside the functions, and only when an operator must be diagonalised:
-given a :class:`~qencode_nb.problem.tapering.TaperResult` with its ground energy
+given a :class:`~qencode_nb.hamiltonian.tapering.TaperResult` with its ground energy
 (a cache hit), the comparison runs on Pauli-term lists and imports neither: a
 stored Hamiltonian within :data:`WEYL_REUSE_HA` of the rebuilt one reuses its
 ground energy, any other has its own ground energy cached
@@ -28,15 +28,15 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from qencode_nb.problem.exact import exact_ground_energy
+from qencode_nb.hamiltonian.exact import exact_ground_energy
 from qencode_nb.entry.pauli_strings import (
     format_pauli_word,
     parse_pauli_string,
     validate_pauli_terms,
 )
-from qencode_nb.problem import sources
-from qencode_nb.problem.hamrecord import HamiltonianCheck
-from qencode_nb.problem.pauli import from_pauli_terms
+from qencode_nb.hamiltonian import sources
+from qencode_nb.hamiltonian.hamrecord import HamiltonianCheck
+from qencode_nb.hamiltonian.pauli import from_pauli_terms
 from qencode_nb.rules import COEFF_MATCH_HA, FINGERPRINT_THRESHOLD_HA, WEYL_REUSE_HA
 
 MAX_LISTED = 20
@@ -89,7 +89,7 @@ def compare_hamiltonian(stored_terms, num_qubits: int, rebuilt_H, *,
         stored_terms: the entry's ``artifacts.qubit_hamiltonian.pauli_terms``.
         num_qubits: the entry's ``artifacts.qubit_hamiltonian.num_qubits``.
         rebuilt_H: the rebuilt tapered problem, built through of_bridge: a
-            :class:`~qencode_nb.problem.tapering.TaperResult` (its
+            :class:`~qencode_nb.hamiltonian.tapering.TaperResult` (its
             ``tapered_terms()`` and ``tapered_wires()``; its PennyLane operator
             only when ``rebuilt_ground_ha`` is not given), a PennyLane operator
             (e.g. ``TaperResult.H_tapered``) or a list of QEncode terms.
@@ -112,12 +112,12 @@ def compare_hamiltonian(stored_terms, num_qubits: int, rebuilt_H, *,
             fingerprint is then not informative and the coefficients decide.
         cache_dir: cache root of the stored ground energy's side file
             (:func:`stored_ground_energy`; None: the default root).
-        kernel_dependent, kernels_note: as :func:`qencode_nb.problem.sources.decide`
+        kernel_dependent, kernels_note: as :func:`qencode_nb.hamiltonian.sources.decide`
             takes them (CASSCF orbitals; the kernels in force when not the
             reference triple).
 
     Returns:
-        :class:`~qencode_nb.problem.hamrecord.HamiltonianCheck` with the term
+        :class:`~qencode_nb.hamiltonian.hamrecord.HamiltonianCheck` with the term
         comparison (:func:`_term_sets`), the ground energies
         (:func:`_ground_energies`), the fingerprint (:func:`_fingerprint`) and the
         of_bridge path's outcome (:func:`_source_decision`); the chemistry and
@@ -233,7 +233,7 @@ def _fingerprint(stored: dict, rebuilt: dict, e_casci: float, ground: float,
 def _source_decision(paths: dict, recorded: str | None, kernel_dependent: bool,
                      kernels_note: str | None) -> dict:
     """The outcome :class:`HamiltonianCheck` fields over ``paths``
-    (:func:`qencode_nb.problem.sources.decide`): ``paths``, ``hamiltonian_source``,
+    (:func:`qencode_nb.hamiltonian.sources.decide`): ``paths``, ``hamiltonian_source``,
     ``status``, ``reason``, ``kernel_dependent``, ``source_matches`` and
     ``hamiltonian_source_recorded``."""
     return {"hamiltonian_source_recorded": recorded, "paths": paths,
@@ -248,18 +248,18 @@ STORED_GROUND_FORMAT = 1
 def stored_ground_energy(stored_terms, num_qubits: int, *,
                          cache_dir=None) -> tuple[float, str]:
     """``(ground energy (Ha), method)`` of a stored Hamiltonian by
-    :func:`~qencode_nb.problem.exact.exact_ground_energy` on wires ``0..n-1``.
+    :func:`~qencode_nb.hamiltonian.exact.exact_ground_energy` on wires ``0..n-1``.
 
     The result is kept in ``ground-<key>.json`` beside the rebuild cache
-    (under ``cache_dir``, :func:`qencode_nb.problem.cache.cache_root`), keyed
+    (under ``cache_dir``, :func:`qencode_nb.hamiltonian.cache.cache_root`), keyed
     by the terms and the environment (package versions, code, BLAS variables,
-    CPU: :func:`qencode_nb.problem.cache_key.environment_material`), so a warm
+    CPU: :func:`qencode_nb.hamiltonian.cache_key.environment_material`), so a warm
     run reads it back without PennyLane (the diagonalisation builds a PennyLane
     operator).  An unreadable file is recomputed
-    (:func:`qencode_nb.problem.cache.side_file`).
+    (:func:`qencode_nb.hamiltonian.cache.side_file`).
     """
-    from qencode_nb.problem import cache
-    from qencode_nb.problem.cache_key import environment_material, sha256_json
+    from qencode_nb.hamiltonian import cache
+    from qencode_nb.hamiltonian.cache_key import environment_material, sha256_json
 
     def compute():
         energy, method = exact_ground_energy(from_pauli_terms(stored_terms, num_qubits),
@@ -280,21 +280,21 @@ def check_entry(entry, *, cache_dir=None, diagonalise_stored: str = "auto",
     Args:
         entry: :class:`~qencode_nb.entry.model.Entry` with a stored Hamiltonian
             (a QEncode JSON entry, or a params entry completed from ``db``).
-        cache_dir: cache root (see :func:`qencode_nb.problem.cache.cache_root`).
-        rebuilt: the entry already rebuilt (:class:`~qencode_nb.problem.rebuild.Rebuilt`,
-            :func:`qencode_nb.problem.check.rebuild`); rebuilt here through the cache
-            (:func:`qencode_nb.problem.cache.cached_rebuild_entry`) when None.
+        cache_dir: cache root (see :func:`qencode_nb.hamiltonian.cache.cache_root`).
+        rebuilt: the entry already rebuilt (:class:`~qencode_nb.hamiltonian.rebuild.Rebuilt`,
+            :func:`qencode_nb.hamiltonian.check.rebuild`); rebuilt here through the cache
+            (:func:`qencode_nb.hamiltonian.cache.cached_rebuild_entry`) when None.
         proof_budget: seconds a cold build of another path may be estimated to take
-            (:func:`qencode_nb.problem.sources.prove`'s ``budget_s``; None: no limit).
+            (:func:`qencode_nb.hamiltonian.sources.prove`'s ``budget_s``; None: no limit).
 
     Returns:
-        :func:`compare_hamiltonian`'s :class:`~qencode_nb.problem.hamrecord.HamiltonianCheck`
+        :func:`compare_hamiltonian`'s :class:`~qencode_nb.hamiltonian.hamrecord.HamiltonianCheck`
         plus ``cache_hit``, ``cache_key``, ``e_casci_rebuilt`` and ``e_casci_diff``
         from the rebuild; its ``paths`` hold every registered generator path
-        (:func:`qencode_nb.problem.sources.prove`: PennyLane's native path is
+        (:func:`qencode_nb.hamiltonian.sources.prove`: PennyLane's native path is
         built, through its cache, only when the stored terms do not equal the
         of_bridge rebuild and the generator could have taken it), and the
-        outcome keys are :func:`~qencode_nb.problem.sources.decide`'s over all
+        outcome keys are :func:`~qencode_nb.hamiltonian.sources.decide`'s over all
         of them.  CASSCF orbitals make the rebuild kernel-dependent: off the
         reference kernel triple a mismatch is ``unverified``, not ``fail``.
 
@@ -303,8 +303,8 @@ def check_entry(entry, *, cache_dir=None, diagonalise_stored: str = "auto",
         CapabilityMissing: the declared source cannot be rebuilt.
     """
     from qencode_nb.errors import EntryError
-    from qencode_nb.problem.cache import cached_rebuild_entry
-    from qencode_nb.problem.rebuild import Rebuilt
+    from qencode_nb.hamiltonian.cache import cached_rebuild_entry
+    from qencode_nb.hamiltonian.rebuild import Rebuilt
 
     if entry.pauli_terms is None:
         raise EntryError("the entry stores no qubit Hamiltonian; load it with its db",

@@ -52,7 +52,7 @@ def _rebuilt(key: str):
     """(entry, ChemistryResult, TaperResult, pool), built once per session."""
     if key not in _CACHE:
         from qencode_nb.engines.ansatz import tapered_uccsd_ops
-        from qencode_nb.problem.rebuild import rebuild_tapered_from_entry
+        from qencode_nb.hamiltonian.rebuild import rebuild_tapered_from_entry
 
         entry = _entry(key)
         chem, tap = rebuild_tapered_from_entry(entry)
@@ -85,7 +85,7 @@ def test_chemistry_matches_entry(key):
 @pytest.mark.bitlevel
 @pytest.mark.parametrize("key", KEYS)
 def test_tapered_hamiltonian_matches_entry(key):
-    from qencode_nb.problem.pauli import to_pauli_terms
+    from qencode_nb.hamiltonian.pauli import to_pauli_terms
 
     entry, _, tap, _ = _rebuilt(key)
     stored = _stored_terms(entry)
@@ -120,7 +120,7 @@ def test_uccsd_pool_size_and_replay(key):
     import pennylane as qml
 
     from qencode_nb.engines.ansatz import uccsd_circuit
-    from qencode_nb.problem.pauli import from_pauli_terms
+    from qencode_nb.hamiltonian.pauli import from_pauli_terms
 
     entry, _, _, pool = _rebuilt(key)
     vqe = entry["results"]["vqe"]
@@ -164,9 +164,9 @@ def test_strip_imaginary_rebuilds_a_real_operator_and_checks_it():
     import pennylane as qml
     from pennylane.pauli import PauliSentence, PauliWord
 
-    from qencode_nb.problem.exact import exact_ground_energy
+    from qencode_nb.hamiltonian.exact import exact_ground_energy
     from qencode_nb.errors import HamiltonianMismatch
-    from qencode_nb.problem.tapering import strip_imaginary
+    from qencode_nb.hamiltonian.tapering import strip_imaginary
 
     noisy = PauliSentence({PauliWord({}): -1.0 + 0.0j,
                            PauliWord({0: "Z"}): 0.5 + 2e-3j,
@@ -212,9 +212,9 @@ def test_empty_pool_is_refused():
 
 
 def test_bad_fields_name_the_field():
-    from qencode_nb.problem.chemistry import run_chemistry
+    from qencode_nb.hamiltonian.chemistry import run_chemistry
     from qencode_nb.errors import EntryError
-    from qencode_nb.problem.rebuild import rebuild_tapered, rebuild_tapered_from_entry
+    from qencode_nb.hamiltonian.rebuild import rebuild_tapered, rebuild_tapered_from_entry
 
     with pytest.raises(EntryError, match="encoding.mapping.*'jw'.*accepted"):
         rebuild_tapered("H 0 0 0; H 0 0 0.735", "sto-3g", 0, 0, 2, 2, "hf", "jw")
@@ -229,10 +229,10 @@ def test_bad_fields_name_the_field():
 
 
 def test_modules_do_not_import_numpy_on_import():
-    code = ("import sys, qencode_nb.problem.chemistry, qencode_nb.problem.pauli, "
-            "qencode_nb.problem.of_bridge, qencode_nb.problem.tapering, "
-            "qencode_nb.problem.exact, "
-            "qencode_nb.engines.ansatz, qencode_nb.problem.rebuild; "
+    code = ("import sys, qencode_nb.hamiltonian.chemistry, qencode_nb.hamiltonian.pauli, "
+            "qencode_nb.hamiltonian.of_bridge, qencode_nb.hamiltonian.tapering, "
+            "qencode_nb.hamiltonian.exact, "
+            "qencode_nb.engines.ansatz, qencode_nb.hamiltonian.rebuild; "
             "print('numpy' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                          text=True, check=True).stdout.strip()
@@ -241,8 +241,8 @@ def test_modules_do_not_import_numpy_on_import():
 
 _BIT_SCRIPT = r"""
 import json, sys
-from qencode_nb.problem.rebuild import rebuild_tapered_from_entry
-from qencode_nb.problem.pauli import to_pauli_terms
+from qencode_nb.hamiltonian.rebuild import rebuild_tapered_from_entry
+from qencode_nb.hamiltonian.pauli import to_pauli_terms
 out = {}
 for path in sys.argv[1:]:
     e = json.load(open(path))
@@ -284,7 +284,7 @@ def test_cooperlake_kernel_makes_the_rebuild_bit_identical():
 
 @pytest.mark.parametrize("key", ["H2_JW", "LiH_JW"])
 def test_classical_comparison_matches_entry(key):
-    from qencode_nb.problem.chemistry import run_chemistry
+    from qencode_nb.hamiltonian.chemistry import run_chemistry
 
     entry = _entry(key)
     p = entry["problem"]

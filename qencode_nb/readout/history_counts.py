@@ -1,6 +1,6 @@
 """A record sweep's table read back per release: audited, refused, replays, certification.
 
-A sweep over a benchmark's whole record (:mod:`qencode_nb.batch.record`) writes one
+A sweep over a benchmark's whole record (:mod:`qencode_nb.batch.history`) writes one
 ``summary.csv`` whose ``record_release`` column names each run's release group
 (``v1`` ... ``v4``, ``v2/trusted``).  :func:`release_counts` counts, per release:
 

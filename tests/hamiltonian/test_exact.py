@@ -1,4 +1,4 @@
-"""The one exact-diagonalisation function (:mod:`qencode_nb.problem.exact`): its three
+"""The one exact-diagonalisation function (:mod:`qencode_nb.hamiltonian.exact`): its three
 paths agree on a real tapered Hamiltonian, and the ``"dense (via sparse)"`` path
 diagonalises one matrix once per process (the rebuild asks for the optimal sector's
 ground energy twice: 55 s each for H8)."""
@@ -21,7 +21,7 @@ def h2_jw():
 def test_the_three_paths_give_the_same_ground_energy(h2_jw, monkeypatch):
     """H2's FCI energy, -1.13618945 Ha (to 1e-6 Ha, sto-3g at 0.7 Angstrom), by
     every path; dense and via-sparse agree to 1e-12 Ha."""
-    from qencode_nb.problem import exact
+    from qencode_nb.hamiltonian import exact
 
     H, wires = h2_jw
     dense, m1 = exact.exact_ground_energy(H, wires, with_method=True)
@@ -40,7 +40,7 @@ def test_one_matrix_is_diagonalised_once(h2_jw, monkeypatch):
     import numpy as np
     import pennylane as qml
 
-    from qencode_nb.problem import exact
+    from qencode_nb.hamiltonian import exact
 
     monkeypatch.setattr(exact, "QML_MATRIX_MAX_QUBITS", 2)
     monkeypatch.setattr(exact, "_DENSE_MEMO", {})

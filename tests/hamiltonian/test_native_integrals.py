@@ -1,13 +1,13 @@
 """The ``pennylane_native`` path in seconds (issue 37): PySCF's integrals over PennyLane's
 basis functions, PennyLane's SCF replayed in numpy, PennyLane's own fermionic and qubit
-mapping (:mod:`qencode_nb.problem.native_integrals`), against PennyLane's
+mapping (:mod:`qencode_nb.hamiltonian.native_integrals`), against PennyLane's
 ``qchem.molecular_hamiltonian`` itself, the slow oracle (method ``pennylane``).
 
 Tolerances: the AO integrals within 1e-12 (libcint vs PennyLane's pure-Python
 integrals, measured ~1e-14); operators within ``rules.COEFF_MATCH_HA`` (1e-8 Ha, the
 provenance check's own tolerance; measured <= 4e-13 Ha on the 57 cached slow builds of
 ``benchmarks/native_proof.py`` whose orbitals are not degenerate) after
-:func:`qencode_nb.problem.equivalence.compare_terms`' equivalences (an orbital's sign is
+:func:`qencode_nb.hamiltonian.equivalence.compare_terms`' equivalences (an orbital's sign is
 LAPACK's choice in either build).  The budget and the qubit-count precheck run on real
 entries of ``../shared``.
 """
@@ -43,8 +43,8 @@ def test_fast_native_operator_equals_molecular_hamiltonian(symbols, xyz_bohr, ba
                                                            mapping):
     from pennylane import qchem
 
-    from qencode_nb.problem.equivalence import compare_terms
-    from qencode_nb.problem.native_integrals import native_hamiltonian
+    from qencode_nb.hamiltonian.equivalence import compare_terms
+    from qencode_nb.hamiltonian.native_integrals import native_hamiltonian
     from qencode_nb.rules import COEFF_MATCH_HA
 
     fast, n_fast = native_hamiltonian(symbols, xyz_bohr, basis, mapping, ne, no)
@@ -62,7 +62,7 @@ def test_ao_integrals_are_pennylanes():
     normalisation and order against PennyLane's own integral functions."""
     from pennylane import qchem
 
-    from qencode_nb.problem.native_integrals import ao_integrals, pennylane_molecule
+    from qencode_nb.hamiltonian.native_integrals import ao_integrals, pennylane_molecule
 
     mol = pennylane_molecule(["Li", "H"], [0, 0, 0, 0, 0, 3.0], "sto-3g")
     s, h, eri = ao_integrals(mol)
@@ -76,7 +76,7 @@ def test_ao_integrals_are_pennylanes():
 
 
 def test_unknown_method_is_refused_naming_the_accepted():
-    from qencode_nb.problem.native import build_native
+    from qencode_nb.hamiltonian.native import build_native
 
     with pytest.raises(ValueError, match="'gpu' is not one of integrals, pennylane"):
         build_native("H 0 0 0; H 0 0 0.74", "sto-3g", 2, 2, "jordan_wigner", -1.1,
@@ -88,7 +88,7 @@ def test_a_v3_native_entry_is_proven_cold_and_skipped_over_budget(tmp_path):
     builds the path and passes; with ``proof_budget`` 0 it builds nothing and reads
     unverified, naming the estimate and the flag."""
     from qencode_nb.entry import load
-    from qencode_nb.problem.hamcheck import check_entry
+    from qencode_nb.hamiltonian.hamcheck import check_entry
 
     entry = load(H2_631G_BK_V3)
     proven = check_entry(entry, cache_dir=tmp_path / "a", proof_budget=60)
@@ -111,7 +111,7 @@ def test_a_wrong_mapping_ends_in_seconds_with_a_named_cause(tmp_path):
     user's typo; PennyLane's own build took 1,679 s here): both paths are built cold and
     the check fails naming each path's largest difference."""
     from qencode_nb.entry import load
-    from qencode_nb.problem.hamcheck import check_entry
+    from qencode_nb.hamiltonian.hamcheck import check_entry
 
     def edit(r):
         r["encoding"]["mapping"] = "jordan-wigner"
@@ -127,7 +127,7 @@ def test_a_wrong_mapping_ends_in_seconds_with_a_named_cause(tmp_path):
 def test_a_qubit_count_no_path_gives_is_decided_before_building():
     from types import SimpleNamespace
 
-    from qencode_nb.problem.sources import qubit_count_mismatch
+    from qencode_nb.hamiltonian.sources import qubit_count_mismatch
 
     rebuilt = SimpleNamespace(tapering=SimpleNamespace(n_qubits_tapered=8))
     assert qubit_count_mismatch(8, rebuilt) is None

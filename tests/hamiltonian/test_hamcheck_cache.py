@@ -55,7 +55,7 @@ _REBUILT: dict = {}
 def _rebuilt(key, cache_dir):
     """(entry, ChemSummary, TaperResult) through one module-wide cache."""
     if key not in _REBUILT:
-        from qencode_nb.problem.cache import cached_rebuild_entry
+        from qencode_nb.hamiltonian.cache import cached_rebuild_entry
 
         entry = _load(key)
         chem, tap = cached_rebuild_entry(entry, cache_dir=cache_dir)
@@ -64,7 +64,7 @@ def _rebuilt(key, cache_dir):
 
 
 def _compare(entry, tap, stored_terms=None, **overrides):
-    from qencode_nb.problem.hamcheck import compare_hamiltonian
+    from qencode_nb.hamiltonian.hamcheck import compare_hamiltonian
 
     kwargs = dict(e_exact_stored=entry.exact_ground_energy, e_casci=entry.casci_energy,
                   constant_ha=entry.bk_constant_correction_ha,
@@ -108,7 +108,7 @@ def test_rebuilt_hamiltonian_matches_stored(key, shared_cache):
 
 
 def test_check_entry_uses_the_cached_ground_energy(shared_cache):
-    from qencode_nb.problem.hamcheck import check_entry
+    from qencode_nb.hamiltonian.hamcheck import check_entry
 
     entry, _, _ = _rebuilt("LiH_PAR_HEA", shared_cache)
     r = check_entry(entry, cache_dir=shared_cache).to_record()
@@ -125,7 +125,7 @@ def test_check_entry_uses_the_cached_ground_energy(shared_cache):
 def test_stored_ground_energy_is_kept_under_the_cache_dir_given(shared_cache, tmp_path):
     """The stored operator's ground energy goes to ``ground-<key>.json`` under the
     cache root passed in (not the default one) and is read back, not recomputed."""
-    from qencode_nb.problem import cache, hamcheck
+    from qencode_nb.hamiltonian import cache, hamcheck
 
     entry, _, _ = _rebuilt("LiH_PAR_HEA", shared_cache)
     n = entry.tapered_num_qubits
@@ -135,7 +135,7 @@ def test_stored_ground_energy_is_kept_under_the_cache_dir_given(shared_cache, tm
     doc = json.loads(files[0].read_text())
     assert (doc["energy"], doc["method"]) == (energy, method)
     from qencode_nb.errors import CacheWarning
-    from qencode_nb.problem.cache_key import sha256_json
+    from qencode_nb.hamiltonian.cache_key import sha256_json
 
     # An edit without its checksum is never served: warned about and rebuilt (issue 36).
     edited = {**doc, "energy": energy + 1.0}
@@ -157,7 +157,7 @@ def test_a_damaged_side_file_is_rebuilt_and_reported_never_served(damage, tmp_pa
     about naming the file, rebuilt, and the value computed again is what the caller
     gets.  The test fails if the damaged value is served."""
     from qencode_nb.errors import CacheWarning
-    from qencode_nb.problem import cache
+    from qencode_nb.hamiltonian import cache
 
     material = {"what": "test", "n": 1}
     calls = []
@@ -192,7 +192,7 @@ def test_a_side_file_keyed_by_ints_is_served_from_its_json(tmp_path):
     -> letter) read back from JSON keyed by strings, which the canonical JSON sorts
     otherwise beyond 9 wires; the checksum is of what a reader gets, so the file is a
     hit, not rebuilt at every read (H10 ADAPT's words: 45 s per audit)."""
-    from qencode_nb.problem import cache
+    from qencode_nb.hamiltonian import cache
 
     calls = []
 
@@ -245,7 +245,7 @@ def test_perturbed_non_diagonal_term_moves_the_fingerprint(shared_cache):
 
 def test_perturbed_rebuild_moves_its_ground_energy(shared_cache):
     """The rebuilt side fails too: ground_energy_diff and fingerprint_rebuilt."""
-    from qencode_nb.problem.hamcheck import compare_hamiltonian
+    from qencode_nb.hamiltonian.hamcheck import compare_hamiltonian
 
     entry, _, _ = _rebuilt("LiH_PAR_HEA", shared_cache)
     bad = _shifted(entry.pauli_terms, 0, 1e-4)
@@ -307,7 +307,7 @@ def test_fingerprint_is_reported_not_used_to_name_a_path(shared_cache):
     """Issue 23: a fingerprint above the threshold once 'inferred' pennylane_native;
     now only a rebuilt path can be named, and an edit that moves the fingerprint
     is a failure."""
-    from qencode_nb.problem import hamcheck
+    from qencode_nb.hamiltonian import hamcheck
 
     assert hamcheck.FINGERPRINT_THRESHOLD_HA == 1e-6
     assert not hasattr(hamcheck, "infer_source")
@@ -322,14 +322,14 @@ def test_fingerprint_is_reported_not_used_to_name_a_path(shared_cache):
 # ---------------------------------------------------------------------------
 
 def _fields(key):
-    from qencode_nb.problem.cache import entry_fields
+    from qencode_nb.hamiltonian.cache import entry_fields
 
     return entry_fields(_load(key))
 
 
 def test_second_call_is_a_hit_without_pyscf(tmp_path, monkeypatch):
-    from qencode_nb.problem import cache
-    from qencode_nb.problem import rebuild
+    from qencode_nb.hamiltonian import cache
+    from qencode_nb.hamiltonian import rebuild
 
     fields = _fields("H2_BK")
     chem, _ = cache.cached_rebuild(**fields, cache_dir=tmp_path)
@@ -353,7 +353,7 @@ def test_second_call_is_a_hit_without_pyscf(tmp_path, monkeypatch):
         import json, sys
         from qencode_nb.notebook.pins import pin
         pin(1, sys.argv[3])
-        from qencode_nb.problem import cache
+        from qencode_nb.hamiltonian import cache
         chem, tap = cache.cached_rebuild(**json.loads(sys.argv[1]), cache_dir=sys.argv[2])
         print(json.dumps([chem.cache_hit, 'openfermion' in sys.modules,
                           'pennylane' in sys.modules]))
@@ -370,8 +370,8 @@ def test_cached_result_equals_fresh(key, tmp_path):
     import numpy as np
     import pennylane as qml
 
-    from qencode_nb.problem import cache
-    from qencode_nb.problem.rebuild import rebuild_tapered
+    from qencode_nb.hamiltonian import cache
+    from qencode_nb.hamiltonian.rebuild import rebuild_tapered
 
     fields = _fields(key)
     source = fields.pop("hamiltonian_source")
@@ -402,9 +402,9 @@ def test_cached_result_equals_fresh(key, tmp_path):
 def test_uccsd_pool_from_cached_generators_equals_fresh(key, tmp_path):
     import pennylane as qml
 
-    from qencode_nb.problem import cache
+    from qencode_nb.hamiltonian import cache
     from qencode_nb.engines.ansatz import tapered_uccsd_ops
-    from qencode_nb.problem.rebuild import rebuild_tapered
+    from qencode_nb.hamiltonian.rebuild import rebuild_tapered
 
     fields = _fields(key)
     source = fields.pop("hamiltonian_source")
@@ -421,7 +421,7 @@ def test_uccsd_pool_from_cached_generators_equals_fresh(key, tmp_path):
 
 
 def test_key_covers_versions_coretype_threads_code_and_procedure(monkeypatch):
-    from qencode_nb.problem import cache, cache_key
+    from qencode_nb.hamiltonian import cache, cache_key
 
     fields = _fields("H2_JW")
     base = cache.cache_key(**fields)
@@ -470,7 +470,7 @@ import json, sys
 from qencode_nb.notebook.pins import pin
 if sys.argv[2] != "unpinned":
     pin(1, sys.argv[2])
-from qencode_nb.problem import cache, cache_key
+from qencode_nb.hamiltonian import cache, cache_key
 material = cache_key.key_material(**json.loads(sys.argv[1]))
 print(json.dumps([cache.cache_key(**json.loads(sys.argv[1])),
                   material["environment"]["numeric"]["kernels"]]))
@@ -486,7 +486,7 @@ def _key_in_child(fields, how: str, env) -> tuple[str, dict]:
 
 
 def test_key_is_the_same_in_another_process():
-    from qencode_nb.problem import cache
+    from qencode_nb.hamiltonian import cache
 
     fields = _fields("H2_JW")
     assert _key_in_child(fields, TEST_PROFILE, SUBPROCESS_ENV)[0] == cache.cache_key(**fields)
@@ -511,7 +511,7 @@ def test_key_follows_the_kernels_a_process_runs_not_the_profile_it_inherited():
 
 
 def test_pennylane_native_source_is_a_missing_capability(tmp_path):
-    from qencode_nb.problem import cache
+    from qencode_nb.hamiltonian import cache
     from qencode_nb.errors import CapabilityMissing, EntryError
 
     fields = _fields("H2_JW")
@@ -537,7 +537,7 @@ def _corruptions():
         return json.dumps(doc)
 
     def forged_checksum_bad_structure(text):
-        from qencode_nb.problem.cache_key import sha256_json
+        from qencode_nb.hamiltonian.cache_key import sha256_json
 
         doc = json.loads(text)
         del doc["payload"]["taper"]["sectors"]  # the payload key of TaperResult.z2_sectors
@@ -545,7 +545,7 @@ def _corruptions():
         return json.dumps(doc)
 
     def bad_pauli_string(text):
-        from qencode_nb.problem.cache_key import sha256_json
+        from qencode_nb.hamiltonian.cache_key import sha256_json
 
         doc = json.loads(text)
         doc["payload"]["taper"]["H_tapered"]["terms"][0][0] = "Q9"
@@ -569,7 +569,7 @@ def test_corrupted_file_is_detected_and_rebuilt(corrupt, tmp_path):
     import pennylane as qml
 
     from qencode_nb.errors import CacheCorrupt, CacheWarning
-    from qencode_nb.problem import cache
+    from qencode_nb.hamiltonian import cache
 
     fields = _fields("H2_BK")
     chem, fresh = cache.cached_rebuild(**fields, cache_dir=tmp_path)
@@ -594,7 +594,7 @@ _WRITER = textwrap.dedent("""
     import json, sys
     from qencode_nb.notebook.pins import pin
     pin(1, sys.argv[4])       # as this process: the key holds the kernels measured
-    from qencode_nb.problem import cache
+    from qencode_nb.hamiltonian import cache
     chem, tap = cache.cached_rebuild(**json.loads(sys.argv[1]), cache_dir=sys.argv[2],
                                      lock=sys.argv[3] == "lock")
     print(json.dumps([chem.cache_hit, chem.cache_status, len(tap.H_tapered.pauli_rep)]))
@@ -603,7 +603,7 @@ _WRITER = textwrap.dedent("""
 
 @pytest.mark.parametrize("lock", ["lock", "nolock"])
 def test_two_concurrent_processes_leave_a_valid_file(lock, tmp_path):
-    from qencode_nb.problem import cache
+    from qencode_nb.hamiltonian import cache
 
     fields = _fields("H2_JW")
     procs = [subprocess.Popen([sys.executable, "-c", _WRITER, json.dumps(fields),
@@ -658,7 +658,7 @@ def test_atomic_writes_are_never_seen_half_written(tmp_path):
 
 
 def test_clear_and_location(tmp_path, monkeypatch):
-    from qencode_nb.problem import cache
+    from qencode_nb.hamiltonian import cache
 
     fields = _fields("H2_PAR")
     chem, _ = cache.cached_rebuild(**fields, cache_dir=tmp_path)
@@ -680,10 +680,10 @@ def test_clear_and_location(tmp_path, monkeypatch):
 
 
 def test_modules_do_not_import_numpy_on_import():
-    code = ("import sys, qencode_nb.problem.cache, qencode_nb.problem.hamcheck, "
-            "qencode_nb.problem.rebuild, qencode_nb.problem.exact, "
-            "qencode_nb.problem.pauli, qencode_nb.problem.of_bridge, "
-            "qencode_nb.problem.tapering, qencode_nb.problem.chemistry; "
+    code = ("import sys, qencode_nb.hamiltonian.cache, qencode_nb.hamiltonian.hamcheck, "
+            "qencode_nb.hamiltonian.rebuild, qencode_nb.hamiltonian.exact, "
+            "qencode_nb.hamiltonian.pauli, qencode_nb.hamiltonian.of_bridge, "
+            "qencode_nb.hamiltonian.tapering, qencode_nb.hamiltonian.chemistry; "
             "print('numpy' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=SUBPROCESS_ENV,
                          capture_output=True, text=True, check=True).stdout.strip()
@@ -692,8 +692,8 @@ def test_modules_do_not_import_numpy_on_import():
 
 def test_dense_via_sparse_path_agrees_with_qml_matrix(monkeypatch):
     """13-14 qubits use sparse_matrix().real.toarray(); forced here on LiH's 5 qubits."""
-    from qencode_nb.problem import exact
-    from qencode_nb.problem.pauli import from_pauli_terms
+    from qencode_nb.hamiltonian import exact
+    from qencode_nb.hamiltonian.pauli import from_pauli_terms
 
     entry = _load("LiH_PAR_HEA")
     H = from_pauli_terms(entry.pauli_terms, 5)
@@ -716,7 +716,7 @@ def test_dense_via_sparse_path_agrees_with_qml_matrix(monkeypatch):
 _COOPERLAKE = textwrap.dedent("""
     import json, sys
     from qencode_nb import entry as entries
-    from qencode_nb.problem.hamcheck import check_entry
+    from qencode_nb.hamiltonian.hamcheck import check_entry
     r = check_entry(entries.load(sys.argv[1]), cache_dir=sys.argv[2])
     print(json.dumps([r.coeffs_bit_identical, r.ground_energy_diff, r.cache_key]))
 """)
@@ -726,7 +726,7 @@ def test_cooperlake_rebuild_is_bit_identical_and_keyed_apart(tmp_path, monkeypat
     """With OPENBLAS_CORETYPE=Cooperlake (before numpy loads) LiH PAR/HEA's
     rebuilt coefficients and exact ground energy equal the entry's to the bit;
     without it they move by ~1e-15 Ha.  The two runs get different keys."""
-    from qencode_nb.problem import cache
+    from qencode_nb.hamiltonian import cache
     if coretype_missing("Cooperlake"):
         pytest.skip(coretype_missing("Cooperlake"))
     path = str(DB / ENTRIES["LiH_PAR_HEA"])

@@ -1,4 +1,5 @@
-"""Stage "problem": the tapered qubit problem of an entry, rebuilt and checked.
+"""Hamiltonian room (the notebook's stage "hamiltonian"): the tapered qubit Hamiltonian of an
+entry, rebuilt and checked.
 
 - ``chemistry``: PySCF RHF, CASSCF orbitals, CASCI reference, integrals.
 - ``pauli``: QEncode ``pauli_terms`` <-> PennyLane operators (the string format is

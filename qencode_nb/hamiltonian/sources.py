@@ -5,14 +5,14 @@ before v4.4, did not record which (``scripts/generate_entry_v4.py``, branch
 master, commit a46b4ec, ``build_pl_hamiltonian``):
 
 - ``of_bridge``: PySCF's active-space integrals -> OpenFermion -> mapping
-  (:mod:`qencode_nb.problem.of_bridge`; the audit's rebuild);
+  (:mod:`qencode_nb.hamiltonian.of_bridge`; the audit's rebuild);
 - ``pennylane_native``: PennyLane's ``molecular_hamiltonian`` with its own
-  Hartree-Fock (:mod:`qencode_nb.problem.native`), never for parity or CASSCF
+  Hartree-Fock (:mod:`qencode_nb.hamiltonian.native`), never for parity or CASSCF
   orbitals.
 
 Each path is a :class:`Source` in :data:`SOURCES` (:func:`register`,
 :func:`get`).  :func:`decide` turns the comparisons (``paths``, each a
-:meth:`qencode_nb.problem.equivalence.TermComparison.to_record` plus the
+:meth:`qencode_nb.hamiltonian.equivalence.TermComparison.to_record` plus the
 constant correction's difference) into the check's outcome:
 
 - ``pass``: the stored Hamiltonian equals a path (``hamiltonian_source``);
@@ -52,7 +52,7 @@ class Source:
         not_used_because: ``(mapping, orbital_optimization) -> str | None``,
             why the generator would not have taken this path for the problem.
         build: ``(entry, rebuilt, cache_dir, budget_s) -> (terms, constant_ha, info)``
-            (``rebuilt`` a :class:`~qencode_nb.problem.rebuild.Rebuilt`):
+            (``rebuilt`` a :class:`~qencode_nb.hamiltonian.rebuild.Rebuilt`):
             ``terms`` ``{pauli_string: coefficient (Ha)}``, ``constant_ha`` the
             tapering's constant correction (0.0 when none), ``info`` a dict
             added to the path's record (e.g. ``cache_status``, ``seconds``);
@@ -99,7 +99,7 @@ def _of_bridge_terms(entry, rebuilt, cache_dir, budget_s=None):
 
 
 def _native_terms(entry, rebuilt, cache_dir, budget_s=None):
-    from qencode_nb.problem.native import cached_native
+    from qencode_nb.hamiltonian.native import cached_native
 
     chem = rebuilt.chemistry
     ne, no = entry.active_space
@@ -116,7 +116,7 @@ def _never(mapping, orbital_optimization):
 
 
 def _native_not_used(mapping, orbital_optimization):
-    from qencode_nb.problem.native import not_used_because
+    from qencode_nb.hamiltonian.native import not_used_because
 
     return not_used_because(mapping, orbital_optimization)
 
@@ -127,11 +127,11 @@ register(Source("pennylane_native", _native_not_used, _native_terms))
 
 def compare_path(stored: dict, constant_stored: float, terms: dict,
                  constant_ha: float) -> dict:
-    """One path's record: :func:`qencode_nb.problem.equivalence.compare_terms`
+    """One path's record: :func:`qencode_nb.hamiltonian.equivalence.compare_terms`
     of the stored terms against the path's, plus ``constant_diff_ha`` (path minus
     stored constant correction, Ha); ``equal`` needs both within
     :data:`~qencode_nb.rules.COEFF_MATCH_HA`.  ``built`` is True."""
-    from qencode_nb.problem.equivalence import compare_terms
+    from qencode_nb.hamiltonian.equivalence import compare_terms
 
     record = compare_terms(stored, terms).to_record()
     diff = float(constant_ha) - float(constant_stored)
@@ -164,7 +164,7 @@ def prove(entry, rebuilt, stored: dict, constant_stored: float, of_bridge: dict,
 
     Args:
         entry: the :class:`~qencode_nb.entry.model.Entry`.
-        rebuilt: the of_bridge rebuild (:class:`~qencode_nb.problem.rebuild.Rebuilt`).
+        rebuilt: the of_bridge rebuild (:class:`~qencode_nb.hamiltonian.rebuild.Rebuilt`).
         stored: the stored terms ``{pauli_string: coefficient (Ha)}``.
         constant_stored: the entry's ``bk_constant_correction_ha`` (0.0 when none).
         of_bridge: the of_bridge path's record, already compared.
@@ -260,13 +260,13 @@ def decide(paths: dict, *, recorded: str | None, kernel_dependent: bool = False,
         kernel_dependent: the rebuild depends on the BLAS kernels (CASSCF orbitals).
         kernels_note: when the kernels in force are not the reference triple,
             the sentence naming them and the profile that reproduces the
-            entries (:func:`qencode_nb.problem.check.kernel_note`); None under
+            entries (:func:`qencode_nb.hamiltonian.check.kernel_note`); None under
             the reference triple.
 
     Returns:
         ``{"hamiltonian_source", "status", "reason", "kernel_dependent",
         "source_matches"}`` (fields of
-        :class:`~qencode_nb.problem.hamrecord.HamiltonianCheck`); ``status`` one of
+        :class:`~qencode_nb.hamiltonian.hamrecord.HamiltonianCheck`); ``status`` one of
         :data:`STATUSES`.
     """
     found = next((n for n, p in paths.items() if p.get("equal")), None)

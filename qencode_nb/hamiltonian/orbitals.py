@@ -8,7 +8,7 @@ orbital inside and one outside lie within
 by the last digits: :func:`boundary_check` names such pairs.
 
 The orbital energies are cached beside the rebuild cache (``orbitals-<key>.json``,
-:func:`qencode_nb.problem.cache.side_file`), so a warm audit runs no PySCF.
+:func:`qencode_nb.hamiltonian.cache.side_file`), so a warm audit runs no PySCF.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def boundary_pairs(mo_energy, n_core: int, n_active: int,
 
 
 def _rhf_orbitals(entry) -> dict:
-    """RHF of the entry's molecule with PySCF, as :func:`qencode_nb.problem.chemistry.run_chemistry`
+    """RHF of the entry's molecule with PySCF, as :func:`qencode_nb.hamiltonian.chemistry.run_chemistry`
     runs it: ``{"mo_energy": [...] (Ha), "n_electrons": N}``."""
     from pyscf import gto, scf
 
@@ -64,11 +64,11 @@ def orbital_energies(entry, cache_dir=None) -> tuple[dict, str]:
 
     Returns:
         ``({"mo_energy": [...], "n_electrons": N}, status)``, energies in Ha,
-        status "hit", "built" (see :func:`qencode_nb.problem.cache.side_file`).
+        status "hit", "built" (see :func:`qencode_nb.hamiltonian.cache.side_file`).
     """
     from importlib.metadata import version
 
-    from qencode_nb.problem.cache import side_file
+    from qencode_nb.hamiltonian.cache import side_file
 
     material = {"format": FORMAT, "geometry": entry.geometry, "basis": entry.basis,
                 "charge": entry.charge, "spin": entry.spin, "pyscf": version("pyscf")}

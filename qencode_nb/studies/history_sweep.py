@@ -1,7 +1,7 @@
 """Sweep a benchmark's whole record: every release's entries, its curves, its claims.
 
-:func:`sweep_record` audits every release group of a
-:class:`~qencode_nb.batch.record.Record`, each into ``OUT/<group slug>/`` (so an entry id
+:func:`sweep_history` audits every release group of a
+:class:`~qencode_nb.batch.history.History`, each into ``OUT/<group slug>/`` (so an entry id
 two releases share keeps two notebooks) as :func:`qencode_nb.batch.sweep.sweep` would, but
 with every group's runs (and the current-stack runs of ``--stack recorded``) planned first
 (:func:`~qencode_nb.batch.sweep.plan_folder`) and fed to ONE pool, longest first
@@ -10,9 +10,9 @@ each folder's files are then written as a sweep writes them
 (:func:`~qencode_nb.batch.sweep.finish_folder`).  In ``OUT`` it writes:
 
 - ``summary.csv``: every run's row (:func:`qencode_nb.readout.collect.audit_table`)
-  with its release in :data:`~qencode_nb.readout.record_counts.RELEASE_COLUMN`;
+  with its release in :data:`~qencode_nb.readout.history_counts.RELEASE_COLUMN`;
 - ``releases.csv``: the per-release counts
-  (:func:`qencode_nb.readout.record_counts.release_counts`);
+  (:func:`qencode_nb.readout.history_counts.release_counts`);
 - ``claims.csv``: the claims audit of each record folder (:mod:`qencode_nb.claims`);
 - ``curves/<curve>/``: each dissociation curve's audit (:mod:`qencode_nb.studies.curve`)
   in modes full and rerun; a replay sweep lists the curves as not audited, since a
@@ -22,11 +22,11 @@ each folder's files are then written as a sweep writes them
   their own runs again in the current stack into ``OUT/current-stack/<group slug>/``,
   and ``environments.csv`` gives per release the bit-identical and certification counts
   in both environments side by side
-  (:func:`qencode_nb.readout.record_counts.environment_rates`);
-- ``record.json``: what was swept (:data:`RECORD_MANIFEST`: the groups, each with the
+  (:func:`qencode_nb.readout.history_counts.environment_rates`);
+- ``record.json``: what was swept (:data:`HISTORY_MANIFEST`: the groups, each with the
   release metadata beside its entries, ``not_entries``; the release folders holding no
   entry with the reason, ``empty_releases``), which
-  :func:`qencode_nb.readout.record_report.write_record_report` reads.
+  :func:`qencode_nb.readout.history_report.write_history_report` reads.
 
 Nothing it writes holds an absolute path of the machine: the CSV files go through
 :func:`qencode_nb.readout.published.published_csv` (``notebook`` relative to ``OUT``:
@@ -40,7 +40,7 @@ import json
 from pathlib import Path
 
 #: The manifest of a record sweep's output folder.
-RECORD_MANIFEST = "record.json"
+HISTORY_MANIFEST = "record.json"
 
 #: The per-release rates in the recorded and the current environment (``--stack recorded``).
 ENVIRONMENTS_FILE = "environments.csv"
@@ -53,11 +53,11 @@ CURVES_NOT_REPLAYED = ("not audited in mode replay: a curve point stores no para
                        "replay (run the sweep with --mode full, or qencode-nb curve FILE)")
 
 
-def sweep_record(record, out_dir, options=None):
-    """Audit every group of ``record``; return the combined summary table.
+def sweep_history(history, out_dir, options=None):
+    """Audit every group of ``history``; return the combined summary table.
 
     Args:
-        record: :class:`qencode_nb.batch.record.Record` (:func:`~qencode_nb.batch.record.discover`).
+        history: :class:`qencode_nb.batch.history.History` (:func:`~qencode_nb.batch.history.discover`).
         out_dir: the output folder (one sub-folder per group, the files listed above).
         options: :class:`~qencode_nb.options.RunOptions` of every run.
 
@@ -72,12 +72,12 @@ def sweep_record(record, out_dir, options=None):
     from qencode_nb.batch.run_folder import writable_folder, write_text_atomic
     from qencode_nb.batch.sweep import finish_folder, plan_folder, run_plans
     from qencode_nb.readout.published import published_csv
-    from qencode_nb.readout.record_counts import RELEASE_COLUMN, release_counts
+    from qencode_nb.readout.history_counts import RELEASE_COLUMN, release_counts
 
     opts = with_changes(options, {})   # a bad option: refused here, nothing written
     out = writable_folder(out_dir)
     planned = []                  # (group, plan in OUT/<slug>, plan in the current stack)
-    for group in record.groups:   # every folder planned (and checked) before any run
+    for group in history.groups:   # every folder planned (and checked) before any run
         if opts.progress:
             print(f"release {group.label}: {len(group.targets)} entries -> "
                   f"{out / group.slug}", flush=True)
@@ -102,34 +102,34 @@ def sweep_record(record, out_dir, options=None):
              if parts else pd.DataFrame(columns=[RELEASE_COLUMN, "notebook", "status",
                                                  "failure"]))
     table = frame(tables)
-    sources = [t for g in record.groups for t in g.targets]
+    sources = [t for g in history.groups for t in g.targets]
     write_text_atomic(out / "summary.csv", published_csv(table, out, sources))
-    labels = [g.label for g in record.groups]
+    labels = [g.label for g in history.groups]
     counts = release_counts(table, labels)
     write_text_atomic(out / "releases.csv", published_csv(counts, out, sources))
     environments = None
     if opts.stack == "recorded":
-        from qencode_nb.readout.record_counts import environment_rates
+        from qencode_nb.readout.history_counts import environment_rates
 
         rates = environment_rates(table, frame(current), labels)
         write_text_atomic(out / ENVIRONMENTS_FILE, published_csv(rates, out, sources))
         environments = {"file": ENVIRONMENTS_FILE, "current_folder": CURRENT_FOLDER}
-    claims = _claims(record, out)
-    curves = _curves(record, out, opts)
+    claims = _claims(history, out)
+    curves = _curves(history, out, opts)
     manifest = {
         "mode": opts.mode, "engine": opts.engine,
         "groups": [{"label": g.label, "folder": g.slug, "entries": len(g.targets),
                     "source": _shown(g.source), "not_entries": g.not_entries}
-                   for g in record.groups],
-        "empty_releases": record.empty,
-        "record_roots": [Path(p).name for p in record.record_roots],
+                   for g in history.groups],
+        "empty_releases": history.empty,
+        "record_roots": [Path(p).name for p in history.record_roots],
         "claims": claims, "curves": curves, "environments": environments,
         "reruns": reruns,
     }
     from qencode_nb.paths import known_folders, scrub_value
 
     manifest = scrub_value(manifest, known_folders(out, sources))   # a failure's paths too
-    write_text_atomic(out / RECORD_MANIFEST, json.dumps(manifest, indent=2) + "\n")
+    write_text_atomic(out / HISTORY_MANIFEST, json.dumps(manifest, indent=2) + "\n")
     return table
 
 
@@ -160,23 +160,23 @@ def _shown(path) -> str | None:
     return "/".join((parts[1:] if Path(path).is_absolute() else parts)[-3:])
 
 
-def _claims(record, out: Path) -> dict | None:
+def _claims(history, out: Path) -> dict | None:
     """The claims audit of the first record folder into ``out/claims.csv``
     (:func:`qencode_nb.claims.check.check_folder`, the v4 database of the sweep as its
     ``db``); None when no target was a record folder.  A folder the claims audit cannot
     read (no leaderboard, receipts or README; a broken file) is ``{"file": None,
     "error": why}``, never the loss of the sweep; other record folders are listed in
     ``not_checked`` (one claims table per sweep)."""
-    if not record.record_roots:
+    if not history.record_roots:
         return None
     from qencode_nb.claims.check import check_folder
     from qencode_nb.claims.table import STATUSES, status_word, write_csv
     from qencode_nb.errors import QencodeNbError
 
-    root = record.record_roots[0]
+    root = history.record_roots[0]
     done = {"folder": Path(root).name,
-            "not_checked": [Path(r).name for r in record.record_roots[1:]]}
-    db = next((g.source for g in record.groups if g.label == "v4" and g.source), None)
+            "not_checked": [Path(r).name for r in history.record_roots[1:]]}
+    db = next((g.source for g in history.groups if g.label == "v4" and g.source), None)
     try:
         rows = check_folder(root, db=db)
     except QencodeNbError as exc:
@@ -187,11 +187,11 @@ def _claims(record, out: Path) -> dict | None:
             "statuses": {s: words.count(s) for s in STATUSES if s in words}}
 
 
-def _curves(record, out: Path, opts) -> list:
+def _curves(history, out: Path, opts) -> list:
     """Each curve's audit (modes full and rerun: :func:`audit_curve_pinned`) or why it
     was not audited (mode replay)."""
     rows = []
-    for path in record.curves:
+    for path in history.curves:
         name = Path(path).stem
         if opts.mode == "replay":
             rows.append({"curve": name, "status": "not audited", "reason": CURVES_NOT_REPLAYED})

@@ -40,7 +40,7 @@ def _stored(path):
 # ---------------------------------------------------------------------------
 
 def test_term_order_and_pauli_conjugation_are_found_and_nothing_else():
-    from qencode_nb.problem.equivalence import anticommutes, compare_terms
+    from qencode_nb.hamiltonian.equivalence import anticommutes, compare_terms
 
     stored, _ = _stored(NH3_PAR_HEA)
     same = compare_terms(stored, dict(stored))
@@ -51,7 +51,7 @@ def test_term_order_and_pauli_conjugation_are_found_and_nothing_else():
     assert order.equal and order.equivalence == "term order"
     # Conjugating by any Pauli flips exactly the anticommuting terms: found back.
     for pauli in ("Z1", "X0Z3", "Y2Y4", "X0X1X2X3X4"):
-        from qencode_nb.problem.equivalence import symplectic
+        from qencode_nb.hamiltonian.equivalence import symplectic
 
         conj = symplectic(pauli)
         flipped = {s: (-c if anticommutes(s, conj) else c) for s, c in stored.items()}
@@ -68,7 +68,7 @@ def test_term_order_and_pauli_conjugation_are_found_and_nothing_else():
 
 
 def test_edits_are_not_equivalences_and_name_their_term():
-    from qencode_nb.problem.equivalence import symplectic, anticommutes, compare_terms
+    from qencode_nb.hamiltonian.equivalence import symplectic, anticommutes, compare_terms
 
     stored, _ = _stored(NH3_PAR_HEA)
     term = sorted(stored, key=lambda s: -abs(stored[s]))[3]
@@ -105,7 +105,7 @@ import json, sys
 from qencode_nb.notebook.pins import pin
 pin(1, "Nehalem")
 from qencode_nb.entry import load
-from qencode_nb.problem.check import hamiltonian_check, rebuild
+from qencode_nb.hamiltonian.check import hamiltonian_check, rebuild
 e = load(sys.argv[1])
 h = hamiltonian_check(e, rebuild(e)).to_record()
 print(json.dumps({k: h[k] for k in ("status", "hamiltonian_source", "reason", "paths",
@@ -138,7 +138,7 @@ def test_nh3_sign_gauge_under_nehalem_is_of_bridge(tmp_path):
 
 def _check(path, tmp_path, monkeypatch):
     from qencode_nb.entry import load
-    from qencode_nb.problem.check import hamiltonian_check, rebuild
+    from qencode_nb.hamiltonian.check import hamiltonian_check, rebuild
 
     monkeypatch.setenv("QENCODE_NB_CACHE", str(tmp_path / "cache"))
     entry = load(path)
@@ -194,7 +194,7 @@ def test_casscf_rebuild_is_kernel_dependent(tmp_path, monkeypatch):
 
 def test_undeclared_path_names_are_refused_by_the_registry():
     from qencode_nb.errors import EntryError
-    from qencode_nb.problem import sources
+    from qencode_nb.hamiltonian import sources
 
     assert list(sources.SOURCES) == ["of_bridge", "pennylane_native"]
     with pytest.raises(EntryError, match="no Hamiltonian path named 'gpu'; registered: "
@@ -208,8 +208,8 @@ def test_a_stored_native_hamiltonian_is_proven_native(tmp_path, monkeypatch):
     basis, seconds, where PennyLane's own took about 35 s), finds the stored terms equal to it and not to of_bridge, and reports the
     declared of_bridge as not matching."""
     from qencode_nb.entry import load
-    from qencode_nb.problem.check import hamiltonian_check, rebuild
-    from qencode_nb.problem.native import cached_native
+    from qencode_nb.hamiltonian.check import hamiltonian_check, rebuild
+    from qencode_nb.hamiltonian.native import cached_native
 
     monkeypatch.setenv("QENCODE_NB_CACHE", str(tmp_path / "cache"))
     source = SHARED_DB / "H2_ccpvdz_JW_UCCSD_v4_tapered__sha256_93a0f8a8604d9aed.json"

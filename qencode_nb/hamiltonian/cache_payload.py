@@ -2,7 +2,7 @@
 
 What is stored, per problem: the rebuilt chemistry energies (RHF, CASCI,
 CASSCF ...), the Z2-tapered qubit Hamiltonian, every
-:class:`~qencode_nb.problem.tapering.TaperResult` field (symmetry generators
+:class:`~qencode_nb.hamiltonian.tapering.TaperResult` field (symmetry generators
 and Pauli-X operators as Pauli-term lists, Z2 sectors, tapered HF state, qubit
 counts, constant correction, imaginary-strip facts), the exact ground energy
 of the tapered operator and the active-space integrals.  PySCF objects are
@@ -14,7 +14,7 @@ The writer checks with ``qml.equal`` that the operators rebuilt from the file
 validated on load without PennyLane, and its PennyLane operators are built
 from the stored terms only when first read, so that a cache hit which only
 needs the terms (the Hamiltonian check, the fast engine's
-:meth:`~qencode_nb.problem.tapering.TaperResult.tapered_terms`) never imports
+:meth:`~qencode_nb.hamiltonian.tapering.TaperResult.tapered_terms`) never imports
 PennyLane.
 
 The payload key of the Z2 sectors is ``"sectors"`` (format version 2, kept
@@ -29,12 +29,12 @@ import functools
 from dataclasses import dataclass
 
 from qencode_nb.errors import CacheCorrupt, QencodeNbError
-from qencode_nb.problem.tapering import TaperResult
+from qencode_nb.hamiltonian.tapering import TaperResult
 
 
 @dataclass
 class ChemSummary:
-    """The scalar results of :class:`~qencode_nb.problem.chemistry.ChemistryResult`
+    """The scalar results of :class:`~qencode_nb.hamiltonian.chemistry.ChemistryResult`
     (no PySCF object), plus the exact ground energies and cache facts.
 
     Energies in Ha.  ``e_exact_tapered_ha`` is the lowest eigenvalue of the
@@ -64,12 +64,12 @@ class ChemSummary:
     cache_key: str = ""
     cache_path: str = ""
     #: The inputs the build used (the ``problem`` part of
-    #: :func:`~qencode_nb.problem.cache_key.key_material`):
+    #: :func:`~qencode_nb.hamiltonian.cache_key.key_material`):
     #: geometry (Angstrom), basis, charge, spin, active_space [ne, no],
     #: orbital_optimization, mapping, hamiltonian_source ... (audit tier 1).
     inputs: dict | None = None
     #: Active-space integrals for the sector engine
-    #: (:func:`qencode_nb.problem.chemistry.active_space_integrals`).
+    #: (:func:`qencode_nb.hamiltonian.chemistry.active_space_integrals`).
     integrals: dict | None = None
 
 
@@ -140,9 +140,9 @@ def build_payload(chem, tap, e_tapered, e_qubit, method, seconds) -> dict:
     """The JSON-able payload of one rebuild.
 
     Args:
-        chem: :class:`~qencode_nb.problem.chemistry.ChemistryResult` (its
+        chem: :class:`~qencode_nb.hamiltonian.chemistry.ChemistryResult` (its
             :data:`CHEM_FIELDS` and active-space integrals are stored).
-        tap: :class:`~qencode_nb.problem.tapering.TaperResult`.
+        tap: :class:`~qencode_nb.hamiltonian.tapering.TaperResult`.
         e_tapered, e_qubit: exact ground energy of the tapered operator and
             with the constant correction (Ha, ``None`` when not computed).
         method: how ``e_tapered`` was obtained.
@@ -152,7 +152,7 @@ def build_payload(chem, tap, e_tapered, e_qubit, method, seconds) -> dict:
         ``{"chem", "exact", "taper", "integrals", "build_seconds"}``; operators
         as ``{"terms": [[pauli_string, re, im], ...], "wire_order", "equal"}``.
     """
-    from qencode_nb.problem.chemistry import active_space_integrals
+    from qencode_nb.hamiltonian.chemistry import active_space_integrals
 
     n_tap = tap.n_qubits_tapered
     full = list(range(tap.n_qubits_full))
@@ -300,7 +300,7 @@ def _spec_wires(spec) -> list:
 
 
 class RestoredTaperResult(TaperResult):
-    """A :class:`~qencode_nb.problem.tapering.TaperResult` read from the cache.
+    """A :class:`~qencode_nb.hamiltonian.tapering.TaperResult` read from the cache.
 
     Every scalar field, ``hf_tapered`` and ``z2_sectors`` are set on load;
     ``H_tapered``, ``generators`` and ``paulixops`` are PennyLane operators

@@ -16,7 +16,7 @@ imported inside the functions.
 from __future__ import annotations
 
 from qencode_nb.errors import EntryError, HamiltonianMismatch
-from qencode_nb.problem.exact import exact_ground_energy
+from qencode_nb.hamiltonian.exact import exact_ground_energy
 from qencode_nb.rules import (
     DROP_INTEGRAL_HA,
     DROP_QUBIT_TERM_HA,
@@ -76,7 +76,7 @@ def active_space_fermion_operator(mf, num_electrons: int, num_spatial_orbitals: 
     Integrals come from ``pyscf.mcscf.CASCI(mf, no, ne)``: ``get_h1eff()``
     (effective one-body operator and core energy, Ha) and ``get_h2eff()``
     restored to the full ``(no,)*4`` chemist tensor.  The orbitals are
-    ``mf.mo_coeff`` (pass :func:`qencode_nb.problem.chemistry.mean_field_for_active_space`
+    ``mf.mo_coeff`` (pass :func:`qencode_nb.hamiltonian.chemistry.mean_field_for_active_space`
     for CASSCF orbitals).
 
     Returns:
@@ -165,10 +165,10 @@ def build_of_bridge(chem, mapping: str, *,
     when ``chem`` used them) -> ``FermionOperator`` -> ``mapping`` ->
     ``qml.Hamiltonian``, then an exact-diagonalisation check against
     ``chem.e_casci`` (dense up to :data:`~qencode_nb.rules.VERIFY_DENSE_MAX_QUBITS`
-    qubits, sparse above; :func:`~qencode_nb.problem.exact.exact_ground_energy`).
+    qubits, sparse above; :func:`~qencode_nb.hamiltonian.exact.exact_ground_energy`).
 
     Args:
-        chem: :class:`qencode_nb.problem.chemistry.ChemistryResult`.
+        chem: :class:`qencode_nb.hamiltonian.chemistry.ChemistryResult`.
         mapping: ``jordan_wigner``, ``parity`` or ``bravyi_kitaev``.
         verify_tol: allowed |exact ground energy - CASCI| in Ha (the
             generator's :data:`~qencode_nb.rules.OF_BRIDGE_VERIFY_TOL_HA`);
@@ -183,7 +183,7 @@ def build_of_bridge(chem, mapping: str, *,
         EntryError: unknown mapping.
         HamiltonianMismatch: the ground energy misses CASCI by > ``verify_tol``.
     """
-    from qencode_nb.problem.chemistry import mean_field_for_active_space
+    from qencode_nb.hamiltonian.chemistry import mean_field_for_active_space
 
     check_mapping(mapping)
     mf = mean_field_for_active_space(chem)

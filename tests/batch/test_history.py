@@ -1,5 +1,5 @@
-"""A benchmark's whole record as sweep targets (qencode_nb.batch.record) and its counts per
-release (qencode_nb.readout.record_counts), on QEncode's real record in ../shared."""
+"""A benchmark's whole record as sweep targets (qencode_nb.batch.history) and its counts per
+release (qencode_nb.readout.history_counts), on QEncode's real record in ../shared."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from conftest import SHARED_DB, SHARED_HISTORY as HISTORY
-from qencode_nb.batch.record import discover, is_record_folder
-from qencode_nb.readout.record_counts import certification_held, refusal
+from qencode_nb.batch.history import discover, is_history_folder
+from qencode_nb.readout.history_counts import certification_held, refusal
 
 
 def test_the_history_folder_is_discovered_release_by_release():
@@ -29,7 +29,7 @@ def test_the_history_folder_is_discovered_release_by_release():
     assert sorted(p.name for p in record.curves) == [
         "h2_dissociation.json", "h4_dissociation.json", "hf_dissociation.json",
         "lih_dissociation.json"]
-    assert record.is_record and record.record_roots == [HISTORY.resolve()]
+    assert record.is_history and record.record_roots == [HISTORY.resolve()]
     # v1 and v2 hold entries of the same id: each group has its own sub-folder
     assert {p.split("/")[-1] for p in record.groups[0].targets} & {
         p.split("/")[-1] for p in record.groups[1].targets}
@@ -37,8 +37,8 @@ def test_the_history_folder_is_discovered_release_by_release():
 
 def test_a_plain_database_folder_is_not_a_record(tmp_path):
     record = discover([SHARED_DB])
-    assert not record.is_record and [g.label for g in record.groups] == ["v4"]
-    assert not is_record_folder(SHARED_DB)
+    assert not record.is_history and [g.label for g in record.groups] == ["v4"]
+    assert not is_history_folder(SHARED_DB)
     # a repeated label is told apart by its folder
     copy = tmp_path / "copy" / "db"
     copy.mkdir(parents=True)
@@ -73,7 +73,7 @@ def test_release_metadata_is_no_entry_in_a_plain_folder_too(tmp_path, capsys):
 
     v2, trusted = HISTORY / "releases" / "v2" / "db", HISTORY / "releases" / "v2" / "trusted"
     record = discover([v2, trusted])
-    assert not record.is_record
+    assert not record.is_history
     assert [(len(g.targets), g.not_entries) for g in record.groups] == [
         (9, ["entry_content_hashes.json", "index.json", "manifest.json"]),
         (3, ["trusted_index.json"])]
@@ -146,7 +146,7 @@ def test_release_counts_keep_refused_failed_and_unchecked_apart():
     whose replay is n/a (schemas 1.0.0, 2.0.0) is unchecked, not lost."""
     import pandas as pd
 
-    from qencode_nb.readout.record_counts import release_counts
+    from qencode_nb.readout.history_counts import release_counts
 
     rows = [
         ("v2", "done", None, "n/a", True, "n/a", None),
@@ -200,7 +200,7 @@ def _record_copy(tmp_path):
 
 
 @pytest.mark.notebook
-def test_a_record_sweep_counts_each_release_and_writes_one_report(tmp_path, capsys):
+def test_a_history_sweep_counts_each_release_and_writes_one_report(tmp_path, capsys):
     """`qencode-nb sweep RECORD --mode replay`: one sub-folder per release; the v4 entry
     replays (|ΔE| below 1e-12 Ha), the 9.9.9 entry is refused by name and counted, not a
     failure (exit 0); the curve is listed as not audited in replay mode; the claims table
@@ -245,7 +245,7 @@ def test_a_record_sweep_counts_each_release_and_writes_one_report(tmp_path, caps
 
 
 @pytest.mark.notebook
-def test_a_rerun_record_sweep_audits_its_curves_with_pinned_threads(tmp_path):
+def test_a_rerun_history_sweep_audits_its_curves_with_pinned_threads(tmp_path):
     """Mode rerun audits each curve in its own pinned process (``qencode-nb curve``): QEncode's
     H2 curve, 16 points, regenerates on the fast engine within STRICT_REPRODUCTION_HA
     (1e-6 Ha) with the same operator counts and no certification change (16/16 measured on
@@ -255,12 +255,12 @@ def test_a_rerun_record_sweep_audits_its_curves_with_pinned_threads(tmp_path):
     import pandas as pd
 
     from qencode_nb.options import RunOptions
-    from qencode_nb.batch.record import discover
-    from qencode_nb.studies.record_sweep import sweep_record
+    from qencode_nb.batch.history import discover
+    from qencode_nb.studies.history_sweep import sweep_history
 
     root, out = _record_copy(tmp_path), tmp_path / "runs"
     shutil.rmtree(root / "releases" / "v9")
-    sweep_record(discover([root]), out, RunOptions(mode="rerun", engine="fast", workers=1,
+    sweep_history(discover([root]), out, RunOptions(mode="rerun", engine="fast", workers=1,
                                                    progress=False))
     curve = json.loads((out / "record.json").read_text())["curves"][0]
     assert curve["status"] == "done", curve

@@ -10,16 +10,16 @@ no multiplicity (PennyLane's defaults, 0 and 1), PennyLane's own differentiable
 Hartree-Fock (method ``"dhf"``).  The generator routes ``parity`` and CASSCF
 orbitals through of_bridge instead (:func:`not_used_because`).  The untapered
 operator is then tapered by the same step as of_bridge's
-(:func:`qencode_nb.problem.tapering.taper`).
+(:func:`qencode_nb.hamiltonian.tapering.taper`).
 
 PennyLane's own integrals are slow in cc-pVDZ (the generator's comment: "stalled
 >11 min on H2CO/C4H6"; 1,679 s for LiH cc-pVDZ here), so the audit builds the same
 operator from PySCF's integrals over PennyLane's basis functions
-(:mod:`qencode_nb.problem.native_integrals`, method ``"integrals"``, seconds) and
+(:mod:`qencode_nb.hamiltonian.native_integrals`, method ``"integrals"``, seconds) and
 keeps ``qchem.molecular_hamiltonian`` itself (method ``"pennylane"``) as the test
 oracle.  The result is kept beside the rebuild cache (``native-<key>.json``, keyed
 by the procedure, the method and the environment) and built only when the stored
-Hamiltonian does not equal the of_bridge rebuild (:mod:`qencode_nb.problem.sources`).
+Hamiltonian does not equal the of_bridge rebuild (:mod:`qencode_nb.hamiltonian.sources`).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ NATIVE_FORMAT = 1
 
 METHODS = ("integrals", "pennylane")
 """How the operator is built: ``integrals`` (PySCF's integrals in PennyLane's basis,
-:func:`qencode_nb.problem.native_integrals.native_hamiltonian`) or ``pennylane``
+:func:`qencode_nb.hamiltonian.native_integrals.native_hamiltonian`) or ``pennylane``
 (``qchem.molecular_hamiltonian``, the generator's own call; the slow oracle)."""
 
 
@@ -66,7 +66,7 @@ def build_native(geometry: str, basis: str, num_electrons: int,
                  num_spatial_orbitals: int, mapping: str, e_casci: float,
                  tapering_rule: str = "v4", method: str = "integrals"):
     """The tapered ``pennylane_native`` Hamiltonian: a
-    :class:`~qencode_nb.problem.tapering.TaperResult`.
+    :class:`~qencode_nb.hamiltonian.tapering.TaperResult`.
 
     Args:
         geometry: PySCF atom string, Angstrom.
@@ -75,7 +75,7 @@ def build_native(geometry: str, basis: str, num_electrons: int,
         mapping: ``jordan_wigner`` or ``bravyi_kitaev``.
         e_casci: CASCI energy (Ha) for the tapering's constant correction, as the
             generator passes its own.
-        tapering_rule: as :func:`qencode_nb.problem.tapering.taper`.
+        tapering_rule: as :func:`qencode_nb.hamiltonian.tapering.taper`.
         method: one of :data:`METHODS`.
 
     Raises:
@@ -83,13 +83,13 @@ def build_native(geometry: str, basis: str, num_electrons: int,
     """
     import numpy as np
 
-    from qencode_nb.problem.tapering import taper
+    from qencode_nb.hamiltonian.tapering import taper
 
     if method not in METHODS:
         raise ValueError(f"method {method!r} is not one of {', '.join(METHODS)}")
     symbols, coords = symbols_and_bohr(geometry)
     if method == "integrals":
-        from qencode_nb.problem.native_integrals import native_hamiltonian
+        from qencode_nb.hamiltonian.native_integrals import native_hamiltonian
 
         H, n_qubits = native_hamiltonian(symbols, coords, basis, mapping,
                                          num_electrons, num_spatial_orbitals)
@@ -113,7 +113,7 @@ def estimate_seconds(geometry: str, basis: str, num_spatial_orbitals: int,
         num_spatial_orbitals: the active orbitals.
         tapering_rule: ``"v4"`` or ``"v3"`` (schema 3.0.0's sector search).
     """
-    from qencode_nb.problem.native_integrals import pennylane_molecule
+    from qencode_nb.hamiltonian.native_integrals import pennylane_molecule
     from qencode_nb.rules import NATIVE_ESTIMATE as c
 
     symbols, coords = symbols_and_bohr(geometry)
@@ -141,14 +141,14 @@ def cached_native(geometry: str, basis: str, num_electrons: int,
         coefficient (Ha)], ...]`` in ``pauli_rep`` order, real parts),
         ``constant_ha`` (the tapering's constant correction, 0.0 when none),
         ``sectors``, ``num_qubits`` (tapered) and ``seconds`` (the build's
-        time); ``status`` as :func:`qencode_nb.problem.cache.side_file` says
+        time); ``status`` as :func:`qencode_nb.hamiltonian.cache.side_file` says
         (``"hit"`` or ``"built"``).
     """
     import time
 
     from qencode_nb.entry.pauli_strings import format_pauli_word
-    from qencode_nb.problem import cache
-    from qencode_nb.problem.cache_key import environment_material
+    from qencode_nb.hamiltonian import cache
+    from qencode_nb.hamiltonian.cache_key import environment_material
 
     def compute():
         if budget_s is not None and method == "integrals":
