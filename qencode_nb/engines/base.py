@@ -110,6 +110,23 @@ class Bound(Protocol):
         """Values the ``rerun`` record keeps about the engine (e.g. build seconds)."""
 
 
+class OnRecordedDevice:
+    """A :class:`Bound` whose re-run configuration's ``backend`` and checkpoint key are
+    the entry's recorded device (``self.device``, ``run_config.backend``): the engines
+    that reproduce the generator (qnode, statevector).  The project's own engines
+    (sector, fast) name themselves instead."""
+
+    device: str
+
+    @property
+    def backend(self) -> str:
+        return self.device
+
+    @property
+    def checkpoint_label(self) -> str:
+        return self.device
+
+
 class Engine(Protocol):
     """A registered engine (:func:`qencode_nb.engines.registry.register`).
 

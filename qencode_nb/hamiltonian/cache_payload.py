@@ -26,16 +26,18 @@ array), never PennyLane.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from qencode_nb.errors import CacheCorrupt, QencodeNbError
+from qencode_nb.hamiltonian.chemistry import ChemistryEnergies
 from qencode_nb.hamiltonian.tapering import TaperResult
 
 
 @dataclass
-class ChemSummary:
+class ChemSummary(ChemistryEnergies):
     """The scalar results of :class:`~qencode_nb.hamiltonian.chemistry.ChemistryResult`
-    (no PySCF object), plus the exact ground energies and cache facts.
+    (:class:`~qencode_nb.hamiltonian.chemistry.ChemistryEnergies`: no PySCF object), plus
+    the exact ground energies and cache facts.
 
     Energies in Ha.  ``e_exact_tapered_ha`` is the lowest eigenvalue of the
     tapered operator alone; ``e_exact_qubit_ha`` adds the constant correction
@@ -44,17 +46,6 @@ class ChemSummary:
     says ``hit``, ``absent``, ``refresh`` or ``corrupt: <reason>``.
     """
 
-    orbital_optimization: str
-    num_electrons: int
-    num_spatial_orbitals: int
-    e_hf: float
-    e_casci: float
-    e_casci_first_excited: float | None = None
-    e_casscf: float | None = None
-    e_mp2: float | None = None
-    e_ccsd: float | None = None
-    e_ccsd_t: float | None = None
-    casscf_error: str | None = None
     e_exact_tapered_ha: float | None = None
     e_exact_qubit_ha: float | None = None
     exact_method: str | None = None
@@ -73,9 +64,9 @@ class ChemSummary:
     integrals: dict | None = None
 
 
-CHEM_FIELDS = ("orbital_optimization", "num_electrons", "num_spatial_orbitals", "e_hf",
-                "e_casci", "e_casci_first_excited", "e_casscf", "e_mp2", "e_ccsd",
-                "e_ccsd_t", "casscf_error")
+#: The chemistry fields the payload stores (``chem``): those of
+#: :class:`~qencode_nb.hamiltonian.chemistry.ChemistryEnergies`, in order.
+CHEM_FIELDS = tuple(f.name for f in fields(ChemistryEnergies))
 
 
 def _opt_float(x):

@@ -28,14 +28,12 @@ ORBITAL_OPTIMIZATIONS = ("hf", "casscf")
 
 
 @dataclass
-class ChemistryResult:
-    """What :func:`run_chemistry` computed (energies in Ha).
+class ChemistryEnergies:
+    """The scalar results of :func:`run_chemistry` (energies in Ha; no PySCF object):
+    what :class:`ChemistryResult` holds beside its PySCF objects, and what the rebuild
+    cache stores (:class:`qencode_nb.hamiltonian.cache_payload.ChemSummary`).
 
     Attributes:
-        mf: the converged PySCF RHF object.  Not modified by anything here.
-        mo_coeff: the MO coefficients the CASCI reference (and the qubit
-            Hamiltonian) use: the CASSCF ones when orbital optimisation ran,
-            else ``mf.mo_coeff``.  Shape ``(n_ao, n_mo)``.
         orbital_optimization: the orbitals actually used, ``"hf"`` or
             ``"casscf"``.  It reads ``"hf"`` when CASSCF was requested and
             failed, as in the generator; ``casscf_error`` then says why.
@@ -51,8 +49,6 @@ class ChemistryResult:
         casscf_error: the exception text when a requested CASSCF failed.
     """
 
-    mf: Any
-    mo_coeff: Any
     orbital_optimization: str
     num_electrons: int
     num_spatial_orbitals: int
@@ -69,6 +65,22 @@ class ChemistryResult:
     def uses_casscf_orbitals(self) -> bool:
         """True when the active space is built on CASSCF orbitals."""
         return self.orbital_optimization == "casscf"
+
+
+@dataclass(kw_only=True)
+class ChemistryResult(ChemistryEnergies):
+    """What :func:`run_chemistry` computed: :class:`ChemistryEnergies` and the PySCF
+    objects behind them.
+
+    Attributes:
+        mf: the converged PySCF RHF object.  Not modified by anything here.
+        mo_coeff: the MO coefficients the CASCI reference (and the qubit
+            Hamiltonian) use: the CASSCF ones when orbital optimisation ran,
+            else ``mf.mo_coeff``.  Shape ``(n_ao, n_mo)``.
+    """
+
+    mf: Any
+    mo_coeff: Any
 
 
 def active_electron_split(num_electrons: int) -> tuple[int, int]:

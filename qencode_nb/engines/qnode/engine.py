@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from qencode_nb.engines.base import OnRecordedDevice
 from qencode_nb.errors import NotRunnable
 
 
@@ -45,7 +46,7 @@ def selection_size(entry) -> int:
 
 
 @dataclass
-class QNodeBound:
+class QNodeBound(OnRecordedDevice):
     """An entry on PennyLane QNodes (:class:`qencode_nb.engines.base.Bound`).
 
     Attributes:
@@ -71,14 +72,6 @@ class QNodeBound:
     @property
     def label(self) -> str:
         return "qnode" if self.pool is not None else self.device
-
-    @property
-    def backend(self) -> str:
-        return self.device
-
-    @property
-    def checkpoint_label(self) -> str:
-        return self.device
 
     @property
     def pool_size(self) -> int | None:

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from qencode_nb.engines.base import OnRecordedDevice
 from qencode_nb.errors import NotRunnable
 
 
 @dataclass
-class StatevectorBound:
+class StatevectorBound(OnRecordedDevice):
     """An ADAPT entry on the generator's statevector engine
     (:class:`qencode_nb.engines.base.Bound`).
 
@@ -38,14 +39,6 @@ class StatevectorBound:
     adapt_procedure: str = "statevector"
     replay_reason: str | None = None
     hamiltonian_label: str | None = None
-
-    @property
-    def backend(self) -> str:
-        return self.device
-
-    @property
-    def checkpoint_label(self) -> str:
-        return self.device
 
     @property
     def pool_size(self) -> int:
