@@ -330,13 +330,6 @@ def test_h10_pool_and_replay(problem):
 
 # --- engine units (no entry) -------------------------------------------------
 
-def test_engine_for_is_the_generators_auto_rule():
-    from qencode_nb.rerun.adapt_loop import engine_for
-
-    assert [engine_for(n) for n in (4, 12, 13, 18)] == ["qnode", "qnode",
-                                                        "statevector", "statevector"]
-
-
 def test_bad_arguments_are_refused(problem):
     from qencode_nb.engines import registry
     from qencode_nb.errors import ParameterError
