@@ -37,7 +37,7 @@ import sys
 from pathlib import Path
 
 from qencode_nb.commands.flags import as_typed
-from qencode_nb.commands.run_args import (CORETYPE_HELP, engine_help,
+from qencode_nb.commands.run_args import (coretype_help, engine_help, mode_help,
                                           add_proof_budget_argument, add_stack_argument)
 from qencode_nb.errors import QencodeNbError
 
@@ -56,8 +56,8 @@ def add_parsers(sub) -> None:
     audit.add_argument("--threads", type=int, default=1, dest="blas_threads", metavar="THREADS",
                        help="BLAS threads (default 1)")
     audit.add_argument("--coretype", default=None, dest="blas_coretype", metavar="CORETYPE",
-                       help=CORETYPE_HELP)
-    audit.add_argument("--mode", default="full", help="full (default), replay or rerun")
+                       help=coretype_help())
+    audit.add_argument("--mode", default="full", help=mode_help())
     audit.add_argument("--db", default=None,
                        help="folder of QEncode JSON files to complete a params/ entry")
     audit.add_argument("--out", default=None, help="executed notebook path; .ipynb is "

@@ -16,7 +16,7 @@ from __future__ import annotations
 import sys
 
 from qencode_nb.commands.flags import as_typed
-from qencode_nb.commands.run_args import CORETYPE_HELP
+from qencode_nb.commands.run_args import coretype_help
 from qencode_nb.errors import QencodeNbError
 
 
@@ -42,7 +42,7 @@ def add_parsers(sub) -> None:
                     help="BLAS and OpenMP threads, pinned before numpy loads (default 1: "
                          "PySCF's threaded sums change the last bits from run to run)")
     cv.add_argument("--coretype", default=None, dest="blas_coretype", metavar="CORETYPE",
-                    help=CORETYPE_HELP)
+                    help=coretype_help())
     cv.set_defaults(func=_curve)
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import sys
 
 from qencode_nb.commands.flags import as_typed
-from qencode_nb.commands.run_args import engine_help, add_stack_argument, run_options
+from qencode_nb.commands.run_args import engine_help, add_stack_argument, mode_help, run_options
 from qencode_nb.commands.sweep import print_failures
 from qencode_nb.errors import QencodeNbError
 
@@ -42,7 +42,7 @@ def add_parsers(sub) -> None:
                     help="Jupyter kernelspecs (default python3; see `qencode-nb stack`)")
     rb.add_argument("--engine", default=None, help=engine_help())
     add_stack_argument(rb)
-    rb.add_argument("--mode", default="full", help="full (default) or rerun")
+    rb.add_argument("--mode", default="full", help=mode_help(study=True))
     rb.add_argument("--subset", default=None, help="run a named subset of the targets: ci")
     rb.add_argument("--db", default=None, help="folder completing bundled entries")
     rb.add_argument("--workers", type=int, default=1, help="parallel runs (default 1)")

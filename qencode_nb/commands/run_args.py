@@ -21,10 +21,28 @@ def engine_help() -> str:
             "deviation; default: the recorded backend")
 
 
-#: --coretype's help (audit.ipynb's blas_coretype; qencode_nb.notebook.blas_profiles).
-CORETYPE_HELP = ("BLAS kernels: reference (default: the QEncode v4 entries' kernel triple; "
-                 "portable where the CPU lacks AVX-512), portable, host (the host's kernels, "
-                 "its preset included), or one OPENBLAS_CORETYPE such as Haswell")
+def coretype_help() -> str:
+    """``--coretype``'s help (audit.ipynb's ``blas_coretype``), from the kernel profiles
+    (:mod:`qencode_nb.notebook.blas_profiles`): the profiles with their triples, ``host``
+    and the OpenBLAS coretypes :func:`qencode_nb.options.check_coretype` accepts."""
+    from qencode_nb.notebook import blas_profiles as bp
+
+    profiles = ", ".join(f"{name} ({bp.triple_text(p.coretypes)})"
+                         for name, p in bp.PROFILES.items())
+    return (f"BLAS kernels: a profile, {profiles} (default {bp.default()}: the audited "
+            "entry's release triple, portable where the CPU cannot run it), "
+            f"{bp.HOST} (the host's kernels, its preset included), or one OPENBLAS_CORETYPE "
+            f"({', '.join(bp.CORETYPE_CPU_FLAGS)})")
+
+
+def mode_help(default: str = "full", *, study: bool = False) -> str:
+    """``--mode``'s help: the modes :func:`qencode_nb.options.check_mode` accepts
+    (:data:`~qencode_nb.options.MODES`, a study's :data:`~qencode_nb.options.STUDY_MODES`),
+    ``default`` marked."""
+    from qencode_nb.options import MODES, STUDY_MODES
+
+    return "audit mode: " + ", ".join(f"{m} (default)" if m == default else m
+                                      for m in (STUDY_MODES if study else MODES))
 
 
 #: --stack's help (audit.ipynb's stack; qencode_nb.batch.stack_choice).

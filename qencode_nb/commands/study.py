@@ -33,7 +33,7 @@ from __future__ import annotations
 import sys
 
 from qencode_nb.commands.flags import as_typed
-from qencode_nb.commands.run_args import engine_help, add_stack_argument, run_options
+from qencode_nb.commands.run_args import engine_help, add_stack_argument, mode_help, run_options
 from qencode_nb.commands.sweep import print_failures
 from qencode_nb.errors import QencodeNbError
 
@@ -82,7 +82,7 @@ def add_parsers(sub) -> None:
         add_stack_argument(p)
     for p in (th, ke, op, en):
         p.add_argument("entry", help="a name in params/ (lih, h2, h6, bh) or a .yaml/.json path")
-        p.add_argument("--mode", default="rerun", help="rerun (default) or full")
+        p.add_argument("--mode", default="rerun", help=mode_help("rerun", study=True))
         p.add_argument("--db", default=None, help="folder completing bundled entries")
         p.add_argument("--workers", type=int, default=1, help="parallel runs (default 1)")
         p.add_argument("--timeout", type=float, default=None,

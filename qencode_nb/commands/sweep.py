@@ -18,7 +18,8 @@ import sys
 from pathlib import Path
 
 from qencode_nb.commands.flags import as_typed
-from qencode_nb.commands.run_args import (CORETYPE_HELP, engine_help, add_proof_budget_argument,
+from qencode_nb.commands.run_args import (coretype_help, engine_help, mode_help,
+                                          add_proof_budget_argument,
                                           add_stack_argument,
                                           run_options)
 from qencode_nb.errors import QencodeNbError
@@ -32,12 +33,12 @@ def add_parsers(sub) -> None:
                          "record folder (releases/<release>/db|trusted|curves, as QEncode's "
                          "repository: each release into its own folder, all in one pool, the "
                          "claims and the curves)")
-    sw.add_argument("--mode", default="full", help="full (default), replay or rerun")
+    sw.add_argument("--mode", default="full", help=mode_help())
     sw.add_argument("--workers", type=int, default=1, help="parallel runs (default 1)")
     sw.add_argument("--threads", type=int, default=1, dest="blas_threads", metavar="THREADS",
                     help="BLAS threads per run (default 1)")
     sw.add_argument("--coretype", default=None, dest="blas_coretype", metavar="CORETYPE",
-                    help=CORETYPE_HELP)
+                    help=coretype_help())
     sw.add_argument("--db", default=None, help="folder completing bundled entries")
     sw.add_argument("--out", default="runs", help="folder for executed notebooks (default runs)")
     sw.add_argument("--timeout", type=float, default=None,
