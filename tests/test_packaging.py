@@ -111,7 +111,7 @@ def test_ci_runs_the_readme_test_command():
     """.ci/run runs README's test command verbatim (every tier but heavy), then the
     fast bit-level tests again under the other host kind's OpenBLAS preset."""
     full, preset, quick = _readme_commands("Run the tests")[:3]
-    assert full == '.venv/bin/python -m pytest -ra -m "not heavy"'
+    assert full == '.venv/bin/python -m pytest -ra -m "not heavy" -n 2 --dist loadfile'
     assert preset == ('OPENBLAS_CORETYPE=Haswell OPENBLAS_L2_SIZE=512 .venv/bin/python -m '
                       'pytest -ra -m "bitlevel and not slow and not notebook and not heavy"')
     assert quick == '.venv/bin/python -m pytest -ra -m "not slow and not notebook"'
