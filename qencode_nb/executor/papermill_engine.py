@@ -6,7 +6,9 @@ works too.  It reads ``blas_threads`` and ``blas_coretype`` from the
 notebook's parameters and starts the kernel with the six thread variables
 (and ``OPENBLAS_CORETYPE``) already in its environment: the pins then hold
 even when an IPython startup file imports numpy before the pin cell runs.
-Every run starts its own kernel process; concurrent runs never share one.
+Every run starts its own kernel process; concurrent runs never share one.  A kernel
+that dies before its first reply (two concurrent launches given the same port) is
+started again with new ports (:data:`KERNEL_START_ATTEMPTS`).
 
 Its client (:func:`_build_client`) also keeps two messages of the kernel's own off the
 terminal of a successful run:
@@ -88,6 +90,18 @@ def kernel_environment(blas_threads=1, blas_coretype=None, base=None) -> dict:
 #: a kernel that does not answer by then is stopped anyway.
 IDLE_WAIT_S = 5.0
 
+#: How many kernels a run starts before a kernel that dies before its first reply fails
+#: the run.  jupyter_client picks the kernel's five ports by binding and releasing
+#: them, and the kernel binds them later: a kernel another process starts in between can
+#: take one first ("Address already in use"; jupyter_client issue #154), which concurrent
+#: runs (a sweep's workers, test workers) meet.  Each new kernel gets new ports.
+KERNEL_START_ATTEMPTS = 3
+
+#: jupyter_client's words when the kernel process ended before answering
+#: ``kernel_info`` (``KernelClient.wait_for_ready``); a kernel that is merely slow
+#: (``Kernel didn't respond in N seconds``) is not started again.
+DIED_STARTING = "Kernel died before replying to kernel_info"
+
 
 def _build_client():
     from queue import Empty
@@ -98,7 +112,26 @@ def _build_client():
 
     class QuietClient(PapermillNotebookClient):
         """Papermill's client with an encrypted kernel transport where the kernel
-        supports it, and a kernel that is idle when it is stopped (module docstring)."""
+        supports it, a kernel that is idle when it is stopped (module docstring), and a
+        kernel that died before its first reply started again with new ports
+        (:data:`KERNEL_START_ATTEMPTS` kernels at most)."""
+
+        def start_new_kernel(self, **kwargs):
+            self._start_kwargs = dict(kwargs)    # the same launch for a kernel started again
+            return super().start_new_kernel(**kwargs)
+
+        def start_new_kernel_client(self):
+            for attempt in range(1, KERNEL_START_ATTEMPTS + 1):
+                try:
+                    return super().start_new_kernel_client()
+                except RuntimeError as exc:
+                    if DIED_STARTING not in str(exc) or attempt == KERNEL_START_ATTEMPTS:
+                        raise
+                    # nbclient has stopped the dead kernel's client and dropped its manager
+                    self.log.warning("kernel %d of %d died before its first reply; starting "
+                                     "another with new ports", attempt, KERNEL_START_ATTEMPTS)
+                    self.km = self.create_kernel_manager()
+                    super().start_new_kernel(**self._start_kwargs)
 
         def create_kernel_manager(self):
             import zmq

@@ -1,0 +1,80 @@
+"""A kernel that dies before its first reply is started again with new ports
+(qencode_nb.executor.papermill_engine.KERNEL_START_ATTEMPTS): two runs launched at once
+can be given the same port by jupyter_client (jupyter_client issue #154), which a sweep
+or robustness study with two workers met as ``Kernel died before replying to
+kernel_info``.  Emulated by a real kernelspec whose launcher exits before the kernel
+starts for its first N launches, then runs ipykernel."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from qencode_nb.executor.papermill_engine import (DIED_STARTING, ENGINE_NAME,
+                                                  KERNEL_START_ATTEMPTS)
+
+LAUNCHER = """\
+import os, sys
+count = os.path.join(os.path.dirname(os.path.abspath(__file__)), "launches")
+n = int(open(count).read()) if os.path.exists(count) else 0
+open(count, "w").write(str(n + 1))
+if n < {deaths}:
+    sys.exit(1)              # dies before binding any port, as a port clash does
+from ipykernel.kernelapp import launch_new_instance
+launch_new_instance()
+"""
+
+
+def _flaky_kernel(base: Path, deaths: int) -> Path:
+    """A kernelspec ``flaky`` under ``base`` whose first ``deaths`` launches exit at once."""
+    spec = base / "share" / "jupyter" / "kernels" / "flaky"
+    spec.mkdir(parents=True)
+    (spec / "launch.py").write_text(LAUNCHER.format(deaths=deaths))
+    (spec / "kernel.json").write_text(json.dumps({
+        "argv": [sys.executable, str(spec / "launch.py"), "-f", "{connection_file}"],
+        "display_name": "flaky", "language": "python"}))
+    return spec
+
+
+def _notebook(path: Path) -> Path:
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("blas_threads = 1", metadata={"tags": ["parameters"]}),
+                nbformat.v4.new_code_cell("import os; print('pid', os.getpid())")]
+    nbformat.write(nb, path)
+    return path
+
+
+def _run(tmp_path, monkeypatch, deaths):
+    import papermill
+
+    spec = _flaky_kernel(tmp_path / "jupyter", deaths)
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter" / "share" / "jupyter"))
+    out = tmp_path / "out.ipynb"
+    try:
+        papermill.execute_notebook(str(_notebook(tmp_path / "in.ipynb")), str(out),
+                                   kernel_name="flaky", engine_name=ENGINE_NAME,
+                                   progress_bar=False, start_timeout=60)
+    finally:
+        launches = int((spec / "launches").read_text())
+    return out, launches
+
+
+@pytest.mark.notebook
+def test_a_kernel_that_died_starting_is_started_again(tmp_path, monkeypatch, caplog):
+    out, launches = _run(tmp_path, monkeypatch, deaths=KERNEL_START_ATTEMPTS - 1)
+    assert launches == KERNEL_START_ATTEMPTS
+    outputs = nbformat.read(out, 4).cells[-1].outputs
+    assert outputs and outputs[0]["text"].startswith("pid ")
+    assert f"kernel 1 of {KERNEL_START_ATTEMPTS} died before its first reply" in caplog.text
+
+
+@pytest.mark.notebook
+def test_a_kernel_that_always_dies_fails_the_run_after_the_last_attempt(tmp_path, monkeypatch):
+    with pytest.raises(RuntimeError, match=DIED_STARTING):
+        _run(tmp_path, monkeypatch, deaths=KERNEL_START_ATTEMPTS + 5)
+    assert int((tmp_path / "jupyter" / "share" / "jupyter" / "kernels" / "flaky"
+                / "launches").read_text()) == KERNEL_START_ATTEMPTS
