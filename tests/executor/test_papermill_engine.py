@@ -1,4 +1,6 @@
-"""A kernel that dies before its first reply is started again with new ports
+"""The qencode-nb papermill engine's kernel start and its saves during a run.
+
+A kernel that dies before its first reply is started again with new ports
 (qencode_nb.executor.papermill_engine.KERNEL_START_ATTEMPTS): two runs launched at once
 can be given the same port by jupyter_client (jupyter_client issue #154), which a sweep
 or robustness study with two workers met as ``Kernel died before replying to
@@ -78,3 +80,32 @@ def test_a_kernel_that_always_dies_fails_the_run_after_the_last_attempt(tmp_path
         _run(tmp_path, monkeypatch, deaths=KERNEL_START_ATTEMPTS + 5)
     assert int((tmp_path / "jupyter" / "share" / "jupyter" / "kernels" / "flaky"
                 / "launches").read_text()) == KERNEL_START_ATTEMPTS
+
+
+@pytest.mark.notebook
+def test_a_running_notebook_is_saved_as_each_cell_starts_and_ends_in_nbformat_layout(tmp_path):
+    """While a run goes on, papermill's saves (each cell's start and end) write the notebook
+    as one line of JSON (papermill_engine._progress_save); what a cell reads of its own
+    output file then holds every cell before it.  The finished notebook is nbformat's own
+    layout (papermill's last write)."""
+    import papermill
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("blas_threads = 1\nout = ''",
+                                          metadata={"tags": ["parameters"]}),
+                nbformat.v4.new_code_cell("print('first cell ran')"),
+                nbformat.v4.new_code_cell(
+                    "import pathlib, nbformat\n"
+                    "text = pathlib.Path(out).read_text()\n"
+                    "seen = nbformat.reads(text, 4)\n"
+                    "print(len(text.splitlines()), seen.cells[-2].outputs[0]['text'].strip())")]
+    nb.metadata["kernelspec"] = {"name": "python3", "language": "python",
+                                 "display_name": "Python 3"}
+    nbformat.write(nb, tmp_path / "in.ipynb")
+    out = tmp_path / "out.ipynb"
+    papermill.execute_notebook(str(tmp_path / "in.ipynb"), str(out), parameters={"out": str(out)},
+                               kernel_name="python3", engine_name=ENGINE_NAME,
+                               progress_bar=False)
+    assert nbformat.read(out, 4).cells[-1].outputs[0]["text"].strip() == "1 first cell ran"
+    text = out.read_text()
+    assert text == nbformat.writes(nbformat.reads(text, 4)) and len(text.splitlines()) > 20
