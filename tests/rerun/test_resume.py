@@ -54,7 +54,10 @@ def _kill_after(proc, cache: Path, parts: int, limit_s: float = 600) -> int:
     while time.monotonic() - t0 < limit_s:
         assert proc.poll() is None, "the run ended before it could be killed:\n" \
             + proc.stdout.read()
-        for f in folder.glob("*.json") if folder.exists() else []:
+        # the checkpoint itself, not write_atomic's temporary file beside it
+        # (``.tmp-<stem>-*.json``), which a kill before its os.replace leaves unread
+        for f in [f for f in folder.glob("*.json") if not f.name.startswith(".")] \
+                if folder.exists() else []:
             try:
                 held = len(json.loads(f.read_text())["parts"])
             except (OSError, ValueError, KeyError):
