@@ -56,8 +56,7 @@ def _kill_after(proc, cache: Path, parts: int, limit_s: float = 600) -> int:
             + proc.stdout.read()
         # the checkpoint itself, not write_atomic's temporary file beside it
         # (``.tmp-<stem>-*.json``), which a kill before its os.replace leaves unread
-        for f in [f for f in folder.glob("*.json") if not f.name.startswith(".")] \
-                if folder.exists() else []:
+        for f in folder.glob("[!.]*.json") if folder.exists() else []:
             try:
                 held = len(json.loads(f.read_text())["parts"])
             except (OSError, ValueError, KeyError):
