@@ -6,9 +6,18 @@ works too.  It reads ``blas_threads`` and ``blas_coretype`` from the
 notebook's parameters and starts the kernel with the six thread variables
 (and ``OPENBLAS_CORETYPE``) already in its environment: the pins then hold
 even when an IPython startup file imports numpy before the pin cell runs.
-Every run starts its own kernel process; concurrent runs never share one.  A kernel
-that dies before its first reply (two concurrent launches given the same port) is
-started again with new ports (:data:`KERNEL_START_ATTEMPTS`).
+Every run starts its own kernel process; concurrent runs never share one.  The kernel
+and its client talk over Unix sockets in a folder of the run's own
+(:func:`kernel_socket_dir`), not over TCP ports on localhost: jupyter_client picks a
+kernel's five TCP ports by binding and releasing them, and the kernel binds them
+later, so a kernel another process starts in between can take one first (jupyter_client
+issue #154).  ipykernel 7 then exits when the shell, stdin or control port is taken, but
+hangs when the IOPub or heartbeat port is: its threads keep the process alive, and the
+run fails after nbclient's 60 s start timeout ("Kernel didn't respond in 60 seconds";
+met under two test workers, 1 run in about 40).  Where pyzmq has no ``ipc`` transport
+(Windows) or the folder's path is too long for a socket, the kernel uses TCP, and a
+kernel that dies before its first reply is started again with new ports
+(:data:`KERNEL_START_ATTEMPTS`).
 
 Its client (:func:`_build_client`) also keeps two messages of the kernel's own off the
 terminal of a successful run:
@@ -37,6 +46,7 @@ built on first access (PEP 562 ``__getattr__``), by which time
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 
@@ -91,11 +101,36 @@ def kernel_environment(blas_threads=1, blas_coretype=None, base=None) -> dict:
 IDLE_WAIT_S = 5.0
 
 #: How many kernels a run starts before a kernel that dies before its first reply fails
-#: the run.  jupyter_client picks the kernel's five ports by binding and releasing
-#: them, and the kernel binds them later: a kernel another process starts in between can
-#: take one first ("Address already in use"; jupyter_client issue #154), which concurrent
-#: runs (a sweep's workers, test workers) meet.  Each new kernel gets new ports.
+#: the run.  Over TCP, jupyter_client picks the kernel's five ports by binding and
+#: releasing them, and the kernel binds them later: a kernel another process starts in
+#: between can take one first ("Address already in use"; jupyter_client issue #154),
+#: which concurrent runs (a sweep's workers, test workers) meet.  Each new kernel gets
+#: new ports.  (Over the Unix sockets of :func:`kernel_socket_dir` no port is shared.)
 KERNEL_START_ATTEMPTS = 3
+
+#: The longest socket path the kernel's folder may lead to: a Unix socket's path holds
+#: at most 107 bytes on Linux (``sun_path``, 104 on macOS); jupyter_client names a
+#: socket ``<folder>/kernel-<n>`` with n up to five digits.
+MAX_SOCKET_PATH = 100
+
+
+@contextlib.contextmanager
+def kernel_socket_dir():
+    """A fresh private folder for one run's kernel sockets (removed afterwards, with any
+    socket a killed kernel left), or None where the kernel must use TCP: pyzmq without
+    the ``ipc`` transport (Windows), or a temporary folder whose socket paths would
+    exceed :data:`MAX_SOCKET_PATH`.  Yields the path prefix to give the kernel manager
+    as its ``ip`` (``<folder>/kernel``) or None."""
+    import tempfile
+
+    import zmq
+
+    if not zmq.has("ipc"):
+        yield None
+        return
+    with tempfile.TemporaryDirectory(prefix="qnb-kernel-") as folder:
+        prefix = os.path.join(folder, "kernel")
+        yield prefix if len(prefix) + 6 <= MAX_SOCKET_PATH else None
 
 #: jupyter_client's words when the kernel process ended before answering
 #: ``kernel_info`` (``KernelClient.wait_for_ready``); a kernel that is merely slow
@@ -135,10 +170,13 @@ def _build_client():
     from papermill.clientwrap import PapermillNotebookClient
 
     class QuietClient(PapermillNotebookClient):
-        """Papermill's client with an encrypted kernel transport where the kernel
+        """Papermill's client with the kernel on Unix sockets in ``socket_prefix``'s
+        folder (None: TCP), an encrypted kernel transport where the kernel
         supports it, a kernel that is idle when it is stopped (module docstring), and a
-        kernel that died before its first reply started again with new ports
+        kernel that died before its first reply started again
         (:data:`KERNEL_START_ATTEMPTS` kernels at most)."""
+
+        socket_prefix = None
 
         def start_new_kernel(self, **kwargs):
             self._start_kwargs = dict(kwargs)    # the same launch for a kernel started again
@@ -161,6 +199,9 @@ def _build_client():
             import zmq
 
             km = super().create_kernel_manager()
+            if self.socket_prefix is not None:
+                km.transport = "ipc"     # before ip: jupyter_client reads the pair together
+                km.ip = self.socket_prefix
             if km.has_trait("transport_encryption") and zmq.has("curve"):
                 km.transport_encryption = "auto"
             return km
@@ -219,7 +260,10 @@ def _build_engine():
             # (nbclient's "graceful" default waits about 1 s per notebook).
             final_kwargs.setdefault("shutdown_kernel", "immediate")
             nb_man.save = _progress_save.__get__(nb_man)
-            return client_class(nb_man, **final_kwargs).execute(env=env)
+            with kernel_socket_dir() as socket_prefix:
+                client = client_class(nb_man, **final_kwargs)
+                client.socket_prefix = socket_prefix
+                return client.execute(env=env)
 
     return PinnedEngine
 

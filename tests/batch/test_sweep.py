@@ -24,7 +24,7 @@ def test_sweep_writes_one_row_per_entry_and_resumes(tmp_path):
                   progress=False)
     csv = pd.read_csv(out / "summary.csv")
     assert len(table) == len(csv) == 2
-    assert set(csv["status"]) == {"done"}
+    assert set(csv["status"]) == {"done"}, csv["failure"].tolist()
     assert (csv["replay_abs_delta_ha"] <= 1e-9).all() and csv["terms_match"].all()
     assert csv["kernel"].notna().all() and (csv["max_abs_dcoeff"] <= 1e-8).all()
     stamps = {p.name: p.stat().st_mtime_ns for p in out.glob("*.ipynb")}
