@@ -1,8 +1,9 @@
 """What a warm audit imports: on a rebuild-cache hit the problem stage
 (``rebuild`` + ``hamiltonian_check``) loads neither PennyLane nor OpenFermion nor
 PySCF's CASCI/CASSCF solvers, and records exactly what the PennyLane path records.
-PySCF's core library is loaded: the cache key holds the kernel of its OpenBLAS copy,
-measured (issue 36), so ``pyscf.lib`` (and what it imports) is there on a hit too.
+PySCF's OpenBLAS copy is loaded: the cache key holds its kernel, measured (issue 36);
+it is loaded through PySCF's ``libnp_helper`` library (``blas_copies.load_copy``), so a
+hit need not import ``pyscf.lib`` for it.
 
 Real shared entries (../shared/qencode-v4/db, never copied); the cache lives in a
 pytest temporary folder.  Like tests/test_layout.py's numpy-free import check, the

@@ -168,8 +168,8 @@ def measured_numerics(load: bool = True) -> dict:
 
     Args:
         load: first import the OpenBLAS copies not yet loaded
-            (:data:`qencode_nb.notebook.blas_profiles.COPY_MODULES`: numpy,
-            ``scipy.linalg``, ``pyscf.lib``), as the work the key stands for would:
+            (:func:`qencode_nb.notebook.blas_copies.load_copy`: numpy,
+            ``scipy.linalg``, PySCF's library), as the work the key stands for would:
             each copy picks its kernel when it loads (``OPENBLAS_CORETYPE`` then in
             force), so the kernel it runs is measured, never assumed from the variables
             or the profile a parent process named.  A copy that is not installed is
@@ -181,13 +181,11 @@ def measured_numerics(load: bool = True) -> dict:
         {copy: threads}}``.
     """
     if load:
-        import importlib
-
-        from qencode_nb.notebook.blas_profiles import COPIES, COPY_MODULES
+        from qencode_nb.notebook.blas_copies import COPIES, load_copy
 
         for copy in COPIES:
             try:
-                importlib.import_module(COPY_MODULES[copy])
+                load_copy(copy)
             except ImportError:
                 if copy == "numpy":
                     raise

@@ -21,7 +21,7 @@ import os
 import sys
 
 from qencode_nb.errors import PinError
-from qencode_nb.notebook import blas_profiles
+from qencode_nb.notebook import blas_copies, blas_profiles
 
 #: The six thread variables set by the pin (docs/explanations/notebook-contract.md).
 THREAD_VARS = (
@@ -152,10 +152,14 @@ def copy_of(filepath: str | None) -> str | None:
 
 def copy_kernels(pools: list[dict] | None = None) -> dict:
     """``{copy: architecture}`` of every OpenBLAS copy loaded (threadpoolctl's
-    ``architecture``, the kernel in use), keyed by :func:`copy_of`."""
+    ``architecture``, the kernel in use), keyed by :func:`copy_of`, in
+    :data:`blas_profiles.COPIES` order (then any other copy by name), whatever order the
+    libraries were loaded in."""
     pools = blas_pools() if pools is None else pools
-    return {copy_of(p.get("filepath")) or p.get("filepath"): p.get("architecture")
-            for p in pools if p.get("internal_api") == "openblas"}
+    found = {copy_of(p.get("filepath")) or p.get("filepath"): p.get("architecture")
+             for p in pools if p.get("internal_api") == "openblas"}
+    rank = {c: i for i, c in enumerate(blas_profiles.COPIES)}
+    return dict(sorted(found.items(), key=lambda kv: (rank.get(kv[0], len(rank)), kv[0])))
 
 
 def kernel_mismatch(copy: str, ran: str | None, asked: str) -> str:
@@ -180,7 +184,8 @@ def pin(blas_threads: int = 1, blas_coretype: str | None = None,
        effect through the environment: refuse unless the BLAS pools already
        run ``blas_threads`` threads (and the requested kernels).
     3. Set the six :data:`THREAD_VARS`, then load the copies in
-       :data:`blas_profiles.COPIES` order (numpy, ``scipy.linalg``, ``pyscf.lib``),
+       :data:`blas_profiles.COPIES` order (numpy, ``scipy.linalg``, PySCF's
+       ``libnp_helper``: :func:`blas_copies.load_copy`),
        each with ``OPENBLAS_CORETYPE`` set to its kernel while it loads (an
        OpenBLAS copy reads the variable once, when it loads).  Afterwards
        ``OPENBLAS_CORETYPE`` holds numpy's value again (the launch value).
@@ -213,8 +218,6 @@ def pin(blas_threads: int = 1, blas_coretype: str | None = None,
             found; a pool not running the requested count; a ``blas_coretype``
             this CPU cannot run.
     """
-    import importlib
-
     resolution = blas_profiles.resolve(blas_coretype, release=release)
     env = launch_environment(blas_threads, resolution)
     coretype = env.get("OPENBLAS_CORETYPE")
@@ -242,7 +245,7 @@ def pin(blas_threads: int = 1, blas_coretype: str | None = None,
         for copy in blas_profiles.COPIES:
             os.environ.update(profile_environment(resolution, copy))
             try:
-                importlib.import_module(blas_profiles.COPY_MODULES[copy])
+                blas_copies.load_copy(copy)
             except (ImportError, OSError):
                 if copy == "numpy":   # scipy's / PySCF's copy absent: not loaded
                     raise
