@@ -232,3 +232,24 @@ def test_a_fast_engine_audit_on_a_warm_cache_imports_no_pennylane_or_openfermion
         assert warm[path]["replay"] == "pass"
         assert warm[path]["engine"] == warm[path]["rerun_backend"] == "numba-statevector"
         assert warm[path]["heavy"] == [], f"{path}: imported {warm[path]['heavy']}"
+
+
+def test_a_replay_figure_loads_no_matplotlib():
+    """A replay has no re-run trace: the audit's figure cell draws nothing and loads no
+    matplotlib (its import and style cost a warm replay about 75 ms); a trace with
+    energies is drawn (a matplotlib Figure).  Observed in a fresh interpreter."""
+    code = textwrap.dedent("""
+        import json, sys
+        from qencode_nb.verdict.figure import error_trace_plot
+        none = error_trace_plot({"mode": "replay", "rerun_trace": {"energies_ha": []}})
+        out = {"none": none is None, "mpl_after_replay": "matplotlib" in sys.modules}
+        fig = error_trace_plot({"rerun_trace": {"energies_ha": [-1.0, -1.1],
+                                                "e_ref_ha": -1.2}, "threshold_mha": 1.6})
+        out["drawn"] = type(fig).__name__
+        print(json.dumps(out))
+    """)
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                         text=True, timeout=300, env=pinned_env(1, PYTHONPATH=str(ROOT)))
+    assert out.returncode == 0, out.stderr[-3000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got == {"none": True, "mpl_after_replay": False, "drawn": "Figure"}

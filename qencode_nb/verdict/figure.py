@@ -18,7 +18,6 @@ from qencode_nb.figstyle import ERROR_LABEL, ERROR_TEXT, png_bytes, styled
 ERROR_FLOOR_MHA = 1e-6
 
 
-@styled
 def error_trace_plot(records: dict):
     """The re-run's error against the exact ground energy as it ran (log scale).
 
@@ -38,7 +37,13 @@ def error_trace_plot(records: dict):
     """
     trace = records.get("rerun_trace")
     if not isinstance(trace, dict) or not trace.get("energies_ha"):
-        return None          # before matplotlib loads: a replay draws nothing
+        return None          # before matplotlib loads (styled loads it): a replay draws nothing
+    return _draw_error_trace(records, trace)
+
+
+@styled
+def _draw_error_trace(records: dict, trace: dict):
+    """:func:`error_trace_plot`'s figure of a trace that has energies (under the style)."""
     import numpy as np
     from matplotlib.figure import Figure
 
