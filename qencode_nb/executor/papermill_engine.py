@@ -132,6 +132,11 @@ def kernel_socket_dir():
         prefix = os.path.join(folder, "kernel")
         yield prefix if len(prefix) + 6 <= MAX_SOCKET_PATH else None
 
+#: The kernel client every run uses: ready when the kernel reports idle after its
+#: ``kernel_info_request``, without jupyter_client's fixed 0.2 s IOPub flush
+#: (:mod:`qencode_nb.executor.ready_client`).
+READY_CLIENT = "qencode_nb.executor.ready_client.ReadyKernelClient"
+
 #: jupyter_client's words when the kernel process ended before answering
 #: ``kernel_info`` (``KernelClient.wait_for_ready``); a kernel that is merely slow
 #: (``Kernel didn't respond in N seconds``) is not started again.
@@ -171,7 +176,8 @@ def _build_client():
 
     class QuietClient(PapermillNotebookClient):
         """Papermill's client with the kernel on Unix sockets in ``socket_prefix``'s
-        folder (None: TCP), an encrypted kernel transport where the kernel
+        folder (None: TCP), a kernel client ready without a fixed wait
+        (:data:`READY_CLIENT`), an encrypted kernel transport where the kernel
         supports it, a kernel that is idle when it is stopped (module docstring), and a
         kernel that died before its first reply started again
         (:data:`KERNEL_START_ATTEMPTS` kernels at most)."""
@@ -199,6 +205,7 @@ def _build_client():
             import zmq
 
             km = super().create_kernel_manager()
+            km.client_class = READY_CLIENT
             if self.socket_prefix is not None:
                 km.transport = "ipc"     # before ip: jupyter_client reads the pair together
                 km.ip = self.socket_prefix
