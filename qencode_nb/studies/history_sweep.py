@@ -7,7 +7,8 @@ with every group's runs (and the current-stack runs of ``--stack recorded``) pla
 (:func:`~qencode_nb.batch.sweep.plan_folder`) and fed to ONE pool, longest first
 (:func:`~qencode_nb.batch.sweep.run_plans`), so no worker idles at the tail of a group;
 each folder's files are then written as a sweep writes them
-(:func:`~qencode_nb.batch.sweep.finish_folder`).  In ``OUT`` it writes:
+(:func:`~qencode_nb.batch.sweep.finish_folder`, the folders side by side:
+:func:`~qencode_nb.batch.sweep.finish_folders`).  In ``OUT`` it writes:
 
 - ``summary.csv``: every run's row (:func:`qencode_nb.readout.collect.audit_table`)
   with its release in :data:`~qencode_nb.readout.history_counts.RELEASE_COLUMN`;
@@ -70,7 +71,7 @@ def sweep_history(history, out_dir, options=None):
 
     from qencode_nb.options import with_changes
     from qencode_nb.batch.run_folder import writable_folder, write_text_atomic
-    from qencode_nb.batch.sweep import finish_folder, plan_folder, run_plans
+    from qencode_nb.batch.sweep import finish_folders, plan_folder, run_plans
     from qencode_nb.readout.published import published_csv
     from qencode_nb.readout.history_counts import RELEASE_COLUMN, release_counts
 
@@ -85,9 +86,11 @@ def sweep_history(history, out_dir, options=None):
         here = _in_current_stack(group, out, opts) if opts.stack == "recorded" else None
         planned.append((group, plan, here))
     run_plans([p for _, plan, here in planned for p in (plan, here) if p is not None], opts)
+    finished = iter(finish_folders([p for _, plan, here in planned for p in (plan, here)
+                                    if p is not None], opts.workers))
     tables, current, reruns = [], [], []
     for group, plan, here in planned:
-        table = finish_folder(plan)
+        table = next(finished)
         reruns += [{"release": group.label, **r} for r in table.attrs.get("reruns", [])]
         table.insert(0, RELEASE_COLUMN, group.label)
         tables.append(table)
@@ -95,7 +98,7 @@ def sweep_history(history, out_dir, options=None):
             if here is None:     # the recorded stack is the current one: the same runs
                 current.append(table)
             else:
-                now = finish_folder(here)
+                now = next(finished)
                 now.insert(0, RELEASE_COLUMN, group.label)
                 current.append(now)
     frame = (lambda parts: pd.concat([t.astype(object) for t in parts], ignore_index=True)
