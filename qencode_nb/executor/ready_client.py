@@ -13,7 +13,9 @@ ignored anyway: nbclient reads only the messages whose parent is the cell it run
 
 What the wait checks is otherwise jupyter_client's: a reply on the shell channel, IOPub
 connected (else the request is sent again: a subscriber that joined late misses
-messages), the kernel alive, the timeout.
+messages), the kernel alive, the timeout.  A kernel whose IOPub answers but that reports
+no idle after ``kernel_info`` within :data:`IOPUB_CHECK_S` gets jupyter_client's own
+flush, so no kernel waits longer than it did before.
 """
 
 from __future__ import annotations
@@ -44,17 +46,28 @@ class ReadyKernelClient(AsyncKernelClient):
     """jupyter_client's asynchronous client whose :meth:`wait_for_ready` returns when the
     kernel reports idle after its ``kernel_info_request`` (module docstring)."""
 
-    async def _iopub_idle_after(self, msg_id: str, deadline: float) -> bool:
-        """Read IOPub until the idle status of ``msg_id`` (True) or ``deadline``
-        (``time.monotonic()``; False)."""
+    async def _iopub_after(self, msg_id: str, deadline: float) -> str:
+        """Read IOPub until the idle status of ``msg_id`` (``"idle"``) or ``deadline``
+        (``time.monotonic()``): ``"heard"`` when other messages came, else ``"silent"``."""
+        heard = False
         while (left := deadline - time.monotonic()) > 0:
             try:
                 msg = await self.iopub_channel.get_msg(timeout=left)
             except Empty:
-                return False
+                break
             if is_idle_after(msg, msg_id):
-                return True
-        return False
+                return "idle"
+            heard = True
+        return "heard" if heard else "silent"
+
+    async def _flush_iopub(self) -> None:
+        """jupyter_client's flush: read IOPub until no message has come for
+        :data:`IOPUB_CHECK_S`."""
+        while True:
+            try:
+                await self.iopub_channel.get_msg(timeout=IOPUB_CHECK_S)
+            except Empty:
+                return
 
     async def wait_for_ready(self, timeout: float | None = None) -> None:
         """Wait until the kernel answers ``kernel_info`` and its IOPub is connected.
@@ -83,12 +96,14 @@ class ReadyKernelClient(AsyncKernelClient):
                 reply = await self.shell_channel.get_msg(timeout=1)
             except Empty:
                 reply = None
-            if (reply is not None and reply["msg_type"] == "kernel_info_reply"
-                    and await self._iopub_idle_after(
-                        reply["parent_header"].get("msg_id", msg_id),
-                        time.monotonic() + IOPUB_CHECK_S)):
-                self._handle_kernel_info_reply(reply)
-                return
+            if reply is not None and reply["msg_type"] == "kernel_info_reply":
+                heard = await self._iopub_after(reply["parent_header"].get("msg_id", msg_id),
+                                                time.monotonic() + IOPUB_CHECK_S)
+                if heard != "silent":       # IOPub connected
+                    if heard == "heard":    # a kernel that reported no idle: as jupyter_client
+                        await self._flush_iopub()
+                    self._handle_kernel_info_reply(reply)
+                    return
             if not await self._async_is_alive():
                 raise RuntimeError(DIED_STARTING)
             if time.monotonic() > abs_timeout:

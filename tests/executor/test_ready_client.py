@@ -33,6 +33,35 @@ def test_idle_after_is_that_request_s_idle_status_only():
                               "content": {}}, "a")
 
 
+class _Channel:
+    """An IOPub channel that hands out ``messages``, then raises Empty."""
+
+    def __init__(self, messages):
+        self.messages = list(messages)
+
+    async def get_msg(self, timeout=None):
+        if not self.messages:
+            raise Empty
+        return self.messages.pop(0)
+
+
+@pytest.mark.parametrize("messages, heard", [
+    ([{"msg_type": "iopub_welcome", "parent_header": {}, "content": {}},
+      _status("busy", "a"), _status("idle", "a")], "idle"),
+    ([_status("starting", None), _status("idle", "b")], "heard"),   # no idle of "a"
+    ([], "silent"),
+])
+def test_iopub_after_tells_idle_from_heard_from_silent(messages, heard):
+    """``idle``: ready at once; ``heard``: IOPub is connected but the kernel reported no
+    idle after the request, so the client flushes as jupyter_client does; ``silent``:
+    IOPub not yet connected, the request is sent again."""
+    import time
+
+    client = ReadyKernelClient()
+    client._iopub_channel = _Channel(messages)
+    assert asyncio.run(client._iopub_after("a", time.monotonic() + 5)) == heard
+
+
 async def _start_and_run(argv=None):
     """Start a kernel with the ready client, then run one cell; returns what the client saw."""
     from jupyter_client.manager import AsyncKernelManager
