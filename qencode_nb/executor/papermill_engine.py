@@ -132,9 +132,10 @@ def kernel_socket_dir():
         prefix = os.path.join(folder, "kernel")
         yield prefix if len(prefix) + 6 <= MAX_SOCKET_PATH else None
 
-#: The kernel client every run uses: ready when the kernel reports idle after its
-#: ``kernel_info_request``, without jupyter_client's fixed 0.2 s IOPub flush
-#: (:mod:`qencode_nb.executor.ready_client`).
+#: The kernel client of every run of this engine (``qencode-nb audit``, sweeps, studies,
+#: ``papermill --engine qencode-nb``; plain ``papermill`` keeps its own engine): ready
+#: when the kernel reports idle after its ``kernel_info_request``, without
+#: jupyter_client's fixed 0.2 s IOPub flush (:mod:`qencode_nb.executor.ready_client`).
 READY_CLIENT = "qencode_nb.executor.ready_client.ReadyKernelClient"
 
 #: jupyter_client's words when the kernel process ended before answering

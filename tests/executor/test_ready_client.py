@@ -1,4 +1,4 @@
-"""The kernel client every run uses (qencode_nb.executor.ready_client.ReadyKernelClient):
+"""The qencode-nb engine's kernel client (qencode_nb.executor.ready_client.ReadyKernelClient):
 ready when the kernel reports idle after its ``kernel_info_request``, with nothing of
 the kernel's start left unread and nothing of the first cell lost, on a real ipykernel
 (Unix sockets as a run has them; TCP where pyzmq has no ipc).  A kernel that dies
