@@ -9,6 +9,8 @@ the main job's result is one command away.
   "Works on my QPU" answers.
 - A folder of executed audits (a sweep's ``--out``): one line per run, ``name
   status headline``, then the counts.
+- A record sweep's ``--out`` (``record.json``, :mod:`qencode_nb.studies.history_sweep`):
+  that, for each release's folder in turn, under a ``release LABEL (FOLDER/):`` line.
 
 The status is :func:`qencode_nb.readout.collect.collect_row`'s: done, failed (with
 the recorded reason: the ``error`` record, papermill's exception, a kernel that never
@@ -32,7 +34,8 @@ def add_parsers(sub) -> None:
     sp = sub.add_parser("show", help="print an executed audit's verdict card as text (a "
                                      "folder of executed audits: one line per run)")
     sp.add_argument("path", help="an executed audit notebook (e.g. out.ipynb), or a folder "
-                                 "of them (a sweep's --out)")
+                                 "of them (a sweep's --out; a record sweep's --out: release "
+                                 "by release)")
     sp.set_defaults(func=_show)
 
 
@@ -115,14 +118,46 @@ def _show(args) -> int:
     return exit_status([status])
 
 
+def _record_groups(folder: Path) -> list | None:
+    """A record sweep's release folders in its ``record.json`` order (``[(label, path)]``),
+    or None when ``folder`` is not a record sweep's ``--out``
+    (:data:`qencode_nb.studies.history_sweep.HISTORY_MANIFEST`)."""
+    import json
+
+    from qencode_nb.studies.history_sweep import HISTORY_MANIFEST
+
+    try:
+        manifest = json.loads((folder / HISTORY_MANIFEST).read_text(encoding="utf-8"))
+        return [(g["label"], folder / g["folder"]) for g in manifest["groups"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def _show_folder(folder: Path) -> int:
     from qencode_nb.readout.manifest import audit_notebooks
 
     paths = audit_notebooks(folder)
+    groups = None if paths else _record_groups(folder)
+    if groups:              # a record sweep's --out: each release's folder in turn
+        from qencode_nb.readout.manifest import audit_notebooks as runs_in
+
+        statuses = []
+        for label, sub in groups:
+            if sub.is_dir() and runs_in(sub):
+                print(f"release {label} ({sub.name}/):")
+                statuses.append(_show_folder(sub))
+            else:
+                print(f"release {label} ({sub.name}/): no audit notebook (every entry "
+                      "refused, or not run yet)")
+        if not statuses:
+            print(f"qencode-nb: record sweep {str(folder)!r} holds no executed audit "
+                  "notebook in any release folder", file=sys.stderr)
+            return 2
+        return 1 if 1 in statuses else (EXIT_ALERTS if EXIT_ALERTS in statuses else 0)
     if not paths:
         print(f"qencode-nb: folder {str(folder)!r} holds no executed audit notebook "
-              "(accepted: a sweep's --out, or any folder of executed audit.ipynb copies)",
-              file=sys.stderr)
+              "(accepted: a sweep's --out, a record sweep's --out, or any folder of "
+              "executed audit.ipynb copies)", file=sys.stderr)
         return 2
     width = max(len(p.stem) for p in paths)
     counts: dict[str, int] = {}

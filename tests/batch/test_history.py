@@ -234,6 +234,12 @@ def test_a_history_sweep_counts_each_release_and_writes_one_report(tmp_path, cap
     assert [e["release"] for e in manifest["empty_releases"]] == ["v1"]
     assert manifest["curves"][0]["status"] == "not audited"
     assert manifest["claims"]["rows"] > 0 and (out / "claims.csv").is_file()
+    capsys.readouterr()
+    # a record sweep's --out, release by release; the refused v9 entry's run is failed (1)
+    assert main(["show", str(out)]) == 1
+    shown = capsys.readouterr().out
+    assert "release v4 (v4/):\nH2_ccpvdz" in shown and "1 runs: 1 done" in shown
+    assert "release v9 (v9/):\nH2_future" in shown and "1 runs: 1 failed" in shown
     assert main(["report", str(out), "--no-notebooks"]) == 0
     page = (out / "report.html").read_text()
     for text in ('id="release-v4"', 'id="release-v9"', 'id="claims"', 'id="curves"',
@@ -293,6 +299,12 @@ def test_a_claims_audit_that_fails_loses_nothing_of_the_sweep(tmp_path, capsys):
     assert "FAILED claims of bare: ClaimsError" in printed
     manifest = json.loads((out / "record.json").read_text())
     assert manifest["claims"]["file"] is None and "README" in manifest["claims"]["error"]
+    capsys.readouterr()
+    # a record sweep's --out, release by release; the refused v9 entry's run is failed (1)
+    assert main(["show", str(out)]) == 1
+    shown = capsys.readouterr().out
+    assert "release v4 (v4/):\nH2_ccpvdz" in shown and "1 runs: 1 done" in shown
+    assert "release v9 (v9/):\nH2_future" in shown and "1 runs: 1 failed" in shown
     assert main(["report", str(out), "--no-notebooks"]) == 0
     page = (out / "report.html").read_text()
     assert "the claims audit of bare failed" in page and str(tmp_path) not in page
