@@ -19,6 +19,16 @@ from qencode_nb.executor.papermill_engine import DIED_STARTING, READY_CLIENT
 from qencode_nb.executor.ready_client import ReadyKernelClient, is_idle_after
 
 
+def _run(coro):
+    """``asyncio.run(coro)`` in a thread of its own: a test before this one on the same
+    worker may have left an event loop running in the main thread (nbclient's run_sync),
+    where ``asyncio.run`` refuses to start."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result()
+
+
 def _status(state, parent):
     return {"msg_type": "status", "parent_header": {"msg_id": parent},
             "content": {"execution_state": state}}
@@ -59,7 +69,7 @@ def test_iopub_after_tells_idle_from_heard_from_silent(messages, heard):
 
     client = ReadyKernelClient()
     client._iopub_channel = _Channel(messages)
-    assert asyncio.run(client._iopub_after("a", time.monotonic() + 5)) == heard
+    assert _run(client._iopub_after("a", time.monotonic() + 5)) == heard
 
 
 async def _start_and_run(argv=None):
@@ -104,7 +114,7 @@ def test_ready_means_the_start_is_read_and_the_first_cell_is_heard(monkeypatch):
     replies = []
     monkeypatch.setattr(ReadyKernelClient, "_handle_kernel_info_reply",
                         lambda self, msg: replies.append(msg["content"]["protocol_version"]))
-    seen = asyncio.run(_start_and_run())
+    seen = _run(_start_and_run())
     assert seen["class"] == ReadyKernelClient.__name__
     assert len(replies) == 1 and int(replies[0].split(".")[0]) >= 5   # handled, once
     assert seen["left_over"] is None, f"unread after ready: {seen['left_over']}"
@@ -115,4 +125,4 @@ def test_ready_means_the_start_is_read_and_the_first_cell_is_heard(monkeypatch):
 def test_a_kernel_that_dies_starting_fails_with_jupyter_client_s_words():
     argv = [sys.executable, "-c", "import sys; sys.exit(1)", "-f", "{connection_file}"]
     with pytest.raises(RuntimeError, match=DIED_STARTING):
-        asyncio.run(_start_and_run(argv))
+        _run(_start_and_run(argv))
