@@ -139,13 +139,12 @@ def _show_folder(folder: Path) -> int:
     paths = audit_notebooks(folder)
     groups = None if paths else _record_groups(folder)
     if groups:              # a record sweep's --out: each release's folder in turn
-        from qencode_nb.readout.manifest import audit_notebooks as runs_in
-
-        statuses = []
+        statuses: set[str] = set()
         for label, sub in groups:
-            if sub.is_dir() and runs_in(sub):
+            runs = audit_notebooks(sub) if sub.is_dir() else []
+            if runs:
                 print(f"release {label} ({sub.name}/):")
-                statuses.append(_show_folder(sub))
+                statuses |= set(_print_runs(sub, runs))
             else:
                 print(f"release {label} ({sub.name}/): no audit notebook (every entry "
                       "refused, or not run yet)")
@@ -153,12 +152,18 @@ def _show_folder(folder: Path) -> int:
             print(f"qencode-nb: record sweep {str(folder)!r} holds no executed audit "
                   "notebook in any release folder", file=sys.stderr)
             return 2
-        return 1 if 1 in statuses else (EXIT_ALERTS if EXIT_ALERTS in statuses else 0)
+        return exit_status(statuses)
     if not paths:
         print(f"qencode-nb: folder {str(folder)!r} holds no executed audit notebook "
               "(accepted: a sweep's --out, a record sweep's --out, or any folder of "
               "executed audit.ipynb copies)", file=sys.stderr)
         return 2
+    return exit_status(_print_runs(folder, paths))
+
+
+def _print_runs(folder: Path, paths: list) -> dict:
+    """Print one line per run of ``folder`` (``paths``, its audit notebooks), the counts
+    and any stale note; return ``{status: count}``."""
     width = max(len(p.stem) for p in paths)
     counts: dict[str, int] = {}
     for p in paths:
@@ -174,4 +179,4 @@ def _show_folder(folder: Path) -> int:
 
     if stale_text(folder):
         print(stale_text(folder))
-    return exit_status(counts)
+    return counts

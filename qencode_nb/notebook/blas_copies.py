@@ -13,7 +13,7 @@ import importlib
 import importlib.util
 from pathlib import Path
 
-from qencode_nb.notebook.blas_profiles import COPIES, COPY_MODULES
+from qencode_nb.notebook.blas_profiles import COPY_MODULES
 
 #: Where loading a copy's package is dearer than the copy itself: ``(package, folder,
 #: library)``, the shared library inside the installed package that links the copy and
@@ -54,4 +54,4 @@ def load_copy(copy: str) -> None:
     importlib.import_module(COPY_MODULES[copy])
 
 
-__all__ = ["COPIES", "COPY_LIBRARIES", "load_copy"]
+__all__ = ["COPY_LIBRARIES", "load_copy"]

@@ -181,7 +181,8 @@ def measured_numerics(load: bool = True) -> dict:
         {copy: threads}}``.
     """
     if load:
-        from qencode_nb.notebook.blas_copies import COPIES, load_copy
+        from qencode_nb.notebook.blas_copies import load_copy
+        from qencode_nb.notebook.blas_profiles import COPIES
 
         for copy in COPIES:
             try:

@@ -85,9 +85,9 @@ def sweep_history(history, out_dir, options=None):
         plan = plan_folder(group.targets, out / group.slug, opts)
         here = _in_current_stack(group, out, opts) if opts.stack == "recorded" else None
         planned.append((group, plan, here))
-    run_plans([p for _, plan, here in planned for p in (plan, here) if p is not None], opts)
-    finished = iter(finish_folders([p for _, plan, here in planned for p in (plan, here)
-                                    if p is not None], opts.workers))
+    plans = [p for _, plan, here in planned for p in (plan, here) if p is not None]
+    run_plans(plans, opts)
+    finished = iter(finish_folders(plans, opts.workers))   # in plans' order
     tables, current, reruns = [], [], []
     for group, plan, here in planned:
         table = next(finished)
