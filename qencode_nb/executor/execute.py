@@ -251,6 +251,9 @@ def _main(argv=None) -> int:
     ap.add_argument("--kernel", default=None, help="Jupyter kernelspec (default: the notebook's)")
     args = ap.parse_args(argv)
     try:
+        from qencode_nb.executor import kernel_fork
+
+        kernel_fork.prepare()     # one thread yet: the kernel's template (imports shared)
         run_notebook(args.notebook, args.output, json.loads(args.parameters),
                      timeout=args.cell_timeout, kernel_name=args.kernel)
     except (RunFailed, ParameterError) as exc:

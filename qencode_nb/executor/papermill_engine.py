@@ -205,8 +205,11 @@ def _build_client():
         def create_kernel_manager(self):
             import zmq
 
+            from qencode_nb.executor import kernel_fork
+
             km = super().create_kernel_manager()
             km.client_class = READY_CLIENT
+            kernel_fork.install(km)      # the run's template, where it has one
             if self.socket_prefix is not None:
                 km.transport = "ipc"     # before ip: jupyter_client reads the pair together
                 km.ip = self.socket_prefix

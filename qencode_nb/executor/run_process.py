@@ -176,9 +176,11 @@ def _child(conn, notebook, output, parameters, cell_timeout, kernel, cwd, parent
     os.close(devnull)
     sys.modules.setdefault("rfc3987_syntax", None)   # qencode_nb.executor.warm_imports
     from qencode_nb.errors import ParameterError, RunFailed
+    from qencode_nb.executor import kernel_fork
     from qencode_nb.executor.execute import run_notebook
 
     try:
+        kernel_fork.prepare()     # while this process has one thread: the kernel's template
         run_notebook(notebook, output, parameters, timeout=cell_timeout, kernel_name=kernel)
     except (RunFailed, ParameterError) as exc:
         conn.send(_last_line(str(exc)) or type(exc).__name__)

@@ -17,3 +17,9 @@ sys.modules.setdefault("rfc3987_syntax", None)
 import papermill  # noqa: E402,F401  (registers the qencode-nb engine's entry point)
 
 import qencode_nb.executor.execute  # noqa: E402,F401
+
+# What a kernel imports to start (IPython, ipykernel, its debugger's debugpy, tornado):
+# a run's kernel forked from its template (qencode_nb.executor.kernel_fork) finds them
+# imported.  None of them imports numpy.
+import ipykernel.ipkernel  # noqa: E402,F401
+import ipykernel.kernelapp  # noqa: E402,F401

@@ -67,8 +67,6 @@ def sweep_history(history, out_dir, options=None):
         EntryError, ParameterError: as :func:`~qencode_nb.batch.sweep.sweep` (checked
             before any run).
     """
-    import pandas as pd
-
     from qencode_nb.options import with_changes
     from qencode_nb.batch.run_folder import writable_folder, write_text_atomic
     from qencode_nb.batch.sweep import finish_folders, plan_folder, run_plans
@@ -87,6 +85,11 @@ def sweep_history(history, out_dir, options=None):
         planned.append((group, plan, here))
     plans = [p for _, plan, here in planned for p in (plan, here) if p is not None]
     run_plans(plans, opts)
+    # pandas (numpy) only now: the runs' pool workers are forked from this process, and
+    # a run's kernel is forked from a template only where numpy is not imported
+    # (qencode_nb.executor.kernel_fork.NOT_BEFORE_PINS)
+    import pandas as pd
+
     finished = iter(finish_folders(plans, opts.workers))   # in plans' order
     tables, current, reruns = [], [], []
     for group, plan, here in planned:

@@ -1,0 +1,367 @@
+"""A run's Jupyter kernel forked from a warm template instead of a new interpreter.
+
+A kernel started the usual way (``python -m ipykernel_launcher -f CONNECTION``) spends
+most of its start importing IPython, ipykernel, tornado, pyzmq and jupyter_client (about
+0.25 CPU s of 0.3; ``benchmarks/kernel_start.py``), once per run.  A run's process
+(:mod:`qencode_nb.executor.run_process`) has them imported already: it is forked from a
+pool worker that imported them once (:mod:`qencode_nb.executor.warm_imports`).  So,
+first thing in the run, while it still has one thread and no event loop or zmq context,
+:func:`prepare` forks a *template* of it, which waits.  When papermill starts the
+run's kernel, :class:`ForkProvisioner` (a jupyter_client ``LocalProvisioner``) sends the
+template the kernel's command line, environment and working directory instead of
+calling ``Popen``; the template takes them and becomes the kernel
+(``ipykernel.kernelapp.launch_new_instance``, what ``ipykernel_launcher`` runs).
+
+What the kernel sees is what a new interpreter would give it, except the modules already
+imported: the environment replaced by the launch's (the BLAS pins of
+:func:`qencode_nb.executor.papermill_engine.kernel_environment` included), the working
+directory, ``sys.path`` without the run's first entry (its script's folder: an exec'd
+kernel's first entry is deleted by ``ipykernel_launcher``), ``sys.argv``, a
+session and process group of its own (``start_new_session``, so an interrupt reaches
+it), stdin on ``/dev/null``, Python's default signal handlers, the root logger without
+handlers, no inherited ``atexit`` function; it is the run process's child, so
+:func:`~qencode_nb.executor.run_process.kill_tree` reaches it and it dies with the run
+(:func:`~qencode_nb.executor.run_process.die_with_parent`).
+
+The notebook contract holds: the pins must be in force before numpy loads, so no
+template is made where this process has imported numpy or another BLAS user
+(:data:`NOT_BEFORE_PINS`: a pool forked from a test process, say); a kernel command that
+is not this interpreter's ``-m ipykernel_launcher`` (a package stack's kernel,
+another kernelspec), a launch whose ``PYTHON*`` variables differ from this process's
+(read once at interpreter start), or a kernel started a second time (a restart) starts
+the usual way.  :envvar:`QENCODE_NB_KERNEL_START` ``exec`` turns the template off
+(``fork``, the default, where it can).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+#: Accepted values of :envvar:`QENCODE_NB_KERNEL_START`.
+KERNEL_STARTS = ("fork", "exec")
+
+#: Modules that must not be imported in a template: the kernel's pins must come before
+#: numpy and every BLAS copy loads (the notebook contract, ``docs/explanations``), and a
+#: replay's kernel loads no matplotlib (``tests/test_imports.py``).
+NOT_BEFORE_PINS = ("numpy", "scipy", "pyscf", "numba", "threadpoolctl", "matplotlib",
+                   "pandas", "openfermion", "pennylane")
+
+#: The module a kernel command runs (``python -m ipykernel_launcher -f ...``).
+LAUNCHER = "ipykernel_launcher"
+
+#: The waiting template of this process: ``(pid, spec write fd, ack read fd)`` or None.
+_TEMPLATE: tuple[int, int, int] | None = None
+
+
+def kernel_start() -> str:
+    """``"fork"`` or ``"exec"``: :envvar:`QENCODE_NB_KERNEL_START`, default ``fork``.
+
+    Raises:
+        ParameterError: the variable is set to another value (names it and the accepted).
+    """
+    from qencode_nb.errors import ParameterError
+
+    chosen = os.environ.get("QENCODE_NB_KERNEL_START") or "fork"
+    if chosen not in KERNEL_STARTS:
+        raise ParameterError(f"QENCODE_NB_KERNEL_START {chosen!r} is not accepted; accepted: "
+                             + ", ".join(KERNEL_STARTS))
+    return chosen
+
+
+def why_not() -> str | None:
+    """None where this process may fork a template now, else why not (one line)."""
+    import threading
+
+    if not hasattr(os, "fork") or not sys.platform.startswith("linux"):
+        return f"no fork template on {sys.platform}"
+    if kernel_start() != "fork":
+        return "QENCODE_NB_KERNEL_START=exec"
+    if threading.active_count() > 1:
+        return f"{threading.active_count()} threads (a fork could inherit a held lock)"
+    loaded = [m for m in NOT_BEFORE_PINS if m in sys.modules]
+    if loaded:
+        return f"{', '.join(loaded)} imported (the pins must come first)"
+    return None
+
+
+def prepare() -> bool:
+    """Fork the template of this process (it waits for :func:`launch`); True if it did.
+
+    Call it where this process has one thread and no event loop or zmq context yet (the
+    start of a run's process).  A template not used is ended when this process closes
+    its pipe (at exit) or ends (``PR_SET_PDEATHSIG``); a second call ends the first one's.
+
+    Raises:
+        ParameterError: :envvar:`QENCODE_NB_KERNEL_START` has a value not accepted.
+    """
+    global _TEMPLATE
+
+    discard()
+    if why_not() is not None:
+        return False
+    spec_r, spec_w = os.pipe()
+    ack_r, ack_w = os.pipe()
+    parent = os.getpid()
+    import gc
+
+    # Python's gc documentation for a fork: the objects alive now go to the permanent
+    # generation, so that neither this process's collections nor the kernel's walk (and
+    # so copy, page by page) the memory the two share; they are the run's modules.
+    gc.freeze()
+    pid = os.fork()
+    if pid == 0:     # the template: never returns
+        os.close(spec_w)
+        os.close(ack_r)
+        _template(spec_r, ack_w, parent)
+    os.close(spec_r)
+    os.close(ack_w)
+    _TEMPLATE = (pid, spec_w, ack_r)
+    return True
+
+
+def discard() -> None:
+    """End this process's waiting template, if any (it exits on the closed pipe)."""
+    global _TEMPLATE
+
+    if _TEMPLATE is None:
+        return
+    pid, spec_w, ack_r = _TEMPLATE
+    _TEMPLATE = None
+    os.close(spec_w)
+    os.close(ack_r)
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
+
+
+def forkable(cmd: list[str], env: dict | None) -> bool:
+    """Whether ``cmd`` (a kernel's command line) with ``env`` is what the template can
+    become: this interpreter running ``-m ipykernel_launcher``, and the same ``PYTHON*``
+    variables as this process (they act at interpreter start only)."""
+    if len(cmd) < 3 or cmd[1:3] != ["-m", LAUNCHER]:
+        return False
+    if os.path.abspath(cmd[0]) != os.path.abspath(sys.executable):
+        return False
+    env = os.environ if env is None else env
+
+    def python_vars(mapping):
+        return {k: v for k, v in mapping.items() if k.startswith("PYTHON")}
+
+    return python_vars(env) == python_vars(os.environ)
+
+
+def launch(cmd: list[str], env: dict | None, cwd) -> ForkedKernel | None:
+    """The kernel ``cmd`` started by this process's template, or None where it cannot
+    be (no template: none prepared, or already used; :func:`forkable` false).  The
+    template is used once."""
+    global _TEMPLATE
+    import pickle
+
+    if _TEMPLATE is None or not forkable(cmd, env):
+        return None
+    pid, spec_w, ack_r = _TEMPLATE
+    _TEMPLATE = None
+    env = dict(os.environ if env is None else env)
+    env["JPY_PARENT_PID"] = str(os.getpid())     # as jupyter_client's launcher sets it
+    spec = {"args": list(cmd[3:]), "env": env, "cwd": str(cwd or os.getcwd())}
+    try:
+        with os.fdopen(spec_w, "wb") as pipe:
+            pipe.write(pickle.dumps(spec))
+        with os.fdopen(ack_r, "rb") as pipe:
+            ack = pipe.read(2)
+    except OSError:
+        ack = b""
+    if ack != b"ok":      # the template is gone: the kernel starts the usual way
+        try:
+            os.waitpid(pid, 0)
+        except ChildProcessError:
+            pass
+        return None
+    return ForkedKernel(pid)
+
+
+class ForkedKernel:
+    """The forked kernel process, with the part of ``subprocess.Popen``'s interface that
+    jupyter_client's ``LocalProvisioner`` uses (``pid``, ``returncode``, ``poll``,
+    ``wait``, ``send_signal``, ``terminate``, ``kill``, no pipes).  It is this process's
+    child, so ``os.waitpid`` reaps it."""
+
+    stdin = stdout = stderr = None
+
+    def __init__(self, pid: int):
+        self.pid = pid
+        self.returncode: int | None = None
+
+    def _reap(self, flags: int) -> int | None:
+        if self.returncode is None:
+            try:
+                pid, status = os.waitpid(self.pid, flags)
+            except ChildProcessError:      # reaped elsewhere: gone, status unknown
+                self.returncode = -9 if self.returncode is None else self.returncode
+                return self.returncode
+            if pid == self.pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def poll(self) -> int | None:
+        """The exit code (negative: the signal) or None while it runs."""
+        return self._reap(os.WNOHANG)
+
+    def wait(self, timeout: float | None = None) -> int:
+        """Block until it ends (``timeout`` s at most; ``subprocess.TimeoutExpired``)."""
+        import subprocess
+        import time
+
+        if timeout is None:
+            return self._reap(0)
+        deadline = time.monotonic() + timeout
+        while self.poll() is None:
+            if time.monotonic() > deadline:
+                raise subprocess.TimeoutExpired(["kernel", str(self.pid)], timeout)
+            time.sleep(0.01)
+        return self.returncode
+
+    def send_signal(self, signum: int) -> None:
+        if self.poll() is None:
+            os.kill(self.pid, signum)
+
+    def terminate(self) -> None:
+        import signal
+
+        self.send_signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        import signal
+
+        self.send_signal(signal.SIGKILL)
+
+
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    while chunk := os.read(fd, 1 << 16):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _template(spec_r: int, ack_w: int, parent: int) -> None:
+    """The forked template: wait for the launch, become the kernel, exit with its code
+    (``os._exit``: nothing of the run it was forked from runs in it).  Never returns."""
+    code = 1
+    try:
+        from qencode_nb.executor.run_process import die_with_parent
+
+        die_with_parent(parent)
+        data = _read_all(spec_r)
+        os.close(spec_r)
+        if not data:          # the run ended without a kernel, or started it the usual way
+            os._exit(0)
+        import pickle
+
+        spec = pickle.loads(data)
+        _become_fresh(spec)
+        os.write(ack_w, b"ok")
+        os.close(ack_w)
+        code = _run_kernel(spec["args"])
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except BaseException:  # noqa: BLE001 - the kernel's traceback, as an exec'd one prints
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        try:
+            import atexit
+
+            atexit._run_exitfuncs()    # the kernel's own (IPython's history, ...)
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
+
+
+def _become_fresh(spec: dict) -> None:
+    """What a new interpreter started with ``spec`` would have, where the fork differs."""
+    import atexit
+    import logging
+    import signal
+
+    atexit._clear()          # the run's (multiprocessing's, logging's) are not the kernel's
+    os.setsid()              # jupyter_client's launcher: start_new_session=True
+    devnull = os.open(os.devnull, os.O_RDONLY)   # the launcher gives stdin a pipe
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    os.chdir(spec["cwd"])
+    os.environ.clear()
+    os.environ.update(spec["env"])
+    if sys.path and not sys.flags.safe_path:
+        # The run's own first entry (its script's folder); an exec'd kernel's (``-m``:
+        # the working directory, as "") is deleted by ipykernel_launcher, and IPython
+        # puts "" (the working directory) back when the shell starts.
+        del sys.path[0]
+    import importlib.util
+
+    sys.argv = [importlib.util.find_spec(LAUNCHER).origin, *spec["args"]]
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGCHLD, signal.SIGUSR1,
+                signal.SIGUSR2, signal.SIGALRM):
+        signal.signal(sig, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        root.removeHandler(handler)
+    root.setLevel(logging.WARNING)
+
+
+def _run_kernel(args: list[str]) -> int:
+    """``ipykernel_launcher``'s body with ``args`` (``-f CONNECTION ...``)."""
+    from ipykernel import kernelapp
+
+    kernelapp.launch_new_instance(argv=args)
+    return 0
+
+
+def _provisioner_class():
+    from jupyter_client.provisioning import LocalProvisioner
+
+    class ForkProvisioner(LocalProvisioner):
+        """jupyter_client's local provisioner, launching through this process's template
+        where :func:`launch` can (else as ``LocalProvisioner`` does)."""
+
+        async def launch_kernel(self, cmd, **kwargs):
+            extra = set(LocalProvisioner._scrub_kwargs(kwargs)) - {"env", "cwd"}
+            process = None if extra else launch(cmd, kwargs.get("env"), kwargs.get("cwd"))
+            if process is None:
+                return await super().launch_kernel(cmd, **kwargs)
+            self.process = process
+            self.pid = process.pid
+            self.pgid = process.pid      # the template made itself a session leader
+            self.cwd = kwargs.get("cwd", os.getcwd())
+            return self.connection_info
+
+    return ForkProvisioner
+
+
+_PROVISIONER = None
+
+
+def __getattr__(name):
+    global _PROVISIONER
+    if name == "ForkProvisioner":
+        if _PROVISIONER is None:
+            _PROVISIONER = _provisioner_class()
+        return _PROVISIONER
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def install(km) -> None:
+    """Give the kernel manager ``km`` (jupyter_client, not started) a
+    :class:`ForkProvisioner` when this process has a template waiting; else leave it."""
+    import uuid
+
+    if _TEMPLATE is None or km.provisioner is not None:
+        return
+    km.kernel_id = km.kernel_id or str(uuid.uuid4())
+    km.provisioner = __getattr__("ForkProvisioner")(kernel_id=km.kernel_id,
+                                                     kernel_spec=km.kernel_spec, parent=km)

@@ -1,0 +1,196 @@
+"""A run's kernel forked from its template (qencode_nb.executor.kernel_fork): it sees
+what a kernel started as a new interpreter sees (environment and pins, working
+directory, sys.path, signals, session, logging, no numpy before the pin cell), it is
+refused where the pins could not come first, and it ends with its run.  The runs go
+through a fresh interpreter (the test process has numpy imported, where no template is
+made), as a sweep's pool workers do.  No test asserts a wall-clock time
+(benchmarks/kernel_start.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+
+import nbformat
+import psutil
+import pytest
+
+from qencode_nb.errors import ParameterError
+from qencode_nb.executor import kernel_fork
+from qencode_nb.paths import ROOT
+
+#: A notebook whose kernel writes what it sees (its fingerprint) to FINGERPRINT.
+FINGERPRINT_CELL = textwrap.dedent("""\
+    import json, logging, os, signal, sys, warnings
+    fingerprint = {
+        "forked": "papermill" in sys.modules,     # imported by the run, not by a kernel
+        "numpy_loaded": "numpy" in sys.modules,
+        "env": {k: v for k, v in os.environ.items()
+            if k not in ("QENCODE_NB_KERNEL_START", "FINGERPRINT")},
+        "cwd": os.getcwd(), "path": sys.path, "argv0": sys.argv[0],
+        "session_leader": os.getsid(0) == os.getpid() == os.getpgid(0),
+        "parent_is_jpy_parent": os.environ["JPY_PARENT_PID"] == str(os.getppid()),
+        "signals": {int(s): str(signal.getsignal(s)) for s in
+                    (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE, signal.SIGCHLD, signal.SIGHUP)},
+        "root_logger": [len(logging.getLogger().handlers), logging.getLogger().level],
+        "stdin": os.readlink("/proc/self/fd/0"),
+        "main": sys.modules["__main__"].__name__,
+        "pid": os.getpid(),
+    }
+    with open(os.environ["FINGERPRINT"], "w") as f:
+        json.dump(fingerprint, f)
+    import time
+    time.sleep(float(os.environ.get("KERNEL_SLEEP", "0")))
+    from qencode_nb import record
+    record("done", True)
+""")
+
+#: The run as a sweep's pool worker makes it: papermill and the kernel's modules
+#: imported once (warm_imports), no numpy, then a forked run per kernel start.
+RUNNER = textwrap.dedent("""\
+    import json, os, sys
+    import qencode_nb.executor.warm_imports
+    from qencode_nb.errors import RunTimedOut
+    from qencode_nb.executor import run_process
+    notebook, out, start, timeout = sys.argv[1:5]
+    os.environ["QENCODE_NB_KERNEL_START"] = start
+    os.environ["FINGERPRINT"] = out + ".json"
+    try:
+        reason = run_process.run_isolated(notebook, out, {}, timeout=float(timeout) or None,
+                                          cwd=os.path.dirname(notebook))
+    except RunTimedOut:
+        reason = "timed out"
+    print(json.dumps({"reason": reason}))
+""")
+
+
+def _notebook(tmp_path):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("x = 1", metadata={"tags": ["parameters"]}),
+                nbformat.v4.new_code_cell(FINGERPRINT_CELL)]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    path = tmp_path / "fingerprint.ipynb"
+    nbformat.write(nb, str(path))
+    return path
+
+
+def _run(tmp_path, start, *, timeout=0.0, sleep=0.0):
+    """``(reason, fingerprint)`` of one run whose kernel started by ``start``."""
+    out = tmp_path / f"{start}.ipynb"
+    env = dict(os.environ, KERNEL_SLEEP=str(sleep))
+    env.pop("QENCODE_NB_RUN_PROCESS", None)
+    done = subprocess.run([sys.executable, "-c", RUNNER, str(_notebook(tmp_path)), str(out),
+                           start, str(timeout)], cwd=str(ROOT), env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    reason = json.loads(done.stdout.strip().splitlines()[-1])["reason"]
+    return reason, json.loads((tmp_path / f"{start}.ipynb.json").read_text())
+
+
+def test_kernel_start_accepts_fork_and_exec_only(monkeypatch):
+    monkeypatch.delenv("QENCODE_NB_KERNEL_START", raising=False)
+    assert kernel_fork.kernel_start() == "fork"
+    monkeypatch.setenv("QENCODE_NB_KERNEL_START", "exec")
+    assert kernel_fork.kernel_start() == "exec"
+    assert kernel_fork.why_not() in ("QENCODE_NB_KERNEL_START=exec",
+                                     f"no fork template on {sys.platform}")
+    monkeypatch.setenv("QENCODE_NB_KERNEL_START", "spawn")
+    with pytest.raises(ParameterError, match="QENCODE_NB_KERNEL_START 'spawn' is not "
+                                             "accepted; accepted: fork, exec"):
+        kernel_fork.kernel_start()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the template is Linux's")
+def test_no_template_where_numpy_is_already_imported(monkeypatch):
+    """This test process has numpy imported: a kernel forked from it would have numpy
+    loaded before its pin cell, so none is made."""
+    import numpy  # noqa: F401
+
+    monkeypatch.delenv("QENCODE_NB_KERNEL_START", raising=False)
+    assert "numpy" in kernel_fork.why_not()
+    assert kernel_fork.prepare() is False
+    assert kernel_fork._TEMPLATE is None
+
+
+def test_only_this_interpreter_s_ipykernel_launcher_with_the_same_python_variables():
+    cmd = [sys.executable, "-m", "ipykernel_launcher", "-f", "/tmp/k.json"]
+    assert kernel_fork.forkable(cmd, dict(os.environ))
+    assert kernel_fork.forkable(cmd, None)
+    assert not kernel_fork.forkable(["/opt/stack/bin/python", *cmd[1:]], None)  # a stack's
+    assert not kernel_fork.forkable([sys.executable, "-m", "other_kernel", "-f", "k"], None)
+    assert not kernel_fork.forkable(cmd, dict(os.environ, PYTHONPATH="/elsewhere"))
+    assert not kernel_fork.forkable(cmd, dict(os.environ, PYTHONHASHSEED="7"))
+    assert kernel_fork.forkable(cmd, dict(os.environ, OPENBLAS_CORETYPE="Haswell"))
+
+
+@pytest.mark.notebook
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the template is Linux's")
+def test_a_forked_kernel_sees_what_a_new_interpreter_sees(tmp_path):
+    reason_exec, exec_ = _run(tmp_path, "exec")
+    reason_fork, fork = _run(tmp_path, "fork")
+    assert reason_exec is None and reason_fork is None
+    assert exec_.pop("forked") is False and fork.pop("forked") is True
+    assert exec_.pop("pid") != fork.pop("pid")
+    env_exec, env_fork = exec_.pop("env"), fork.pop("env")
+    # jupyter_client's launcher sets JPY_PARENT_PID to the run's pid, which differs
+    assert env_exec.pop("JPY_PARENT_PID") != env_fork.pop("JPY_PARENT_PID")
+    assert env_fork == env_exec
+    assert env_fork["OPENBLAS_NUM_THREADS"] == "1"       # the engine's pins, in both
+    # no input either way: jupyter_client gives a new kernel a pipe nobody writes to,
+    # the template /dev/null
+    assert exec_.pop("stdin").startswith("pipe:") and fork.pop("stdin") == "/dev/null"
+    assert fork == exec_
+    assert fork["numpy_loaded"] is False and fork["session_leader"] is True
+    assert fork["parent_is_jpy_parent"] is True
+
+
+@pytest.mark.notebook
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the template is Linux's")
+def test_a_forked_kernel_ends_with_its_run_past_its_timeout(tmp_path):
+    reason, fork = _run(tmp_path, "fork", timeout=20, sleep=600)
+    assert reason == "timed out" and fork["forked"] is True
+    deadline = time.monotonic() + 10
+    while psutil.pid_exists(fork["pid"]) and time.monotonic() < deadline:
+        try:
+            if psutil.Process(fork["pid"]).status() == psutil.STATUS_ZOMBIE:
+                break
+        except psutil.NoSuchProcess:
+            break
+        time.sleep(0.1)
+    alive = psutil.pid_exists(fork["pid"]) and (
+        psutil.Process(fork["pid"]).status() != psutil.STATUS_ZOMBIE)
+    assert not alive, "the forked kernel outlived its run"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the template is Linux's")
+def test_an_unused_template_ends_when_discarded_or_with_its_process():
+    script = textwrap.dedent("""\
+        import os, sys
+        from qencode_nb.executor import kernel_fork
+        assert kernel_fork.prepare(), kernel_fork.why_not()
+        first = kernel_fork._TEMPLATE[0]
+        assert kernel_fork.prepare()          # a second one ends the first
+        second = kernel_fork._TEMPLATE[0]
+        try:
+            os.kill(first, 0)
+            print("first alive")
+        except ProcessLookupError:
+            pass
+        print(second)
+    """)
+    env = dict(os.environ)
+    env.pop("QENCODE_NB_KERNEL_START", None)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env=env, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "first alive" not in done.stdout
+    second = int(done.stdout.split()[-1])
+    deadline = time.monotonic() + 10
+    while psutil.pid_exists(second) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not psutil.pid_exists(second), "the template outlived the process that made it"
