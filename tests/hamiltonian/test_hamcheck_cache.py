@@ -365,6 +365,34 @@ def test_second_call_is_a_hit_without_pyscf(tmp_path, monkeypatch):
     assert json.loads(out.stdout.strip().splitlines()[-1]) == [True, False, False]
 
 
+def test_a_tapered_state_shorter_than_the_wires_is_served_from_the_cache(tmp_path):
+    """LiH STO-3G BK v3: 8 qubits, 3 generators, a tapered Hamiltonian on 5 wires and
+    PennyLane's ``taper_hf`` state of 4 entries.  The cache refused its own payload as
+    corrupt (it required the state's length to equal the wire count), so the entry was
+    rebuilt on every run; a state longer than the wires is still refused."""
+    from qencode_nb import entry as entries
+    from qencode_nb.errors import CacheCorrupt
+    from qencode_nb.hamiltonian import cache
+    from qencode_nb.hamiltonian.cache import entry_fields
+    from qencode_nb.hamiltonian.cache_payload import check_payload
+
+    from conftest import SHARED_HISTORY
+
+    path = SHARED_HISTORY / "releases" / "v3" / "db" / \
+        "LiH_sto3g_BK_HEA_v3_tapered__sha256_fbd201192f348dad.json"
+    fields = entry_fields(entries.load(path))
+    chem, tap = cache.cached_rebuild(**fields, cache_dir=tmp_path)
+    assert (tap.n_qubits_full, len(tap.generators), tap.n_qubits_tapered,
+            len(tap.hf_tapered)) == (8, 3, 5, 4)
+    chem2, tap2 = cache.cached_rebuild(**fields, cache_dir=tmp_path)
+    assert chem2.cache_hit is True and chem2.cache_status == "hit"
+    assert [int(x) for x in tap2.hf_tapered] == [int(x) for x in tap.hf_tapered]
+    payload = json.loads(Path(chem.cache_path).read_text())["payload"]
+    payload["taper"]["hf_tapered"] += [0, 0]          # 6 entries on 5 wires
+    with pytest.raises(CacheCorrupt, match="hf_tapered is longer than n_qubits_tapered"):
+        check_payload(payload)
+
+
 @pytest.mark.parametrize("key", ["H2_BK", "BeH2_PAR_UCCSD", "LiH_PAR_HEA"])
 def test_cached_result_equals_fresh(key, tmp_path):
     import numpy as np
