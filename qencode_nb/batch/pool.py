@@ -10,7 +10,7 @@ own with a pipe; the dispatcher watches the pipes and the processes' sentinels, 
 a worker that dies hands its job to ``lost(args, reason)`` (the sweep records a
 failed row with the reason), is replaced by a fresh warm worker, and the other
 runs go on.  Workers are forked (the platform's default start method) and die
-with the dispatcher (:func:`qencode_nb.executor.run_process.die_with_parent`).
+with the dispatcher (:func:`qencode_nb.executor.process_ties.die_with_parent`).
 :func:`longest_first` orders the jobs (the longest expected re-runs first).
 """
 
@@ -23,7 +23,7 @@ import signal
 def _serve(conn, fn, initializer, parent_pid):
     """A worker: run ``fn(*args)`` for each ``(index, args)`` received, answer
     ``(index, ok, result or exception)``, stop at None or when the pipe closes."""
-    from qencode_nb.executor.run_process import die_with_parent
+    from qencode_nb.executor.process_ties import die_with_parent
 
     die_with_parent(parent_pid)
     if initializer is not None:

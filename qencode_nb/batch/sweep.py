@@ -31,7 +31,7 @@ a Dask worker lost for good (``KilledWorker``) -- is a failed row, ``run:
 WorkerLost: ...``, its partial notebook kept.  Dask retries a task whose worker
 died (``distributed.scheduler.allowed-failures``): a retry that completes is a done
 row (the retry's complete notebook, resumed from the checkpoint); the dead
-worker's run died with it (:func:`~qencode_nb.executor.run_process.die_with_parent`).
+worker's run died with it (:func:`~qencode_nb.executor.process_ties.die_with_parent`).
 """
 
 from __future__ import annotations

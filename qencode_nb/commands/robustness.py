@@ -57,8 +57,6 @@ def add_parsers(sub) -> None:
 
 
 def _robustness(args) -> int:
-    import pandas as pd
-
     from qencode_nb.studies.robustness import robustness
 
     try:
@@ -68,6 +66,11 @@ def _robustness(args) -> int:
     except QencodeNbError as exc:
         print(f"qencode-nb: {as_typed(exc, args)}", file=sys.stderr)
         return 2
+    # pandas (numpy) after the runs: their pool is forked from this process, and a run's
+    # kernel is forked from a template only where numpy is not imported
+    # (qencode_nb.executor.kernel_fork.NOT_BEFORE_PINS)
+    import pandas as pd
+
     from qencode_nb.entry.labels import short_name
 
     shown = result.summary.drop(columns=["gained_certification_in"])

@@ -115,8 +115,6 @@ def _explain(args) -> int:
 
 
 def _study(args) -> int:
-    import pandas as pd
-
     from qencode_nb.studies import run
 
     if getattr(args, "explain", False):
@@ -130,6 +128,9 @@ def _study(args) -> int:
     except QencodeNbError as exc:
         print(f"qencode-nb: {as_typed(exc, args)}", file=sys.stderr)
         return 2
+    # pandas (numpy) after the runs, as in commands/robustness.py (their kernels' template)
+    import pandas as pd
+
     out = result.out_dir
     with pd.option_context("display.width", 200, "display.max_columns", 20):
         print(result.summary.drop(columns=["energies_hex"])

@@ -6,6 +6,10 @@
   parameter names checked, the executed notebook always kept, a failure explained;
 - :mod:`~qencode_nb.executor.run_process`: one run in its own killable process (forked
   from a warm pool worker, or ``python -m qencode_nb.executor.execute``);
+- :mod:`~qencode_nb.executor.kernel_fork`: a run's kernel forked from a template of the
+  run's process instead of started as a new interpreter;
+- :mod:`~qencode_nb.executor.process_ties`: each process dies with its parent; a forked
+  kernel's name;
 - :mod:`~qencode_nb.executor.warm_imports`: what a pool worker imports once;
 - :mod:`~qencode_nb.executor.save_hook`: a Jupyter server extension: saving a notebook
   source from JupyterLab keeps its committed kernel metadata.

@@ -19,9 +19,12 @@ directory, ``sys.path`` without the run's first entry (its script's folder: an e
 kernel's first entry is deleted by ``ipykernel_launcher``), ``sys.argv``, a
 session and process group of its own (``start_new_session``, so an interrupt reaches
 it), stdin on ``/dev/null``, Python's default signal handlers, the root logger without
-handlers, no inherited ``atexit`` function; it is the run process's child, so
+handlers, no inherited ``atexit`` function.  Its command line stays the run's (a fork
+keeps it): its process name is ``ipykernel``
+(:data:`~qencode_nb.executor.process_ties.KERNEL_PROCESS_NAME`, what ``ps``, ``pgrep
+ipykernel`` and ``psutil.Process.name()`` show).  It is the run process's child, so
 :func:`~qencode_nb.executor.run_process.kill_tree` reaches it and it dies with the run
-(:func:`~qencode_nb.executor.run_process.die_with_parent`).
+(:func:`~qencode_nb.executor.process_ties.die_with_parent`).
 
 The notebook contract holds: the pins must be in force before numpy loads, so no
 template is made where this process has imported numpy or another BLAS user
@@ -250,7 +253,7 @@ def _template(spec_r: int, ack_w: int, parent: int) -> None:
     (``os._exit``: nothing of the run it was forked from runs in it).  Never returns."""
     code = 1
     try:
-        from qencode_nb.executor.run_process import die_with_parent
+        from qencode_nb.executor.process_ties import die_with_parent
 
         die_with_parent(parent)
         data = _read_all(spec_r)
@@ -287,7 +290,10 @@ def _become_fresh(spec: dict) -> None:
     import logging
     import signal
 
+    from qencode_nb.executor.process_ties import KERNEL_PROCESS_NAME, set_process_name
+
     atexit._clear()          # the run's (multiprocessing's, logging's) are not the kernel's
+    set_process_name(KERNEL_PROCESS_NAME)   # its command line stays the run's
     os.setsid()              # jupyter_client's launcher: start_new_session=True
     devnull = os.open(os.devnull, os.O_RDONLY)   # the launcher gives stdin a pipe
     os.dup2(devnull, 0)

@@ -16,7 +16,8 @@ kernel (the whole process tree) and the study goes on.  Two ways to start it
 
 Both get the caller's environment and a working directory, and report the
 same one-line reason when a run fails.  Both die with the process that started
-them (:func:`die_with_parent`): a sweep worker killed mid-run takes its run with
+them (:func:`~qencode_nb.executor.process_ties.die_with_parent`): a sweep worker killed
+mid-run takes its run with
 it (the kernel, polling its parent, ends too), so no orphan goes on writing the
 notebook that the sweep records as failed or that a retry writes again.
 """
@@ -27,6 +28,7 @@ import os
 import sys
 
 from qencode_nb.errors import RunTimedOut
+from qencode_nb.executor.process_ties import die_with_parent
 
 #: Accepted values of :envvar:`QENCODE_NB_RUN_PROCESS`.
 START_METHODS = ("fork", "subprocess")
@@ -78,32 +80,6 @@ def kill_tree(pid: int) -> None:
         except psutil.NoSuchProcess:
             pass
     psutil.wait_procs(procs, timeout=10)
-
-
-def die_with_parent(parent_pid: int) -> None:
-    """Have this process killed (SIGKILL) when its parent ends (Linux
-    ``prctl(PR_SET_PDEATHSIG)``; elsewhere nothing), and end now if the parent
-    ``parent_pid`` is already gone.  Called first in a forked run and, between
-    fork and exec, in a runner subprocess.  (The signal follows the thread that
-    started the process: a pool worker's main thread, or the Dask worker thread
-    blocked on the run until it ends.)"""
-    if _PRCTL is not None:
-        _PRCTL(1, 9)   # PR_SET_PDEATHSIG, SIGKILL
-    if os.getppid() != parent_pid:
-        os._exit(1)
-
-
-def _prctl():
-    try:
-        import ctypes
-
-        return ctypes.CDLL(None, use_errno=True).prctl if sys.platform == "linux" else None
-    except (OSError, AttributeError):   # pragma: no cover - no libc prctl
-        return None
-
-
-#: libc's prctl, resolved once (a subprocess's preexec step calls it between fork and exec).
-_PRCTL = _prctl()
 
 
 def run_isolated(notebook, output, parameters: dict, *, timeout: float | None = None,

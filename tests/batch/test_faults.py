@@ -98,10 +98,18 @@ def _holder(out: Path, name: str) -> psutil.Process | None:
         return None
 
 
+def _is_kernel(proc: psutil.Process) -> bool:
+    """A Jupyter kernel: started as ``python -m ipykernel_launcher``, or forked from its
+    run's template (qencode_nb.executor.kernel_fork), named ``ipykernel``."""
+    from qencode_nb.executor.process_ties import KERNEL_PROCESS_NAME
+
+    return proc.name() == KERNEL_PROCESS_NAME or "ipykernel" in " ".join(proc.cmdline())
+
+
 def _kernel_under(proc: psutil.Process | None) -> psutil.Process | None:
     try:
         for child in proc.children(recursive=True) if proc else ():
-            if "ipykernel" in " ".join(child.cmdline()):
+            if _is_kernel(child):
                 return child
     except psutil.NoSuchProcess:
         pass
@@ -378,7 +386,7 @@ def test_two_sweeps_on_one_folder_at_once_leave_every_file_whole(cache, tmp_path
         for p in procs:
             try:
                 kernels |= {k.pid for k in psutil.Process(p.pid).children(recursive=True)
-                            if "ipykernel" in " ".join(k.cmdline())}
+                            if _is_kernel(k)}
             except psutil.Error:
                 pass
         time.sleep(0.1)

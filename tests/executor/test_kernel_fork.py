@@ -40,6 +40,7 @@ FINGERPRINT_CELL = textwrap.dedent("""\
         "stdin": os.readlink("/proc/self/fd/0"),
         "main": sys.modules["__main__"].__name__,
         "pid": os.getpid(),
+        "name": open("/proc/self/comm").read().strip(),
     }
     with open(os.environ["FINGERPRINT"], "w") as f:
         json.dump(fingerprint, f)
@@ -109,9 +110,12 @@ def test_kernel_start_accepts_fork_and_exec_only(monkeypatch):
 def test_no_template_where_numpy_is_already_imported(monkeypatch):
     """This test process has numpy imported: a kernel forked from it would have numpy
     loaded before its pin cell, so none is made."""
+    import threading
+
     import numpy  # noqa: F401
 
     monkeypatch.delenv("QENCODE_NB_KERNEL_START", raising=False)
+    monkeypatch.setattr(threading, "active_count", lambda: 1)   # xdist's threads aside
     assert "numpy" in kernel_fork.why_not()
     assert kernel_fork.prepare() is False
     assert kernel_fork._TEMPLATE is None
@@ -136,6 +140,7 @@ def test_a_forked_kernel_sees_what_a_new_interpreter_sees(tmp_path):
     assert reason_exec is None and reason_fork is None
     assert exec_.pop("forked") is False and fork.pop("forked") is True
     assert exec_.pop("pid") != fork.pop("pid")
+    assert exec_.pop("name") != "ipykernel" and fork.pop("name") == "ipykernel"   # ps, pgrep
     env_exec, env_fork = exec_.pop("env"), fork.pop("env")
     # jupyter_client's launcher sets JPY_PARENT_PID to the run's pid, which differs
     assert env_exec.pop("JPY_PARENT_PID") != env_fork.pop("JPY_PARENT_PID")
@@ -194,3 +199,56 @@ def test_an_unused_template_ends_when_discarded_or_with_its_process():
     while psutil.pid_exists(second) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not psutil.pid_exists(second), "the template outlived the process that made it"
+
+
+#: The CLI in a fresh interpreter, with the pool's start and each run's template logged.
+CLI_LOGGED = textwrap.dedent("""\
+    import os, sys
+    import qencode_nb.batch.pool as pool
+    from qencode_nb.executor import kernel_fork
+    log = os.environ["POOL_LOG"]
+    run_pool, prepare = pool.run_pool, kernel_fork.prepare
+
+    def logged_pool(fn, *args, **kwargs):
+        with open(log, "a") as f:
+            f.write(f"pool {fn.__name__} numpy={'numpy' in sys.modules}\\n")
+        return run_pool(fn, *args, **kwargs)
+
+    def logged_prepare():
+        made = prepare()
+        with open(log, "a") as f:
+            f.write(f"template {made} {kernel_fork.why_not() if not made else ''}\\n")
+        return made
+
+    pool.run_pool, kernel_fork.prepare = logged_pool, logged_prepare
+    from qencode_nb.cli import main
+    sys.argv = ["qencode-nb", *sys.argv[1:]]
+    sys.exit(main())
+""")
+
+
+@pytest.mark.notebook
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the template is Linux's")
+@pytest.mark.parametrize("command", [["sweep", "--mode", "replay"],
+                                     ["robustness", "--threads", "1", "--mode", "full"]])
+def test_the_cli_forks_its_runs_pool_before_numpy_so_kernels_come_from_templates(
+        command, tmp_path):
+    """The commands that run a pool import pandas (numpy) only after their runs: a pool
+    forked from a process with numpy cannot fork its kernels (the record sweep and the
+    robustness study did, and got no template)."""
+    from conftest import SHARED_DB
+
+    entry = SHARED_DB / "H2_ccpvdz_JW_UCCSD_v4_tapered__sha256_93a0f8a8604d9aed.json"
+    log = tmp_path / "pool.log"
+    env = dict(os.environ, POOL_LOG=str(log), QENCODE_NB_PROGRESS="0")
+    env.pop("QENCODE_NB_KERNEL_START", None)
+    env.pop("QENCODE_NB_RUN_PROCESS", None)
+    done = subprocess.run([sys.executable, "-c", CLI_LOGGED, command[0], str(entry),
+                           *command[1:], "--workers", "1", "--engine", "fast",
+                           "--out", str(tmp_path / "out")],
+                          cwd=str(ROOT), env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = log.read_text().splitlines()
+    assert "pool run_one numpy=False" in lines
+    templates = [ln for ln in lines if ln.startswith("template")]
+    assert templates and all(ln.startswith("template True") for ln in templates), lines
