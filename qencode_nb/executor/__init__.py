@@ -7,7 +7,8 @@
 - :mod:`~qencode_nb.executor.run_process`: one run in its own killable process (forked
   from a warm pool worker, or ``python -m qencode_nb.executor.execute``);
 - :mod:`~qencode_nb.executor.kernel_fork`: a run's kernel forked from a template of the
-  run's process instead of started as a new interpreter;
+  run's process instead of started as a new interpreter (the template's own side:
+  :mod:`~qencode_nb.executor.kernel_template`);
 - :mod:`~qencode_nb.executor.process_ties`: each process dies with its parent; a forked
   kernel's name;
 - :mod:`~qencode_nb.executor.warm_imports`: what a pool worker imports once;

@@ -250,15 +250,17 @@ def _main(argv=None) -> int:
     ap.add_argument("--cell-timeout", type=int, default=None)
     ap.add_argument("--kernel", default=None, help="Jupyter kernelspec (default: the notebook's)")
     args = ap.parse_args(argv)
-    try:
-        from qencode_nb.executor import kernel_fork
+    from qencode_nb.executor import kernel_fork
 
+    try:
         kernel_fork.prepare()     # one thread yet: the kernel's template (imports shared)
         run_notebook(args.notebook, args.output, json.loads(args.parameters),
                      timeout=args.cell_timeout, kernel_name=args.kernel)
     except (RunFailed, ParameterError) as exc:
         print(str(exc), file=sys.stderr)
         return 1
+    finally:
+        kernel_fork.discard()     # a template no kernel used: ended and reaped
     return 0
 
 

@@ -41,6 +41,8 @@ from __future__ import annotations
 import os
 import sys
 
+from qencode_nb.executor.kernel_template import LAUNCHER, serve
+
 #: Accepted values of :envvar:`QENCODE_NB_KERNEL_START`.
 KERNEL_STARTS = ("fork", "exec")
 
@@ -50,8 +52,43 @@ KERNEL_STARTS = ("fork", "exec")
 NOT_BEFORE_PINS = ("numpy", "scipy", "pyscf", "numba", "threadpoolctl", "matplotlib",
                    "pandas", "openfermion", "pennylane")
 
-#: The module a kernel command runs (``python -m ipykernel_launcher -f ...``).
-LAUNCHER = "ipykernel_launcher"
+#: ``sys.flags`` a run's interpreter may have from its command line (``-d``, ``-i``,
+#: ``-O``, ``-B``, ``-s``, ``-S``, ``-E``, ``-v``, ``-b``, ``-q``, ``-I``, ``-X dev``,
+#: ``-P``, ``-X warn_default_encoding``), each with the variable that sets it too (None:
+#: the command line only).  A new kernel, started without the options but with the
+#: same variables, has a flag only where its variable is set: no template where a flag
+#: is set otherwise (nor where ``-W`` or ``-X`` options are).
+COMMAND_LINE_FLAGS = {"debug": "PYTHONDEBUG", "inspect": "PYTHONINSPECT",
+                      "interactive": None, "optimize": "PYTHONOPTIMIZE",
+                      "dont_write_bytecode": "PYTHONDONTWRITEBYTECODE",
+                      "no_user_site": "PYTHONNOUSERSITE", "no_site": None,
+                      "ignore_environment": None, "verbose": "PYTHONVERBOSE",
+                      "bytes_warning": None, "quiet": None, "isolated": None,
+                      "dev_mode": "PYTHONDEVMODE", "safe_path": "PYTHONSAFEPATH",
+                      "warn_default_encoding": "PYTHONWARNDEFAULTENCODING"}
+
+
+def _options_a_kernel_lacks() -> list[str]:
+    """This interpreter's command-line options that a new kernel with this environment
+    would not have (``sys.flags``, ``sys.warnoptions``, ``sys._xoptions``)."""
+    found = [f"sys.flags.{name}={getattr(sys.flags, name)}"
+             for name, variable in COMMAND_LINE_FLAGS.items()
+             if getattr(sys.flags, name) and not (variable and os.environ.get(variable))]
+    from_env = [w.strip() for w in os.environ.get("PYTHONWARNINGS", "").split(",") if w.strip()]
+    found += [f"-W {w}" for w in sys.warnoptions[len(from_env):]]
+    if sys.warnoptions[:len(from_env)] != from_env:
+        found.append(f"warnings {sys.warnoptions} (PYTHONWARNINGS {from_env})")
+    return found + [f"-X {k}" for k in sys._xoptions]
+
+#: Variables a kernel's environment may set or change against the run's and still be
+#: forked: read only after the kernel starts (the pins, when numpy and the BLAS copies
+#: load; jupyter_client's and ipykernel's ``JPY_*``).  Any other difference (a
+#: kernelspec's ``TZ``, ``LC_ALL``, ``LD_PRELOAD``, ``TMPDIR``: read when a process or
+#: a module starts) gets a new interpreter.
+def _late_variables() -> frozenset:
+    from qencode_nb.notebook.pins import BLAS_KERNEL_VARS, THREAD_VARS
+
+    return frozenset(THREAD_VARS) | frozenset(BLAS_KERNEL_VARS)
 
 #: The waiting template of this process: ``(pid, spec write fd, ack read fd)`` or None.
 _TEMPLATE: tuple[int, int, int] | None = None
@@ -85,6 +122,9 @@ def why_not() -> str | None:
     loaded = [m for m in NOT_BEFORE_PINS if m in sys.modules]
     if loaded:
         return f"{', '.join(loaded)} imported (the pins must come first)"
+    flags = _options_a_kernel_lacks()
+    if flags:
+        return ("interpreter options a new kernel would not have: " + ", ".join(flags))
     return None
 
 
@@ -116,7 +156,7 @@ def prepare() -> bool:
     if pid == 0:     # the template: never returns
         os.close(spec_w)
         os.close(ack_r)
-        _template(spec_r, ack_w, parent)
+        serve(spec_r, ack_w, parent)
     os.close(spec_r)
     os.close(ack_w)
     _TEMPLATE = (pid, spec_w, ack_r)
@@ -141,18 +181,17 @@ def discard() -> None:
 
 def forkable(cmd: list[str], env: dict | None) -> bool:
     """Whether ``cmd`` (a kernel's command line) with ``env`` is what the template can
-    become: this interpreter running ``-m ipykernel_launcher``, and the same ``PYTHON*``
-    variables as this process (they act at interpreter start only)."""
+    become: this interpreter running ``-m ipykernel_launcher``, and an environment that
+    differs from this process's only in variables read after the kernel starts (the
+    pins, ``JPY_*``; :func:`_late_variables`)."""
     if len(cmd) < 3 or cmd[1:3] != ["-m", LAUNCHER]:
         return False
     if os.path.abspath(cmd[0]) != os.path.abspath(sys.executable):
         return False
     env = os.environ if env is None else env
-
-    def python_vars(mapping):
-        return {k: v for k, v in mapping.items() if k.startswith("PYTHON")}
-
-    return python_vars(env) == python_vars(os.environ)
+    late = _late_variables()
+    differ = {k for k in set(env) | set(os.environ) if env.get(k) != os.environ.get(k)}
+    return all(k in late or k.startswith("JPY_") for k in differ)
 
 
 def launch(cmd: list[str], env: dict | None, cwd) -> ForkedKernel | None:
@@ -241,93 +280,6 @@ class ForkedKernel:
         self.send_signal(signal.SIGKILL)
 
 
-def _read_all(fd: int) -> bytes:
-    chunks = []
-    while chunk := os.read(fd, 1 << 16):
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
-def _template(spec_r: int, ack_w: int, parent: int) -> None:
-    """The forked template: wait for the launch, become the kernel, exit with its code
-    (``os._exit``: nothing of the run it was forked from runs in it).  Never returns."""
-    code = 1
-    try:
-        from qencode_nb.executor.process_ties import die_with_parent
-
-        die_with_parent(parent)
-        data = _read_all(spec_r)
-        os.close(spec_r)
-        if not data:          # the run ended without a kernel, or started it the usual way
-            os._exit(0)
-        import pickle
-
-        spec = pickle.loads(data)
-        _become_fresh(spec)
-        os.write(ack_w, b"ok")
-        os.close(ack_w)
-        code = _run_kernel(spec["args"])
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    except BaseException:  # noqa: BLE001 - the kernel's traceback, as an exec'd one prints
-        import traceback
-
-        traceback.print_exc()
-    finally:
-        try:
-            import atexit
-
-            atexit._run_exitfuncs()    # the kernel's own (IPython's history, ...)
-            sys.stdout.flush()
-            sys.stderr.flush()
-        finally:
-            os._exit(code)
-
-
-def _become_fresh(spec: dict) -> None:
-    """What a new interpreter started with ``spec`` would have, where the fork differs."""
-    import atexit
-    import logging
-    import signal
-
-    from qencode_nb.executor.process_ties import KERNEL_PROCESS_NAME, set_process_name
-
-    atexit._clear()          # the run's (multiprocessing's, logging's) are not the kernel's
-    set_process_name(KERNEL_PROCESS_NAME)   # its command line stays the run's
-    os.setsid()              # jupyter_client's launcher: start_new_session=True
-    devnull = os.open(os.devnull, os.O_RDONLY)   # the launcher gives stdin a pipe
-    os.dup2(devnull, 0)
-    os.close(devnull)
-    os.chdir(spec["cwd"])
-    os.environ.clear()
-    os.environ.update(spec["env"])
-    if sys.path and not sys.flags.safe_path:
-        # The run's own first entry (its script's folder); an exec'd kernel's (``-m``:
-        # the working directory, as "") is deleted by ipykernel_launcher, and IPython
-        # puts "" (the working directory) back when the shell starts.
-        del sys.path[0]
-    import importlib.util
-
-    sys.argv = [importlib.util.find_spec(LAUNCHER).origin, *spec["args"]]
-    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGCHLD, signal.SIGUSR1,
-                signal.SIGUSR2, signal.SIGALRM):
-        signal.signal(sig, signal.SIG_DFL)
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGPIPE, signal.SIG_IGN)
-    root = logging.getLogger()
-    for handler in list(root.handlers):
-        root.removeHandler(handler)
-    root.setLevel(logging.WARNING)
-
-
-def _run_kernel(args: list[str]) -> int:
-    """``ipykernel_launcher``'s body with ``args`` (``-f CONNECTION ...``)."""
-    from ipykernel import kernelapp
-
-    kernelapp.launch_new_instance(argv=args)
-    return 0
-
-
 def _provisioner_class():
     from jupyter_client.provisioning import LocalProvisioner
 
@@ -363,11 +315,14 @@ def __getattr__(name):
 
 def install(km) -> None:
     """Give the kernel manager ``km`` (jupyter_client, not started) a
-    :class:`ForkProvisioner` when this process has a template waiting; else leave it."""
+    :class:`ForkProvisioner` when this process has a template waiting and the kernelspec
+    names no provisioner of its own (``metadata.kernel_provisioner``); else leave it."""
     import uuid
 
     if _TEMPLATE is None or km.provisioner is not None:
         return
+    if (km.kernel_spec.metadata or {}).get("kernel_provisioner"):
+        return        # the kernelspec names its own provisioner: jupyter_client's choice
     km.kernel_id = km.kernel_id or str(uuid.uuid4())
     km.provisioner = __getattr__("ForkProvisioner")(kernel_id=km.kernel_id,
                                                      kernel_spec=km.kernel_spec, parent=km)

@@ -103,7 +103,12 @@ def run_isolated(notebook, output, parameters: dict, *, timeout: float | None = 
 
     Raises:
         RunTimedOut: the run was killed at ``timeout``.
+        ParameterError: :envvar:`QENCODE_NB_RUN_PROCESS` or
+            :envvar:`QENCODE_NB_KERNEL_START` has a value not accepted (before any run).
     """
+    from qencode_nb.executor.kernel_fork import kernel_start
+
+    kernel_start()        # a bad QENCODE_NB_KERNEL_START refused here, as a bad start method
     cwd = str(cwd or os.getcwd())
     if start_method() == "subprocess":
         return _run_subprocess(notebook, output, parameters, timeout, cell_timeout, kernel, cwd)
@@ -164,6 +169,8 @@ def _child(conn, notebook, output, parameters, cell_timeout, kernel, cwd, parent
     except BaseException as exc:  # noqa: BLE001 - the reason must reach the study
         conn.send(f"{type(exc).__name__}: {_last_line(str(exc)) or ''}".rstrip(": "))
         sys.exit(1)
+    finally:
+        kernel_fork.discard()     # a template no kernel used: ended and reaped
     conn.send(None)
 
 

@@ -41,6 +41,8 @@ FINGERPRINT_CELL = textwrap.dedent("""\
         "main": sys.modules["__main__"].__name__,
         "pid": os.getpid(),
         "name": open("/proc/self/comm").read().strip(),
+        "mp_process": [__import__("multiprocessing").current_process().name,
+                       __import__("multiprocessing").parent_process() is None],
     }
     with open(os.environ["FINGERPRINT"], "w") as f:
         json.dump(fingerprint, f)
@@ -121,15 +123,67 @@ def test_no_template_where_numpy_is_already_imported(monkeypatch):
     assert kernel_fork._TEMPLATE is None
 
 
-def test_only_this_interpreter_s_ipykernel_launcher_with_the_same_python_variables():
+def test_only_this_interpreter_s_ipykernel_launcher_with_variables_read_later():
     cmd = [sys.executable, "-m", "ipykernel_launcher", "-f", "/tmp/k.json"]
     assert kernel_fork.forkable(cmd, dict(os.environ))
     assert kernel_fork.forkable(cmd, None)
     assert not kernel_fork.forkable(["/opt/stack/bin/python", *cmd[1:]], None)  # a stack's
     assert not kernel_fork.forkable([sys.executable, "-m", "other_kernel", "-f", "k"], None)
-    assert not kernel_fork.forkable(cmd, dict(os.environ, PYTHONPATH="/elsewhere"))
-    assert not kernel_fork.forkable(cmd, dict(os.environ, PYTHONHASHSEED="7"))
-    assert kernel_fork.forkable(cmd, dict(os.environ, OPENBLAS_CORETYPE="Haswell"))
+    # read when a process or a module starts: a new interpreter
+    for name, value in (("PYTHONPATH", "/elsewhere"), ("PYTHONHASHSEED", "7"),
+                        ("TZ", "Asia/Tokyo"), ("LC_ALL", "C"), ("LD_PRELOAD", "/x.so"),
+                        ("TMPDIR", "/var/tmp/k")):
+        assert not kernel_fork.forkable(cmd, dict(os.environ, **{name: value})), name
+    without_path = {k: v for k, v in os.environ.items() if k != "PATH"}
+    assert not kernel_fork.forkable(cmd, without_path)
+    # read after the kernel starts (the pins, when numpy loads; jupyter_client's)
+    assert kernel_fork.forkable(cmd, dict(os.environ, OPENBLAS_CORETYPE="Haswell",
+                                          OMP_NUM_THREADS="2", NPY_DISABLE_CPU_FEATURES="",
+                                          QENCODE_NB_BLAS_PROFILE="portable",
+                                          JPY_SESSION_NAME="audit.ipynb"))
+
+
+@pytest.mark.parametrize("options, named", [(["-O"], "sys.flags.optimize=1"),
+                                            (["-P"], "sys.flags.safe_path=True"),
+                                            (["-W", "error"], "-W error"),
+                                            (["-X", "importtime"], "-X importtime")])
+def test_no_template_under_interpreter_options_a_new_kernel_would_not_have(options, named):
+    code = "from qencode_nb.executor import kernel_fork; print(kernel_fork.why_not())"
+    env = {k: v for k, v in os.environ.items() if k != "QENCODE_NB_KERNEL_START"}
+    done = subprocess.run([sys.executable, *options, "-c", code], capture_output=True,
+                          text=True, env=env, cwd=str(ROOT), timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert named in done.stdout.strip().splitlines()[-1]
+    plain = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           env=env, cwd=str(ROOT), timeout=60)
+    assert plain.stdout.strip().splitlines()[-1] == "None"
+
+
+def test_a_kernelspec_s_own_provisioner_is_left_to_jupyter_client(monkeypatch):
+    from jupyter_client.kernelspec import KernelSpec
+    from jupyter_client.manager import AsyncKernelManager
+
+    monkeypatch.setattr(kernel_fork, "_TEMPLATE", (0, -1, -1))    # a template waiting
+    argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    own = AsyncKernelManager()
+    own._kernel_spec = KernelSpec(argv=argv, display_name="x", language="python", metadata={
+        "kernel_provisioner": {"provisioner_name": "local-provisioner"}})
+    kernel_fork.install(own)
+    assert own.provisioner is None
+    plain = AsyncKernelManager()
+    plain._kernel_spec = KernelSpec(argv=argv, display_name="x", language="python")
+    kernel_fork.install(plain)
+    assert type(plain.provisioner).__name__ == "ForkProvisioner"
+
+
+def test_a_bad_kernel_start_is_refused_before_any_run(monkeypatch, tmp_path):
+    from qencode_nb.executor import run_process
+
+    monkeypatch.setenv("QENCODE_NB_KERNEL_START", "Fork")
+    with pytest.raises(ParameterError, match="QENCODE_NB_KERNEL_START 'Fork' is not "
+                                             "accepted; accepted: fork, exec"):
+        run_process.run_isolated(tmp_path / "in.ipynb", tmp_path / "out.ipynb", {})
+    assert not (tmp_path / "out.ipynb").exists()
 
 
 @pytest.mark.notebook
@@ -141,6 +195,7 @@ def test_a_forked_kernel_sees_what_a_new_interpreter_sees(tmp_path):
     assert exec_.pop("forked") is False and fork.pop("forked") is True
     assert exec_.pop("pid") != fork.pop("pid")
     assert exec_.pop("name") != "ipykernel" and fork.pop("name") == "ipykernel"   # ps, pgrep
+    assert fork["mp_process"] == ["MainProcess", True]
     env_exec, env_fork = exec_.pop("env"), fork.pop("env")
     # jupyter_client's launcher sets JPY_PARENT_PID to the run's pid, which differs
     assert env_exec.pop("JPY_PARENT_PID") != env_fork.pop("JPY_PARENT_PID")
@@ -252,3 +307,79 @@ def test_the_cli_forks_its_runs_pool_before_numpy_so_kernels_come_from_templates
     assert "pool run_one numpy=False" in lines
     templates = [ln for ln in lines if ln.startswith("template")]
     assert templates and all(ln.startswith("template True") for ln in templates), lines
+
+
+#: A dispatcher with a tqdm bar (its write lock is a multiprocessing lock, shared with
+#: every process forked after it), a run whose kernel takes that lock and is killed at
+#: the run's timeout, then the dispatcher's bar again.
+TQDM_RUNNER = textwrap.dedent("""\
+    import json, os, sys
+    import qencode_nb.executor.warm_imports
+    import tqdm
+    from qencode_nb.errors import RunTimedOut
+    from qencode_nb.executor import run_process
+    tqdm.tqdm.monitor_interval = 0     # no monitor thread: the run is forked from here,
+    bar = tqdm.tqdm(total=2, file=open(os.devnull, "w"))   # as from a sweep's pool worker
+    assert run_process.start_method() == "fork"
+    notebook, out = sys.argv[1:3]
+    try:
+        run_process.run_isolated(notebook, out, {}, timeout=float(sys.argv[3]),
+                                 cwd=os.path.dirname(notebook))
+        reason = None
+    except RunTimedOut:
+        reason = "timed out"
+    tqdm.tqdm.get_lock()
+    free = tqdm.std.TqdmDefaultWriteLock.mp_lock.acquire(timeout=5)   # the shared one
+    print(json.dumps({"reason": reason, "lock_free": free}))
+""")
+
+
+@pytest.mark.notebook
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the template is Linux's")
+def test_a_kernel_killed_holding_tqdm_s_lock_leaves_the_dispatcher_s_bar_free(tmp_path):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("x = 1", metadata={"tags": ["parameters"]}),
+                nbformat.v4.new_code_cell(
+                    "import os, time, tqdm\n"
+                    "tqdm.tqdm.get_lock().acquire()      # as a re-run bar redrawing\n"
+                    "open(os.environ['FINGERPRINT'], 'w').write(str('papermill' in "
+                    "__import__('sys').modules))\n"
+                    "time.sleep(600)")]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    path = tmp_path / "holds.ipynb"
+    nbformat.write(nb, str(path))
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("QENCODE_NB_KERNEL_START", "QENCODE_NB_RUN_PROCESS")}
+    env["FINGERPRINT"] = str(tmp_path / "forked")
+    done = subprocess.run([sys.executable, "-c", TQDM_RUNNER, str(path),
+                           str(tmp_path / "out.ipynb"), "20"], cwd=str(ROOT), env=env,
+                          capture_output=True, text=True, timeout=150)   # a held lock: hangs
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert (tmp_path / "forked").read_text() == "True"     # the kernel was the template
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == {"reason": "timed out",
+                                                                "lock_free": True}
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the template is Linux's")
+def test_a_run_that_ends_before_its_kernel_starts_reaps_its_template(tmp_path):
+    """Under a subreaper (a container's PID 1), an unused template that only exits
+    would stay a zombie of it; the run ends and reaps it."""
+    code = textwrap.dedent("""\
+        import ctypes, subprocess, sys, time
+        import psutil
+        ctypes.CDLL(None).prctl(36, 1)          # PR_SET_CHILD_SUBREAPER
+        done = subprocess.run([sys.executable, "-m", "qencode_nb.executor.execute",
+                               sys.argv[1], sys.argv[2], '{"not_a_parameter": 1}'],
+                              capture_output=True, text=True)
+        time.sleep(1.0)
+        zombies = [p.pid for p in psutil.Process().children()
+                   if p.status() == psutil.STATUS_ZOMBIE]
+        print(done.returncode, len(zombies))
+    """)
+    env = {k: v for k, v in os.environ.items() if k != "QENCODE_NB_KERNEL_START"}
+    done = subprocess.run([sys.executable, "-c", code, str(_notebook(tmp_path)),
+                           str(tmp_path / "out.ipynb")], cwd=str(ROOT), env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["1", "0"]     # the run refused, no zombie left
