@@ -24,6 +24,9 @@ def _read_all(fd: int) -> bytes:
 def serve(spec_r: int, ack_w: int, parent: int) -> None:
     """The forked template: wait for the launch, become the kernel, exit with its code
     (``os._exit``: nothing of the run it was forked from runs in it).  Never returns."""
+    import atexit
+
+    atexit._clear()   # first: the run's (multiprocessing's, logging's) never run here
     code = 1
     try:
         from qencode_nb.executor.process_ties import die_with_parent
@@ -48,8 +51,6 @@ def serve(spec_r: int, ack_w: int, parent: int) -> None:
         traceback.print_exc()
     finally:
         try:
-            import atexit
-
             atexit._run_exitfuncs()    # the kernel's own (IPython's history, ...)
             sys.stdout.flush()
             sys.stderr.flush()
@@ -59,13 +60,11 @@ def serve(spec_r: int, ack_w: int, parent: int) -> None:
 
 def _become_fresh(spec: dict) -> None:
     """What a new interpreter started with ``spec`` would have, where the fork differs."""
-    import atexit
     import logging
     import signal
 
     from qencode_nb.executor.process_ties import KERNEL_PROCESS_NAME, set_process_name
 
-    atexit._clear()          # the run's (multiprocessing's, logging's) are not the kernel's
     set_process_name(KERNEL_PROCESS_NAME)   # its command line stays the run's
     os.setsid()              # jupyter_client's launcher: start_new_session=True
     devnull = os.open(os.devnull, os.O_RDONLY)   # the launcher gives stdin a pipe
@@ -105,7 +104,7 @@ def _fresh_process_state() -> None:
     - multiprocessing's current process is the kernel's main process, with no parent
       and no children (as ``multiprocessing``'s own bootstrap does for its children);
     - ``atexit``: the functions a first import of logging and multiprocessing registers
-      (:func:`_become_fresh` cleared the run's);
+      (:func:`serve` cleared the run's);
     - the time zone of the kernel's ``TZ`` (the ``time`` module read the run's).
     """
     import atexit
