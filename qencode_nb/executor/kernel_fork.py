@@ -30,9 +30,10 @@ The notebook contract holds: the pins must be in force before numpy loads, so no
 template is made where this process has imported numpy or another BLAS user
 (:data:`NOT_BEFORE_PINS`: a pool forked from a test process, say); a kernel command that
 is not this interpreter's ``-m ipykernel_launcher`` (a package stack's kernel,
-another kernelspec), a launch whose ``PYTHON*`` variables differ from this process's
-(read once at interpreter start), or a kernel started a second time (a restart) starts
-the usual way.  :envvar:`QENCODE_NB_KERNEL_START` ``exec`` turns the template off
+another kernelspec), a launch whose environment differs from this process's beyond the
+pins and ``JPY_*`` (:func:`forkable`), a run under interpreter options a new kernel would
+not have (``-O``, ``-W``, ...; :func:`why_not`), a kernelspec naming its own provisioner,
+or a kernel started a second time (a restart) starts the usual way.  :envvar:`QENCODE_NB_KERNEL_START` ``exec`` turns the template off
 (``fork``, the default, where it can).
 """
 
@@ -40,6 +41,8 @@ from __future__ import annotations
 
 import os
 import sys
+
+from jupyter_client.provisioning import LocalProvisioner
 
 from qencode_nb.executor.kernel_template import LAUNCHER, serve
 
@@ -173,6 +176,12 @@ def discard() -> None:
     _TEMPLATE = None
     os.close(spec_w)
     os.close(ack_r)
+    _reap(pid)
+
+
+def _reap(pid: int) -> None:
+    """Wait for the template ``pid`` to end (it exits on its closed pipe); one reaped
+    already is no error."""
     try:
         os.waitpid(pid, 0)
     except ChildProcessError:
@@ -216,10 +225,7 @@ def launch(cmd: list[str], env: dict | None, cwd) -> ForkedKernel | None:
     except OSError:
         ack = b""
     if ack != b"ok":      # the template is gone: the kernel starts the usual way
-        try:
-            os.waitpid(pid, 0)
-        except ChildProcessError:
-            pass
+        _reap(pid)
         return None
     return ForkedKernel(pid)
 
@@ -241,7 +247,7 @@ class ForkedKernel:
             try:
                 pid, status = os.waitpid(self.pid, flags)
             except ChildProcessError:      # reaped elsewhere: gone, status unknown
-                self.returncode = -9 if self.returncode is None else self.returncode
+                self.returncode = -9
                 return self.returncode
             if pid == self.pid:
                 self.returncode = os.waitstatus_to_exitcode(status)
@@ -280,37 +286,20 @@ class ForkedKernel:
         self.send_signal(signal.SIGKILL)
 
 
-def _provisioner_class():
-    from jupyter_client.provisioning import LocalProvisioner
+class ForkProvisioner(LocalProvisioner):
+    """jupyter_client's local provisioner, launching through this process's template
+    where :func:`launch` can (else as ``LocalProvisioner`` does)."""
 
-    class ForkProvisioner(LocalProvisioner):
-        """jupyter_client's local provisioner, launching through this process's template
-        where :func:`launch` can (else as ``LocalProvisioner`` does)."""
-
-        async def launch_kernel(self, cmd, **kwargs):
-            extra = set(LocalProvisioner._scrub_kwargs(kwargs)) - {"env", "cwd"}
-            process = None if extra else launch(cmd, kwargs.get("env"), kwargs.get("cwd"))
-            if process is None:
-                return await super().launch_kernel(cmd, **kwargs)
-            self.process = process
-            self.pid = process.pid
-            self.pgid = process.pid      # the template made itself a session leader
-            self.cwd = kwargs.get("cwd", os.getcwd())
-            return self.connection_info
-
-    return ForkProvisioner
-
-
-_PROVISIONER = None
-
-
-def __getattr__(name):
-    global _PROVISIONER
-    if name == "ForkProvisioner":
-        if _PROVISIONER is None:
-            _PROVISIONER = _provisioner_class()
-        return _PROVISIONER
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    async def launch_kernel(self, cmd, **kwargs):
+        extra = set(LocalProvisioner._scrub_kwargs(kwargs)) - {"env", "cwd"}
+        process = None if extra else launch(cmd, kwargs.get("env"), kwargs.get("cwd"))
+        if process is None:
+            return await super().launch_kernel(cmd, **kwargs)
+        self.process = process
+        self.pid = process.pid
+        self.pgid = process.pid      # the template made itself a session leader
+        self.cwd = kwargs.get("cwd", os.getcwd())
+        return self.connection_info
 
 
 def install(km) -> None:
@@ -324,5 +313,5 @@ def install(km) -> None:
     if (km.kernel_spec.metadata or {}).get("kernel_provisioner"):
         return        # the kernelspec names its own provisioner: jupyter_client's choice
     km.kernel_id = km.kernel_id or str(uuid.uuid4())
-    km.provisioner = __getattr__("ForkProvisioner")(kernel_id=km.kernel_id,
-                                                     kernel_spec=km.kernel_spec, parent=km)
+    km.provisioner = ForkProvisioner(kernel_id=km.kernel_id, kernel_spec=km.kernel_spec,
+                                     parent=km)
