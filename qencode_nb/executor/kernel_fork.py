@@ -89,9 +89,9 @@ def _options_a_kernel_lacks() -> list[str]:
 #: kernelspec's ``TZ``, ``LC_ALL``, ``LD_PRELOAD``, ``TMPDIR``: read when a process or
 #: a module starts) gets a new interpreter.
 def _late_variables() -> frozenset:
-    from qencode_nb.notebook.pins import BLAS_KERNEL_VARS, THREAD_VARS
+    from qencode_nb.notebook.pins import BLAS_KERNEL_VARS, IDLE_WAIT_VARS, THREAD_VARS
 
-    return frozenset(THREAD_VARS) | frozenset(BLAS_KERNEL_VARS)
+    return frozenset(THREAD_VARS) | frozenset(BLAS_KERNEL_VARS) | frozenset(IDLE_WAIT_VARS)
 
 #: The waiting template of this process: ``(pid, spec write fd, ack read fd)`` or None.
 _TEMPLATE: tuple[int, int, int] | None = None

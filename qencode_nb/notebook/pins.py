@@ -33,6 +33,18 @@ THREAD_VARS = (
     "NUMEXPR_NUM_THREADS",
 )
 
+#: How idle pool threads wait, set with the thread counts: asleep, not spinning.
+#: GNU libgomp (PySCF's OpenMP) spins up to ``GOMP_SPINCOUNT`` before it sleeps unless
+#: ``OMP_WAIT_POLICY=PASSIVE`` (libgomp manual, "OMP_WAIT_POLICY"); OpenBLAS's server
+#: threads poll for 2**n cycles after each call, ``OPENBLAS_THREAD_TIMEOUT=n`` with n in
+#: 4..30, 28 by default (OpenBLAS ``driver/others/blas_server.c``; all three copies read
+#: it).  Two 2-thread runs side by side on 2 cores spin into each other's cores: a cold
+#: H6 CASSCF audit took 23-53 s each with the default waits, 16.5-18 s with these, and
+#: 17.4 / 17.2 s alone (issue 37, item 3; 2-core AMD EPYC).  Only waiting changes: the
+#: arithmetic is the same, so these are no cache or checkpoint key; at 1 thread there is
+#: no idle thread.
+IDLE_WAIT_VARS = {"OMP_WAIT_POLICY": "PASSIVE", "OPENBLAS_THREAD_TIMEOUT": "4"}
+
 #: Variables that describe the OpenBLAS kernel choice; recorded in provenance.
 BLAS_KERNEL_VARS = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "NPY_DISABLE_CPU_FEATURES",
                     "QENCODE_NB_BLAS_PROFILE")
@@ -55,7 +67,7 @@ def pin_environment(blas_threads: int = 1, blas_coretype: str | None = None,
     launch, before numpy loads.
 
     Returns a dict of the six :data:`THREAD_VARS` set to ``str(blas_threads)``,
-    plus, where ``blas_coretype`` resolves to a kernel
+    :data:`IDLE_WAIT_VARS` (idle threads sleep), plus, where ``blas_coretype`` resolves to a kernel
     (:func:`qencode_nb.notebook.blas_profiles.resolve`), ``OPENBLAS_CORETYPE``
     for numpy's copy (the first to load), ``NPY_DISABLE_CPU_FEATURES`` (the AVX-512
     loops a profile turns off, else empty) and :data:`PROFILE_VAR`.  ``host``/None
@@ -75,9 +87,10 @@ def pin_environment(blas_threads: int = 1, blas_coretype: str | None = None,
 
 def launch_environment(blas_threads: int, resolution) -> dict[str, str]:
     """:func:`pin_environment` of a resolved kernel choice
-    (:class:`blas_profiles.Resolution`): the six :data:`THREAD_VARS` and numpy's
-    kernel variables (:func:`profile_environment`)."""
+    (:class:`blas_profiles.Resolution`): the six :data:`THREAD_VARS`,
+    :data:`IDLE_WAIT_VARS` and numpy's kernel variables (:func:`profile_environment`)."""
     env = {var: str(blas_threads) for var in THREAD_VARS}
+    env.update(IDLE_WAIT_VARS)
     env.update(profile_environment(resolution, "numpy"))
     return env
 
@@ -282,7 +295,7 @@ def blas_report() -> dict:
 
     Returns ``{"pools": [{library, version, architecture, threads, user_api,
     threading_layer, filepath}], "OPENBLAS_CORETYPE": str|None,
-    "OPENBLAS_L2_SIZE": str|None, "env": {THREAD_VARS...}}``.
+    "OPENBLAS_L2_SIZE": str|None, "env": {THREAD_VARS..., IDLE_WAIT_VARS...}}``.
     """
     pools = []
     for p in blas_pools():
@@ -298,5 +311,5 @@ def blas_report() -> dict:
     report = {"pools": pools}
     for var in BLAS_KERNEL_VARS:
         report[var] = os.environ.get(var)
-    report["env"] = {var: os.environ.get(var) for var in THREAD_VARS}
+    report["env"] = {var: os.environ.get(var) for var in (*THREAD_VARS, *IDLE_WAIT_VARS)}
     return report

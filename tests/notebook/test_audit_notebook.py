@@ -68,6 +68,9 @@ def test_lih_bundled_entry_end_to_end(tmp_path):
     # a successful audit writes exactly the records of the one list, no more, no fewer
     assert set(r) == set(AUDIT_RECORDS), set(r) ^ set(AUDIT_RECORDS)
     assert r["done"] is True and r["blas_threads"] == 1
+    # the stock engine: the pin cell set the idle-wait variables before the copies loaded
+    env = r["provenance"]["blas"]["env"]
+    assert (env["OMP_WAIT_POLICY"], env["OPENBLAS_THREAD_TIMEOUT"]) == ("PASSIVE", "4")
     assert r["entry_id"] == "LiH_ccpvdz_PAR_HEA_v4_tapered__sha256_e94da71e7eb3b98e"
     assert r["entry_source"].endswith(
         "data/qencode-v4/LiH_ccpvdz_PAR_HEA_v4_tapered__sha256_e94da71e7eb3b98e.json")

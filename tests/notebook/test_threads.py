@@ -90,8 +90,10 @@ def test_bad_thread_counts_are_refused(bad):
 
 def test_pin_environment_sets_the_six_variables():
     env = threads.pin_environment(3)
-    # the six thread variables, and the kernel setting named (host: the host's kernels)
-    assert env == {**{v: "3" for v in threads.THREAD_VARS}, threads.PROFILE_VAR: "host"}
+    # the six thread variables, idle threads asleep, and the kernel setting named (host:
+    # the host's kernels)
+    assert env == {**{v: "3" for v in threads.THREAD_VARS}, "OMP_WAIT_POLICY": "PASSIVE",
+                   "OPENBLAS_THREAD_TIMEOUT": "4", threads.PROFILE_VAR: "host"}
     assert len(threads.THREAD_VARS) == 6
 
 
