@@ -30,6 +30,19 @@ outer iteration; hard-coded, not the entry's threshold)."""
 COBYLA_RHOBEG = 0.5
 """COBYLA's initial trust-region radius (radians), ``options={"rhobeg": 0.5}``."""
 
+COBYLA_PATH_MIN_S = 10.0
+"""A COBYLA restart that took this long or longer (s) keeps its path for later runs to
+verify instead of running COBYLA again (:mod:`qencode_nb.rerun.cobyla_path`; qencode-nb's
+choice: N2 JW/UCCSD's restart takes minutes, a HEA restart of a v4 entry under a second,
+and a path is 8 bytes per parameter per evaluation)."""
+
+COBYLA_PATH_APART_COST = 1e8
+"""A robustness study runs the perturbations of an entry one after the other when its
+expected COBYLA cost per restart (published steps x parameters squared,
+:func:`qencode_nb.batch.pool.cobyla_path_key`) is at least this: N2 JW/UCCSD 1.6e9 (one
+restart of 562 s on a 2-core AMD EPYC), the next v4 COBYLA entry, benzene JW/HEA, 4e6 a
+restart (qencode-nb's choice, between the two)."""
+
 LBFGSB_FTOL = 1e-12
 """L-BFGS-B ``ftol`` of the generator's run_vqe and ADAPT inner loops."""
 

@@ -203,6 +203,26 @@ def expected_cost(target) -> float:
     return float(entry.published_nfev or 0) / per_step * n * n
 
 
+def cobyla_path_key(target) -> str | None:
+    """``apart`` of a study's runs (:func:`run_pool`): the entry's SHA-256 when its COBYLA
+    restarts are expected to keep their paths (:mod:`qencode_nb.rerun.cobyla_path`), so
+    that the first run of the entry stores them and its other runs verify them instead of
+    running COBYLA beside it; None (no constraint) for any other entry.  Expected: COBYLA
+    and :func:`expected_cost` per restart (of those the publication ran) at least
+    :data:`qencode_nb.rules.COBYLA_PATH_APART_COST`."""
+    from qencode_nb.entry import load
+    from qencode_nb.rules import COBYLA_PATH_APART_COST
+
+    try:
+        entry = load(target)
+    except Exception:  # noqa: BLE001 - the run itself reports the reason
+        return None
+    if entry.optimizer.name != "cobyla":
+        return None
+    restarts = max(1, int(entry.published_restarts_run or entry.restarts_requested or 1))
+    return entry.sha256 if expected_cost(target) / restarts >= COBYLA_PATH_APART_COST else None
+
+
 def longest_first(jobs, target=lambda job: job[0]) -> list:
     """``jobs`` sorted by :func:`expected_cost` of their target, largest first
     (stable: equal costs keep their order)."""

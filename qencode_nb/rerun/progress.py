@@ -182,6 +182,16 @@ class _Counted:
         self._progress.evaluated(float(value))
         return value
 
+    @property
+    def inner(self):
+        """The wrapped energy function (its evaluations are not reported)."""
+        return self._energy
+
+    @property
+    def progress(self) -> Progress:
+        """The :class:`Progress` told of each evaluation."""
+        return self._progress
+
     def observe(self, value: float) -> None:
         """An evaluation made through the wrapped function's ``qnode`` (the
         optimiser's gradient path), reported by the optimiser."""

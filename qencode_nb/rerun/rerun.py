@@ -103,21 +103,23 @@ def rerun(entry, problem, optimizer: str | None = None, resume: bool = False,
         EntryError: an override for an ADAPT entry, or ADAPT as an override.
     """
     from qencode_nb.rerun.checkpoint import Checkpoint, material
+    from qencode_nb.rerun.cobyla_path import CobylaPaths
     from qencode_nb.rerun.progress import Progress
 
     if "rerun" in getattr(entry, "not_checkable", {}):      # no ansatz: tiers 2, 3 n/a
         return None
 
     is_adapt = problem.is_adapt and optimizer is None
-    checkpoint = Checkpoint(material(entry, problem, str(optimizer or entry.optimizer.name),
-                                     "adapt" if is_adapt else "vqe"),
-                            resume=resume, cache_dir=checkpoint_dir)
+    run_material = material(entry, problem, str(optimizer or entry.optimizer.name),
+                            "adapt" if is_adapt else "vqe")
+    checkpoint = Checkpoint(run_material, resume=resume, cache_dir=checkpoint_dir)
+    paths = CobylaPaths(run_material, cache_dir=checkpoint_dir)
     progress = Progress(entry.reference_energy, problem.constant_ha,
                         entry.adapt["max_operators"] if is_adapt else entry.restarts_requested,
                         None if is_adapt else entry.max_iterations, label=entry.name)
     out = None
     try:
-        out = _dispatch(entry, problem, optimizer, progress, checkpoint)
+        out = _dispatch(entry, problem, optimizer, progress, checkpoint, paths)
     finally:      # the bar's real end; where it stopped when the run failed
         progress.close(None if out is None else progress.ending(out.stopped_early))
     checkpoint.done()
@@ -130,7 +132,7 @@ def rerun(entry, problem, optimizer: str | None = None, resume: bool = False,
     return out
 
 
-def _dispatch(entry, problem, optimizer: str | None, progress, checkpoint) -> Rerun:
+def _dispatch(entry, problem, optimizer: str | None, progress, checkpoint, paths) -> Rerun:
     opt = entry.optimizer
     if optimizer is not None:
         from qencode_nb.entry import vocabulary
@@ -142,10 +144,10 @@ def _dispatch(entry, problem, optimizer: str | None, progress, checkpoint) -> Re
                              "a hea or uccsd entry", field="optimizer")
     if problem.is_adapt:
         return _rerun_adapt(entry, problem, progress.adapt_step, checkpoint)
-    return _rerun_vqe(entry, problem, opt, progress, checkpoint)
+    return _rerun_vqe(entry, problem, opt, progress, checkpoint, paths)
 
 
-def _rerun_vqe(entry, problem, opt, progress, checkpoint) -> Rerun:
+def _rerun_vqe(entry, problem, opt, progress, checkpoint, paths) -> Rerun:
     """HEA or UCCSD: :func:`qencode_nb.rerun.vqe.run_vqe` on the engine's energy."""
     from qencode_nb.rerun.vqe import run_vqe
 
@@ -155,7 +157,7 @@ def _rerun_vqe(entry, problem, opt, progress, checkpoint) -> Rerun:
                   max_iterations=entry.max_iterations, restarts=entry.restarts_requested,
                   seed=entry.seed, e_target=problem.e_target, early_stop=entry.early_stop,
                   learning_rate=opt.learning_rate or ADAM_DEFAULT_LR, progress=progress,
-                  checkpoint=checkpoint)
+                  checkpoint=checkpoint, paths=paths)
     findings = _constant_finding(
         problem, f"; early stop cannot fire: {res.restarts_run} of "
                  f"{entry.restarts_requested} restarts ran")
@@ -165,7 +167,8 @@ def _rerun_vqe(entry, problem, opt, progress, checkpoint) -> Rerun:
                    res.stopped_early),
         details={"energy_calls": energy.calls + checkpoint.restored_calls(),
                  "restart_energies": res.restart_energies,
-                 "restart_nfev": res.restart_nfev},
+                 "restart_nfev": res.restart_nfev,
+                 "cobyla_paths": paths.record()},
         config={"optimizer": res.optimizer, "max_iterations": res.max_iterations,
                 "restarts_requested": res.restarts_requested, "seed": res.seed,
                 "early_stop": entry.early_stop,

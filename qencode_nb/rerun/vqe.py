@@ -44,7 +44,7 @@ class VQEResult:
 def run_vqe(energy, num_params: int, *, optimizer: str = "cobyla", max_iterations: int,
             restarts: int, seed: int, e_target: float | None = None,
             early_stop: bool = True, learning_rate: float = 0.05,
-            progress=None, checkpoint=None) -> VQEResult:
+            progress=None, checkpoint=None, paths=None) -> VQEResult:
     """Multistart VQE as the generator's ``run_vqe``.
 
     Args:
@@ -65,6 +65,9 @@ def run_vqe(energy, num_params: int, *, optimizer: str = "cobyla", max_iteration
             restart is saved to it, and a restart it already holds is taken from it
             (energy, angles, nfev exactly as run) instead of being run again; the
             start points are drawn in order either way, so the result is the same.
+        paths: a :class:`qencode_nb.rerun.cobyla_path.CobylaPaths`: each COBYLA restart
+            runs through it (a stored path whose every energy is recomputed here to the
+            bit is taken without running COBYLA), or None.
 
     Raises:
         ValueError: unknown optimiser (names the accepted ones).
@@ -93,8 +96,13 @@ def run_vqe(energy, num_params: int, *, optimizer: str = "cobyla", max_iteration
         else:
             first = len(progress.energies) if progress is not None else 0
             calls = getattr(energy, "calls", 0)
-            e_run, x_run, nfev, stop_inside = runners[optimizer](
-                energy, x0, max_iterations, e_target if early_stop else None, learning_rate)
+            if optimizer == "cobyla" and paths is not None:
+                e_run, x_run, nfev = paths.run(run, energy, x0, _cobyla_options(max_iterations))
+                stop_inside = False
+            else:
+                e_run, x_run, nfev, stop_inside = runners[optimizer](
+                    energy, x0, max_iterations, e_target if early_stop else None,
+                    learning_rate)
             if checkpoint is not None:
                 checkpoint.save(run, {
                     "energy": float(e_run), "x": [float(v) for v in np.ravel(x_run)],
@@ -117,11 +125,19 @@ def run_vqe(energy, num_params: int, *, optimizer: str = "cobyla", max_iteration
 
 
 def _cobyla(energy, x0, max_iterations, e_target, learning_rate):
+    res = _cobyla_options(max_iterations)(lambda p: float(energy(p)), x0)
+    return res.fun, res.x, int(res.nfev), False
+
+
+def _cobyla_options(max_iterations: int):
+    """``(f, x0) -> OptimizeResult``: scipy's COBYLA with the generator's options."""
     from scipy.optimize import minimize
 
-    res = minimize(lambda p: float(energy(p)), x0, method="COBYLA",
-                   options={"maxiter": max_iterations, "rhobeg": COBYLA_RHOBEG})
-    return res.fun, res.x, int(res.nfev), False
+    def run(f, x0):
+        return minimize(f, x0, method="COBYLA",
+                        options={"maxiter": max_iterations, "rhobeg": COBYLA_RHOBEG})
+
+    return run
 
 
 def _gradient_fn(energy):

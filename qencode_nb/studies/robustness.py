@@ -225,7 +225,7 @@ def robustness(targets, out_dir="runs/robustness", options: RunOptions | None = 
     """
     from qencode_nb.batch.progress_bar import advance, progress_bar
     from qencode_nb.options import check_mode
-    from qencode_nb.batch.pool import longest_first
+    from qencode_nb.batch.pool import cobyla_path_key, longest_first
     from qencode_nb.batch.resume import Resume
     from qencode_nb.entry.recorded_env import entry_release
     from qencode_nb.batch.sweep import inputs_of, run_dask, run_local, run_name
@@ -275,8 +275,11 @@ def robustness(targets, out_dir="runs/robustness", options: RunOptions | None = 
     todo = longest_first(todo)
     with progress_bar(len(runs), "robustness", "run", initial=len(runs) - len(todo),
                       enabled=opts.progress) as bar:
+        # an entry whose COBYLA keeps its path: one perturbation at a time, so that the
+        # first stores the path and the others verify it (qencode_nb.rerun.cobyla_path)
         dispatched = run_dask(todo, opts.scheduler, lambda job: job) if opts.scheduler else \
-            run_local(todo, workers, lambda job: job)
+            run_local(todo, workers, lambda job: job,
+                      apart=lambda args: cobyla_path_key(args[0]))
         for outcome in dispatched:
             outcomes[outcome["name"]] = outcome
             advance(bar, f"{outcome['name'][-28:]} {outcome['status']}")
