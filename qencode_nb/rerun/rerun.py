@@ -93,7 +93,10 @@ def rerun(entry, problem, optimizer: str | None = None, resume: bool = False,
             either way and deleted when the run completes.  A checkpoint that
             cannot be used is set aside with a warning and the run starts over
             (``checkpoint_discarded`` in the record says why).
-        checkpoint_dir: cache root of the checkpoints (default: the rebuild cache's).
+        checkpoint_dir: cache root of the checkpoints and of the COBYLA paths
+            (:mod:`qencode_nb.rerun.cobyla_path`: a long COBYLA restart verified from a
+            kept path instead of run; ``details.cobyla_paths`` counts them) (default:
+            the rebuild cache's).
 
     Returns:
         the :class:`Rerun`, or None when the record does not allow one
