@@ -41,9 +41,26 @@ SUBDIR = "cobyla-paths"
 #: Bump when a path file's content or meaning changes.
 FORMAT = 1
 
-#: The environment variable that turns paths off (value ``off``); anything else, or
-#: unset, keeps them on.
+#: The environment variable that turns paths off: ``off``; ``on`` or unset keeps them on.
 ENV_VAR = "QENCODE_NB_COBYLA_PATHS"
+
+#: Accepted values of :data:`ENV_VAR`.
+SETTINGS = ("on", "off")
+
+
+def paths_setting() -> str:
+    """``"on"`` or ``"off"``: :data:`ENV_VAR`, default ``on``.
+
+    Raises:
+        ParameterError: the variable is set to another value (names it and the accepted).
+    """
+    from qencode_nb.errors import ParameterError
+
+    chosen = os.environ.get(ENV_VAR) or "on"
+    if chosen not in SETTINGS:
+        raise ParameterError(f"{ENV_VAR} {chosen!r} is not accepted; accepted: "
+                             + ", ".join(SETTINGS))
+    return chosen
 
 
 def cobyla_build() -> dict:
@@ -78,8 +95,11 @@ class CobylaPaths:
     Args:
         run_material: the re-run's checkpoint material.
         cache_dir: cache root (default :func:`qencode_nb.hamiltonian.cache.cache_root`).
-        enabled: False runs every restart's COBYLA and stores nothing (default: on
-            unless :data:`ENV_VAR` is ``off``).
+        enabled: False runs every restart's COBYLA and stores nothing (default:
+            :func:`paths_setting`).
+
+    Raises:
+        ParameterError: :data:`ENV_VAR` has a value that is not accepted.
     """
 
     def __init__(self, run_material: dict, cache_dir=None, enabled: bool | None = None):
@@ -87,8 +107,7 @@ class CobylaPaths:
 
         self.run_material = run_material
         self.folder = cache_root(cache_dir) / SUBDIR
-        self.enabled = (os.environ.get(ENV_VAR, "").strip().lower() != "off"
-                        if enabled is None else bool(enabled))
+        self.enabled = paths_setting() == "on" if enabled is None else bool(enabled)
         self.verified = 0
         self.ran = 0
         self.stored = 0

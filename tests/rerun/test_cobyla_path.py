@@ -202,3 +202,14 @@ def test_only_an_entry_whose_cobyla_keeps_paths_runs_its_perturbations_apart():
         assert cobyla_path_key(str(SHARED_DB / other)) is None
     assert cobyla_path_key(str(H2_JW_UCCSD)) is None
     assert cobyla_path_key("/no/such/entry.json") is None
+
+
+def test_a_setting_that_is_not_on_or_off_is_refused_naming_the_variable(tmp_path, monkeypatch):
+    from qencode_nb.errors import ParameterError
+
+    monkeypatch.setenv(cobyla_path.ENV_VAR, "of")
+    with pytest.raises(ParameterError, match="^QENCODE_NB_COBYLA_PATHS 'of' is not accepted; "
+                                             "accepted: on, off$"):
+        CobylaPaths(MATERIAL, cache_dir=tmp_path)
+    monkeypatch.setenv(cobyla_path.ENV_VAR, "on")
+    assert CobylaPaths(MATERIAL, cache_dir=tmp_path).enabled
