@@ -84,7 +84,10 @@ def _become_fresh(spec: dict) -> None:
     _fresh_process_state()
     for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGCHLD, signal.SIGUSR1,
                 signal.SIGUSR2, signal.SIGALRM):
-        signal.signal(sig, signal.SIG_DFL)
+        # as exec does: a caught signal back to its default, an ignored one stays ignored
+        # (a run under nohup: a new interpreter inherits SIGHUP ignored)
+        if signal.getsignal(sig) != signal.SIG_IGN:
+            signal.signal(sig, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGPIPE, signal.SIG_IGN)
     root = logging.getLogger()

@@ -63,13 +63,22 @@ def paths_setting() -> str:
     return chosen
 
 
-def cobyla_build() -> dict:
-    """scipy's version and the SHA-256 of its compiled COBYLA (``_cobyla``)."""
+def cobyla_build() -> dict | None:
+    """scipy's version and the SHA-256 of its compiled COBYLA (``_cobyla``), or None where
+    ``minimize(method="COBYLA")`` is not that Fortran: scipy 1.16 and later run PRIMA's
+    Python port (numpy linear algebra, which follows the kernels; a package stack such
+    as QEncode's v3 one has scipy 1.17), so no path is kept or taken there."""
     import hashlib
 
     import scipy
-    from scipy.optimize import _cobyla
 
+    try:
+        major, minor = (int(part) for part in scipy.__version__.split(".")[:2])
+        from scipy.optimize import _cobyla
+    except (ImportError, ValueError):
+        return None
+    if (major, minor) >= (1, 16) or not getattr(_cobyla, "__file__", None):
+        return None
     return {"scipy": scipy.__version__,
             "cobyla_sha256": hashlib.sha256(Path(_cobyla.__file__).read_bytes()).hexdigest()}
 
@@ -86,7 +95,8 @@ def key_material(run_material: dict, restart: int, x0) -> dict:
     kept = {k: v for k, v in run_material.items() if k not in ("threads", "numeric")}
     start = np.ascontiguousarray(x0, dtype=np.float64)
     return {"format": FORMAT, "run": kept, "restart": int(restart),
-            "x0_sha256": hashlib.sha256(start.tobytes()).hexdigest(), **cobyla_build()}
+            "x0_sha256": hashlib.sha256(start.tobytes()).hexdigest(),
+            **(cobyla_build() or {"scipy": None})}
 
 
 class CobylaPaths:
@@ -108,6 +118,13 @@ class CobylaPaths:
         self.run_material = run_material
         self.folder = cache_root(cache_dir) / SUBDIR
         self.enabled = paths_setting() == "on" if enabled is None else bool(enabled)
+        self.why_off = None if self.enabled else "off"
+        if self.enabled and cobyla_build() is None:
+            import scipy
+
+            self.enabled = False
+            self.why_off = (f"scipy {scipy.__version__} has no compiled Fortran COBYLA "
+                            "(1.16 and later run PRIMA's Python port)")
         self.verified = 0
         self.ran = 0
         self.stored = 0
@@ -115,9 +132,12 @@ class CobylaPaths:
 
     def record(self) -> dict:
         """``{"enabled", "verified", "ran", "stored", "mismatches"}`` for the re-run
-        record (``details.cobyla_paths``)."""
-        return {"enabled": self.enabled, "verified": self.verified, "ran": self.ran,
-                "stored": self.stored, "mismatches": list(self.mismatches)}
+        record (``details.cobyla_paths``), and ``"why_off"`` where paths are off."""
+        out = {"enabled": self.enabled, "verified": self.verified, "ran": self.ran,
+               "stored": self.stored, "mismatches": list(self.mismatches)}
+        if self.why_off:
+            out["why_off"] = self.why_off
+        return out
 
     def _path(self, restart: int, x0) -> Path:
         from qencode_nb.hamiltonian.cache_key import sha256_json

@@ -114,7 +114,7 @@ def test_a_damaged_path_or_paths_off_runs_cobyla(tmp_path, keep_every_path, monk
     off = CobylaPaths(MATERIAL, cache_dir=tmp_path)
     assert _fields(_run(Energy(), off, restarts=1)) == _fields(oracle)
     assert off.record() == {"enabled": False, "verified": 0, "ran": 1, "stored": 0,
-                            "mismatches": []}
+                            "mismatches": [], "why_off": "off"}
 
 
 def test_a_short_restart_keeps_no_path(tmp_path, monkeypatch):
@@ -213,3 +213,19 @@ def test_a_setting_that_is_not_on_or_off_is_refused_naming_the_variable(tmp_path
         CobylaPaths(MATERIAL, cache_dir=tmp_path)
     monkeypatch.setenv(cobyla_path.ENV_VAR, "on")
     assert CobylaPaths(MATERIAL, cache_dir=tmp_path).enabled
+
+
+def test_a_scipy_without_the_fortran_cobyla_keeps_no_path(tmp_path, keep_every_path,
+                                                           monkeypatch):
+    """scipy 1.16 and later (QEncode's v3 stack has 1.17) run PRIMA's Python port: its
+    numpy linear algebra follows the kernels, so no path is kept or taken."""
+    import scipy
+
+    monkeypatch.setattr(scipy, "__version__", "1.17.0")
+    assert cobyla_path.cobyla_build() is None
+    paths = CobylaPaths(MATERIAL, cache_dir=tmp_path)
+    assert _fields(_run(Energy(), paths, restarts=1)) == _fields(_run(Energy(), None,
+                                                                      restarts=1))
+    assert paths.record()["why_off"] == ("scipy 1.17.0 has no compiled Fortran COBYLA "
+                                         "(1.16 and later run PRIMA's Python port)")
+    assert (paths.ran, paths.stored) == (1, 0) and not (tmp_path / cobyla_path.SUBDIR).exists()
