@@ -218,7 +218,13 @@ def mark_failed(output, stage: str, error_type: str, message: str) -> None:
     from qencode_nb.notebook.stages import failure_line
 
     path = Path(output)
-    nb = nbformat.read(str(path), as_version=4) if path.is_file() else nbformat.v4.new_notebook()
+    nb = nbformat.v4.new_notebook()
+    if path.is_file():
+        try:
+            nb = nbformat.read(str(path), as_version=4)
+        except (OSError, ValueError) as exc:   # nbformat's NotJSONError is a ValueError
+            message = (f"{message} (its notebook could not be read: {type(exc).__name__}; "
+                       "this one holds the reason)")
     value = {"stage": stage, "type": error_type, "message": message}
     payload = {"name": "error", "value": encode(value)}
     if latest_run(nb) is not None:
