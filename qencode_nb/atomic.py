@@ -6,9 +6,8 @@
 path leave one complete file (the last to replace it); a failed write leaves the
 old file as it was and no temporary file behind.  Users: the rebuild cache
 (:mod:`qencode_nb.hamiltonian.cache`), re-run checkpoints
-(:mod:`qencode_nb.rerun.checkpoint`), a sweep's ``summary.csv``
-(:mod:`qencode_nb.batch.run_folder`) and a run's progress saves of its notebook
-(:mod:`qencode_nb.executor.papermill_engine`).
+(:mod:`qencode_nb.rerun.checkpoint`) and a sweep's ``summary.csv``
+(:mod:`qencode_nb.batch.run_folder`).
 """
 
 from __future__ import annotations
@@ -18,11 +17,9 @@ import tempfile
 from pathlib import Path
 
 
-def write_atomic(path: Path, data: bytes, sync: bool = True) -> None:
+def write_atomic(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` atomically (temp file in the same folder, fsync,
-    ``os.replace``), creating the folder.  ``sync=False`` leaves out the fsync: a
-    process killed mid-write still leaves the old file or the new one, but a power
-    loss may leave neither (a run's progress saves).
+    ``os.replace``), creating the folder.
 
     Raises:
         OSError: the folder cannot be created or written, or the disk is full; the
@@ -39,8 +36,7 @@ def write_atomic(path: Path, data: bytes, sync: bool = True) -> None:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
-            if sync:
-                os.fsync(handle.fileno())
+            os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
         try:

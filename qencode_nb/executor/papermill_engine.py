@@ -154,10 +154,7 @@ def _progress_save(nb_man, **kwargs) -> None:
     ``papermill.execute_notebook`` writes the finished notebook (and one that failed
     in a cell) once more with ``nbformat.writes``, so every notebook that ends is in
     nbformat's own layout; a killed run's is still a valid notebook (nbformat reads
-    both).  A local notebook is replaced atomically (:func:`qencode_nb.atomic.write_atomic`,
-    no fsync): papermill's in-place write left an empty file when the run was killed
-    between its truncation and its write (a 1-s sweep timeout met it), and the runner
-    could then not record why the run failed."""
+    both)."""
     import json
 
     from nbformat.v4.nbjson import BytesEncoder
@@ -166,16 +163,8 @@ def _progress_save(nb_man, **kwargs) -> None:
     if "nb" in kwargs:       # papermill's catch_nb_assignment, as its own save takes it
         nb_man.nb = kwargs["nb"]
     if nb_man.output_path:
-        text = json.dumps(nb_man.nb, cls=BytesEncoder, ensure_ascii=False)
-        target = str(nb_man.output_path)
-        if "://" in target or target == "-":   # papermill's other IO handlers
-            papermill_io.write(text, target)
-        else:
-            from pathlib import Path
-
-            from qencode_nb.atomic import write_atomic
-
-            write_atomic(Path(target), text.encode("utf-8"), sync=False)
+        papermill_io.write(json.dumps(nb_man.nb, cls=BytesEncoder, ensure_ascii=False),
+                           nb_man.output_path)
     nb_man.last_save_time = nb_man.now()
 
 

@@ -107,24 +107,3 @@ def test_a_run_killed_mid_save_still_gets_its_reason(tmp_path, content):
     assert error["message"] == ("the run exceeded the per-run timeout of 1 s (its notebook "
                                 "could not be read: NotJSONError; this one holds the reason)")
 
-
-def test_a_progress_save_replaces_the_notebook_whole(tmp_path):
-    """The engine's saves during a run go through a temporary file and os.replace: the
-    notebook on disk is always a whole one (the old or the new), never a truncated one."""
-    import json
-    import os
-    from types import SimpleNamespace
-
-    import nbformat
-
-    from qencode_nb.executor.papermill_engine import _progress_save
-
-    out = tmp_path / "run.ipynb"
-    out.write_text("old")
-    inode = os.stat(out).st_ino
-    man = SimpleNamespace(nb=nbformat.v4.new_notebook(), output_path=str(out),
-                          now=lambda: 0.0, last_save_time=None)
-    _progress_save(man)
-    assert json.loads(out.read_text())["nbformat"] == 4
-    assert os.stat(out).st_ino != inode      # a new file moved into place
-    assert [p.name for p in tmp_path.iterdir()] == ["run.ipynb"]   # no temporary left
