@@ -83,11 +83,11 @@ def cobyla_build() -> dict | None:
             "cobyla_sha256": hashlib.sha256(Path(_cobyla.__file__).read_bytes()).hexdigest()}
 
 
-def key_material(run_material: dict, restart: int, x0) -> dict:
+def key_material(run_material: dict, restart: int, x0, build: dict | None = None) -> dict:
     """What identifies one COBYLA restart: the re-run's checkpoint material
     (:func:`qencode_nb.rerun.checkpoint.material`) without the numeric environment
     (``threads``, ``numeric``: a path is checked, not trusted), the restart index, the
-    start point's SHA-256 and the COBYLA build (:func:`cobyla_build`)."""
+    start point's SHA-256 and the COBYLA build (``build``, default :func:`cobyla_build`)."""
     import hashlib
 
     import numpy as np
@@ -96,7 +96,7 @@ def key_material(run_material: dict, restart: int, x0) -> dict:
     start = np.ascontiguousarray(x0, dtype=np.float64)
     return {"format": FORMAT, "run": kept, "restart": int(restart),
             "x0_sha256": hashlib.sha256(start.tobytes()).hexdigest(),
-            **(cobyla_build() or {"scipy": None})}
+            **(build or cobyla_build() or {"scipy": None})}
 
 
 class CobylaPaths:
@@ -119,7 +119,8 @@ class CobylaPaths:
         self.folder = cache_root(cache_dir) / SUBDIR
         self.enabled = paths_setting() == "on" if enabled is None else bool(enabled)
         self.why_off = None if self.enabled else "off"
-        if self.enabled and cobyla_build() is None:
+        self.build = cobyla_build() if self.enabled else None   # hashed once a run
+        if self.enabled and self.build is None:
             import scipy
 
             self.enabled = False
@@ -142,7 +143,8 @@ class CobylaPaths:
     def _path(self, restart: int, x0) -> Path:
         from qencode_nb.hamiltonian.cache_key import sha256_json
 
-        return self.folder / f"{sha256_json(key_material(self.run_material, restart, x0))}.npz"
+        material = key_material(self.run_material, restart, x0, self.build)
+        return self.folder / f"{sha256_json(material)}.npz"
 
     def run(self, restart: int, energy, x0, minimize_cobyla):
         """One COBYLA restart: ``(fun, x, nfev)``.
