@@ -114,7 +114,7 @@ def side_file(prefix: str, material: dict, compute, *, enabled: bool = True,
         if why is None:
             return doc, "hit"
         if why != "absent":
-            _report_corrupt(path, why)
+            report_corrupt(path, why)
             status = f"rebuilt: {why}"
     fields = compute()
     if not enabled:
@@ -125,14 +125,14 @@ def side_file(prefix: str, material: dict, compute, *, enabled: bool = True,
     # matched and such a file was rebuilt at every read (issue 37: H10's words, 45 s).
     text = json.dumps({"material": material, **fields})
     checksum = sha256_json({k: v for k, v in json.loads(text).items() if k != "material"})
-    if not _kept(lambda: write_atomic(path, json.dumps(
+    if not write_or_warn(lambda: write_atomic(path, json.dumps(
             {"material": material, **fields, SIDE_CHECKSUM: checksum}).encode()), path):
         return fields, "not cached: the file could not be written"
     STATS["writes"] += 1
     return fields, status
 
 
-def _report_corrupt(path: Path, why) -> None:
+def report_corrupt(path: Path, why) -> None:
     """Count a cache file that cannot be served (:data:`STATS` ``corrupt``) and warn,
     naming it and why (:class:`CacheWarning`); the caller rebuilds it."""
     STATS["corrupt"] += 1
@@ -140,7 +140,7 @@ def _report_corrupt(path: Path, why) -> None:
                   CacheWarning, stacklevel=4)
 
 
-def _kept(write, path: Path) -> bool:
+def write_or_warn(write, path: Path) -> bool:
     """Run ``write()`` (a cache file's atomic write); a cache is a by-product, so when the
     file cannot be written (a full disk, a file size limit, a read-only cache folder) a
     :class:`CacheWarning` names it and why, nothing is left half written
@@ -270,7 +270,7 @@ def _try_load(key, root):
     try:
         result = load(key, root)
     except CacheCorrupt as exc:
-        _report_corrupt(path_for(key, root), exc)
+        report_corrupt(path_for(key, root), exc)
         return None, f"corrupt: {exc}"
     return result, ("hit" if result is not None else "absent")
 
@@ -360,7 +360,7 @@ def cached_rebuild(geometry: str, basis: str, charge: int, spin: int,
         seconds = time.perf_counter() - start
         STATS["builds"] += 1
         payload = build_payload(chem, tap, e_tap, e_qubit, method, seconds)
-        _kept(lambda: store(key, material, payload, root), path)
+        write_or_warn(lambda: store(key, material, payload, root), path)
     summary = ChemSummary(**{name: getattr(chem, name) for name in CHEM_FIELDS},
                           e_exact_tapered_ha=e_tap, e_exact_qubit_ha=e_qubit,
                           exact_method=method, build_seconds=seconds,

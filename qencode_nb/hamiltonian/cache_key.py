@@ -61,14 +61,19 @@ def package_version(name: str) -> str:
         return "not installed"
 
 
-def code_sha256() -> str:
-    """SHA-256 (hex) of the names and bytes of :data:`CODE_FILES`, in order."""
-    here = Path(__file__).resolve().parent
+def files_sha256(folder: Path, names) -> str:
+    """SHA-256 (hex) of the names and bytes of the files ``names`` in ``folder``, in
+    order (a key's code part: any edit of one of them changes it)."""
     digest = hashlib.sha256()
-    for name in CODE_FILES:
+    for name in names:
         digest.update(name.encode() + b"\0")
-        digest.update((here / name).read_bytes())
+        digest.update((folder / name).read_bytes())
     return digest.hexdigest()
+
+
+def code_sha256() -> str:
+    """:func:`files_sha256` of :data:`CODE_FILES`."""
+    return files_sha256(Path(__file__).resolve().parent, CODE_FILES)
 
 
 def cpu_model() -> str:

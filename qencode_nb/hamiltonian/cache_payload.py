@@ -354,6 +354,30 @@ class RestoredTaperResult(TaperResult):
         return _spec_wires(self._specs["H_tapered"])
 
 
+def symmetry_terms(tap) -> dict:
+    """The Z2 symmetry of a tapered problem as plain data, for keys that name content.
+
+    ``{"n_qubits_full", "generators", "paulixops", "sectors"}``: the symmetry generators'
+    and Pauli-X operators' ``[[pauli_string, re, im], ...]`` (the payload's term lists,
+    :func:`_terms_of`) and the Z2 sectors.  A :class:`RestoredTaperResult` answers from
+    its stored terms without PennyLane; a fresh
+    :class:`~qencode_nb.hamiltonian.tapering.TaperResult` from its operators.  Both give
+    the same lists for the same operators (the file holds what :func:`_terms_of` wrote,
+    and JSON floats round-trip exactly).
+
+    Args:
+        tap: a :class:`~qencode_nb.hamiltonian.tapering.TaperResult`.
+    """
+    if isinstance(tap, RestoredTaperResult):
+        generators = [[list(t) for t in s["terms"]] for s in tap._specs["generators"]]
+        paulixops = [[list(t) for t in s["terms"]] for s in tap._specs["paulixops"]]
+    else:
+        generators = [_terms_of(g) for g in tap.generators]
+        paulixops = [_terms_of(p) for p in tap.paulixops]
+    return {"n_qubits_full": int(tap.n_qubits_full), "generators": generators,
+            "paulixops": paulixops, "sectors": [int(s) for s in tap.z2_sectors]}
+
+
 def restore(payload: dict):
     """``(ChemSummary, RestoredTaperResult)`` from a payload that passed
     :func:`check_payload`.

@@ -69,7 +69,8 @@ class SectorBound:
         return out
 
     def details(self) -> dict:
-        return {"sector_build_seconds": self.problem.seconds}
+        return {"sector_build_seconds": self.problem.seconds,
+                "sector_pool_cache": self.problem.pool_cache}
 
 
 class SectorEngine:

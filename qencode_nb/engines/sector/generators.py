@@ -197,19 +197,68 @@ def generator(ci_space, pauli_generator) -> Generator:
             or val.size == 0):
         raise NotAnExcitation(f"B = 2iG of {pauli_generator!r} is not a signed permutation "
                               "of its support (B^2 != -P)")
-    val = np.sign(val)
+    return _paired(src, tgt, np.sign(val), ci_space.dim, repr(pauli_generator))
+
+
+def _paired(src, tgt, val, dim: int, what: str) -> Generator:
+    """The :class:`Generator` of a signed permutation ``(src, tgt, val)``, with its pairs.
+
+    Raises:
+        NotAnExcitation: the support does not pair antisymmetrically.
+    """
+    import numpy as np
+
     pair = src < tgt
     a, b, v = src[pair], tgt[pair], val[pair]
-    partner = np.full(ci_space.dim, -1)
+    partner = np.full(dim, -1)
     partner[tgt] = src
-    weight = np.zeros(ci_space.dim)
+    weight = np.zeros(dim)
     weight[tgt] = val
     if (2 * a.size != src.size or not np.array_equal(partner[a], b)
             or not np.array_equal(weight[a], -v)):
-        raise NotAnExcitation(f"B = 2iG of {pauli_generator!r} does not pair its support "
+        raise NotAnExcitation(f"B = 2iG of {what} does not pair its support "
                               "antisymmetrically (B[a, b] != -B[b, a])")
     return Generator(src=src, tgt=tgt, val=val, a=np.ascontiguousarray(a),
                      b=np.ascontiguousarray(b), v=np.ascontiguousarray(v))
+
+
+def from_pairs(a, b, v, dim: int) -> Generator:
+    """The :class:`Generator` whose pairs are ``(a, b, v)`` (``B[b, a] = v``,
+    ``B[a, b] = -v``): the inverse of :func:`generator`'s pairing, bit for bit.
+
+    :func:`generator` lists the support in increasing determinant order, so ``src`` is
+    ``a`` and ``b`` together, sorted; ``tgt`` and ``val`` follow.  The index dtypes are
+    kept: ``src`` takes ``a``'s, ``tgt`` takes ``b``'s (``numpy.nonzero``'s int64 and
+    ``cistring.strs2addr``'s int32 in :func:`generator`).  How a stored pool is read back
+    (:mod:`qencode_nb.engines.sector.pool_store`).
+
+    Args:
+        a, b: integer determinant indices in ``[0, dim)``, shape ``(m,)``, ``a < b``.
+        v: weights +1/-1, shape ``(m,)``.
+        dim: the CI space's dimension.
+
+    Raises:
+        NotAnExcitation: an index outside the space, a determinant twice, ``a >= b``, a
+            weight other than +1/-1, or an empty support.
+    """
+    import numpy as np
+
+    a, b, v = np.asarray(a), np.asarray(b), np.asarray(v, dtype=np.float64)
+    if a.dtype.kind not in "iu" or b.dtype.kind not in "iu":
+        raise NotAnExcitation(f"pair indices of dtypes {a.dtype}, {b.dtype} are not integers")
+    src = np.concatenate([a, b.astype(a.dtype)])
+    if (a.ndim != 1 or a.shape != b.shape or a.shape != v.shape or not a.size
+            or src.min() < 0 or src.max() >= dim or not np.all(a < b)
+            or not np.all(np.abs(v) == 1.0)):
+        raise NotAnExcitation(f"pairs of {a.size} determinants are not a signed permutation "
+                              f"of a support in [0, {dim}) with a < b and weights +1/-1")
+    order = np.argsort(src, kind="stable")
+    src = src[order]
+    if np.any(src[1:] == src[:-1]):
+        raise NotAnExcitation("a determinant appears in two pairs")
+    tgt = np.concatenate([b, a.astype(b.dtype)])[order]
+    val = np.concatenate([v, -v])[order]
+    return _paired(src, tgt, val, dim, f"the pairs of {a.size} determinants")
 
 
 def generators(ci_space, pauli_generators) -> list:

@@ -39,9 +39,6 @@ from qencode_nb.rules import SECTOR_REPLAY_MAX_DCOEFF_HA, TAPER_OPERATION_MAX_QU
 ANGLE_FACTOR = {"statevector": 1.0, "qnode": 2.0}
 """CI-space angle = factor x stored angle, per circuit convention (module docstring)."""
 
-POOL_CACHE_FORMAT = 1
-
-
 @dataclass
 class SectorProblem:
     """An entry on the sector engine.
@@ -53,6 +50,9 @@ class SectorProblem:
         excitations: ``[(gate name, wires)]`` behind each generator.
         angle_factor: CI-space angle per stored angle (:data:`ANGLE_FACTOR`).
         seconds: wall-clock seconds to build (pool and generators).
+        pool_cache: how the pool was had
+            (:func:`qencode_nb.engines.sector.pool_store.sector_pool`: ``"hit"``,
+            ``"built"`` ...).
     """
 
     ci_space: object
@@ -60,6 +60,7 @@ class SectorProblem:
     excitations: list
     angle_factor: float
     seconds: float = 0.0
+    pool_cache: str = "built"
 
 
 def unmappable_reason(entry, n_qubits_full: int) -> str | None:
@@ -93,28 +94,6 @@ def unmappable_reason(entry, n_qubits_full: int) -> str | None:
     return None
 
 
-def _pool_indices(entry, rebuilt, excitations) -> list[int]:
-    """Indices into ``excitations`` that the generator's > 12-qubit pool keeps,
-    through a small JSON file next to the rebuild cache (the tapering test
-    of each excitation is slow at H10: see benchmarks/engines.py)."""
-    from qencode_nb.hamiltonian import cache
-    from qencode_nb.engines.ansatz import tapered_pool_excitations
-
-    chem, tap = rebuilt.chemistry, rebuilt.tapering
-
-    def compute():
-        pool = tapered_pool_excitations(entry.active_space[0], tap.n_qubits_full,
-                                        tap.generators, tap.paulixops, tap.z2_sectors)
-        position = {(gate.__name__, tuple(wires)): i
-                    for i, (gate, wires) in enumerate(excitations)}
-        return {"kept": [position[(gate.__name__, tuple(wires))] for gate, wires, _ in pool]}
-
-    material = {"rebuild_key": chem.cache_key, "kind": "adapt-pool-indices",
-                "format": POOL_CACHE_FORMAT}
-    doc, _ = cache.side_file("pool", material, compute, enabled=bool(chem.cache_key))
-    return [int(i) for i in doc["kept"]]
-
-
 def build(entry, rebuilt, *, circuit: str = "statevector") -> SectorProblem:
     """The sector-engine problem of an entry: CI space, pool generators, angle factor.
 
@@ -134,23 +113,18 @@ def build(entry, rebuilt, *, circuit: str = "statevector") -> SectorProblem:
     reason = unmappable_reason(entry, tap.n_qubits_full)
     if reason:
         raise NotRunnable(reason)
-    import pennylane as qml
-
     from qencode_nb.engines.sector import space as S
     from qencode_nb.engines.ansatz import uccsd_excitations
-    from qencode_nb.engines.sector.generators import generators
+    from qencode_nb.engines.sector.pool_store import sector_pool
     start = time.perf_counter()
     sec = S.from_summary(chem)
     excitations = uccsd_excitations(entry.active_space[0], tap.n_qubits_full)
-    kept = _pool_indices(entry, rebuilt, excitations)
-    chosen = [excitations[i] for i in kept]
-    with qml.QueuingManager.stop_recording():
-        gens = generators(sec, [qml.generator(g(0.0, wires=list(w)), format="observable")
-                                  for g, w in chosen])
+    kept, gens, status = sector_pool(entry, rebuilt, sec, excitations)
     return SectorProblem(ci_space=sec, generators=gens,
-                         excitations=[(g.__name__, list(w)) for g, w in chosen],
+                         excitations=[(excitations[i][0].__name__, list(excitations[i][1]))
+                                      for i in kept],
                          angle_factor=ANGLE_FACTOR[circuit],
-                         seconds=time.perf_counter() - start)
+                         seconds=time.perf_counter() - start, pool_cache=status)
 
 
 def replay_reason(hamiltonian) -> str | None:
