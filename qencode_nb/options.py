@@ -49,6 +49,24 @@ def _refuse(value, accepted: str, parameter: str):
                          parameter=parameter)
 
 
+def env_choice(variable: str, accepted: tuple, default: str) -> str:
+    """The value of the environment variable ``variable``, one of ``accepted``;
+    ``default`` when it is unset or empty (``QENCODE_NB_KERNEL_START``,
+    ``QENCODE_NB_COBYLA_PATHS``).
+
+    Raises:
+        ParameterError: another value (the message names the variable, the value and the
+            accepted ones).
+    """
+    import os
+
+    chosen = os.environ.get(variable) or default
+    if chosen not in accepted:
+        raise ParameterError(f"{variable} {chosen!r} is not accepted; accepted: "
+                             + ", ".join(accepted))
+    return chosen
+
+
 def check_mode(mode, *, study: bool = False) -> str:
     """``mode`` checked: one of :data:`MODES` (``study=True``: :data:`STUDY_MODES`).
 

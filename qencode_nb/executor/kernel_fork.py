@@ -103,13 +103,9 @@ def kernel_start() -> str:
     Raises:
         ParameterError: the variable is set to another value (names it and the accepted).
     """
-    from qencode_nb.errors import ParameterError
+    from qencode_nb.options import env_choice
 
-    chosen = os.environ.get("QENCODE_NB_KERNEL_START") or "fork"
-    if chosen not in KERNEL_STARTS:
-        raise ParameterError(f"QENCODE_NB_KERNEL_START {chosen!r} is not accepted; accepted: "
-                             + ", ".join(KERNEL_STARTS))
-    return chosen
+    return env_choice("QENCODE_NB_KERNEL_START", KERNEL_STARTS, "fork")
 
 
 def why_not() -> str | None:

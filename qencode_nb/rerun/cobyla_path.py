@@ -31,7 +31,6 @@ extension): a key that matched another problem could only fail its check.
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 
@@ -54,13 +53,9 @@ def paths_setting() -> str:
     Raises:
         ParameterError: the variable is set to another value (names it and the accepted).
     """
-    from qencode_nb.errors import ParameterError
+    from qencode_nb.options import env_choice
 
-    chosen = os.environ.get(ENV_VAR) or "on"
-    if chosen not in SETTINGS:
-        raise ParameterError(f"{ENV_VAR} {chosen!r} is not accepted; accepted: "
-                             + ", ".join(SETTINGS))
-    return chosen
+    return env_choice(ENV_VAR, SETTINGS, "on")
 
 
 def cobyla_build() -> dict | None:
