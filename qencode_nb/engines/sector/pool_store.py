@@ -6,9 +6,9 @@ symmetry, the active space's size, the code), never of the numeric environment: 
 choice is exact Pauli algebra, the generators are determinant indices and signs.  So
 they are kept in one ``sector-pool-<key>.npz`` beside the rebuild cache
 (:func:`qencode_nb.hamiltonian.cache_arrays.array_file`) that every numeric environment
-reads.  H10 [10e, 10o] (875 generators on 63,504 determinants) builds them in about
-17 s cold (10.6 s choosing the pool through ``qchem.taper``, 6.7 s generators); the
-file is about 45 MB and reads back in well under a second (``benchmarks/engines_h10.py``).
+reads.  H10 [10e, 10o] (875 generators on 63,504 determinants): choosing the pool takes
+4.2 s and its generators 5.7 s, storing both 10.5 s once; the 64 MB file reads back in
+0.43 s (``benchmarks/sector_pool.py``, medians of 3 on the 2-core Intel Xeon).
 
 Stored: ``kept`` (indices into :func:`qencode_nb.engines.ansatz.uccsd_excitations`),
 ``counts`` (pairs per generator) and every generator's pairs ``a``, ``b`` (their index dtypes) and
