@@ -13,6 +13,7 @@ import sys
 import pytest
 
 from conftest import SHARED_DB, pinned_env
+from test_sector import _h4_generators, h4  # noqa: F401  (h4: the fixture)
 
 FIELDS = ("src", "tgt", "val", "a", "b", "v")
 
@@ -29,22 +30,11 @@ def assert_same_generator(x, y):
 
 
 @pytest.fixture(scope="module")
-def h4_space():
-    import pennylane as qml
-    from pennylane import qchem
-
+def h4_space(h4):
+    """The H4 [4e,4o] CI space (36 determinants) and its 26 excitation generators."""
     from qencode_nb.engines.sector import space as S
-    from qencode_nb.hamiltonian.chemistry import run_chemistry
 
-    raw = json.loads(next(SHARED_DB.glob("H4_ccpvdz_JW_UCCSD_*.json")).read_text())
-    p = raw["problem"]
-    chem = run_chemistry(p["geometry"], p["basis"], p["charge"], p["spin"], 4, 4,
-                         p["orbital_optimization"])
-    singles, doubles = qchem.excitations(4, 8)
-    gens = [qml.generator(g(0.0, wires=list(w)), format="observable")
-            for g, w in [(qml.DoubleExcitation, w) for w in doubles]
-            + [(qml.SingleExcitation, w) for w in singles]]
-    return S.from_chemistry(chem), gens
+    return S.from_chemistry(h4[0]), _h4_generators()
 
 
 def test_from_pairs_gives_back_every_generator_bit_for_bit(h4_space):

@@ -48,12 +48,14 @@ def sector_pool(entry, rebuilt, ci_space, excitations, *,
     """
     from qencode_nb.engines.pool_key import pool_material
     from qencode_nb.hamiltonian.cache_arrays import array_file
+    from qencode_nb.hamiltonian.cache_key import package_version
 
     tap = rebuilt.tapering
+    # The excitations' order is qchem.excitations' (electrons, qubits and PennyLane's
+    # version are in the material); the determinant order is PySCF's cistring.
     material = {**pool_material(PREFIX, FORMAT, entry.active_space[0], tap),
                 "norb": int(ci_space.norb), "nelec": [int(n) for n in ci_space.nelec],
-                "excitations": [[gate.__name__, [int(w) for w in wires]]
-                                for gate, wires in excitations]}
+                "pyscf": package_version("pyscf")}
 
     def compute():
         return _build(entry, tap, ci_space, excitations)
