@@ -32,6 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from qencode_nb.errors import PinError
+from qencode_nb.notebook import host_kinds
 
 #: CPU flags (as in /proc/cpuinfo) each OpenBLAS coretype needs to run.
 #: Source: OpenBLAS ``driver/others/dynamic.c`` (the checks behind
@@ -55,10 +56,25 @@ CORETYPE_CPU_FLAGS: dict[str, tuple[str, ...]] = {
 
 
 def cpu_flags() -> set[str]:
-    """CPU feature flags of this machine from ``/proc/cpuinfo`` (Linux).
+    """CPU feature flags of this machine from ``/proc/cpuinfo`` (Linux), as the host kind
+    this process emulates shows them (:func:`host_kinds.emulated`, test-only: Zen 3's are
+    these without ``avx512*``).
 
-    Returns an empty set where the file does not exist (macOS, Windows).
+    Returns an empty set where the file does not exist (macOS, Windows) or has no x86
+    ``flags`` line (aarch64 names its features ``Features``).
+
+    Raises:
+        ValueError: ``QENCODE_NB_EMULATE_HOST`` names no host kind.
     """
+    kind = host_kinds.emulated()
+    real = real_cpu_flags()
+    return real if kind is None else kind.flags(real)
+
+
+def real_cpu_flags() -> set[str]:
+    """This CPU's flags from ``/proc/cpuinfo``, whatever host kind is emulated (empty set
+    where there are none): what an emulation may hide flags of
+    (:func:`host_kinds.can_emulate`)."""
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as fh:
             for line in fh:
@@ -110,10 +126,10 @@ COPY_MODULES = {"numpy": "numpy", "scipy": "scipy.linalg", "pyscf": "pyscf.lib"}
 #: ``blas_coretype`` values that keep the host's kernels.
 HOST = "host"
 
-#: numpy's AVX-512 dispatch targets (numpy 2.2: ``__cpu_dispatch__``), turned off by
-#: the ``portable`` profile so an AVX-512 host runs the AVX2 loops every host has.
-NUMPY_AVX512_FEATURES = ("AVX512F", "AVX512CD", "AVX512_KNL", "AVX512_KNM", "AVX512_SKX",
-                         "AVX512_CLX", "AVX512_CNL", "AVX512_ICL", "AVX512_SPR")
+#: numpy's AVX-512 dispatch targets, turned off by the ``portable`` profile so an AVX-512
+#: host runs the AVX2 loops every host has (one list: :mod:`host_kinds`, where a CPU
+#: without AVX-512 lacks them).
+NUMPY_AVX512_FEATURES = host_kinds.NUMPY_AVX512_FEATURES
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ UFUNCS = ("add", "multiply", "subtract", "absolute", "square", "sqrt", "sin", "c
           "exp", "log")
 
 #: Prefixes of the environment variables recorded as in force.
-ENV_PREFIXES = ("OPENBLAS_", "NPY_", "NUMBA_", "QENCODE_NB_BLAS_")
+ENV_PREFIXES = ("OPENBLAS_", "NPY_", "NUMBA_", "QENCODE_NB_BLAS_", "QENCODE_NB_EMULATE_")
 
 #: Hex digits of :func:`short_hash`.
 HASH_DIGITS = 12
@@ -129,7 +129,8 @@ def cpu_identity() -> dict:
 
 
 def env_in_force() -> dict:
-    """The ``OPENBLAS_*``, ``NPY_*``, ``NUMBA_*`` and ``QENCODE_NB_BLAS_*`` variables set."""
+    """The ``OPENBLAS_*``, ``NPY_*``, ``NUMBA_*``, ``QENCODE_NB_BLAS_*`` and
+    ``QENCODE_NB_EMULATE_*`` (a test-only host emulation, :mod:`host_kinds`) variables set."""
     return {k: v for k, v in sorted(os.environ.items()) if k.startswith(ENV_PREFIXES)}
 
 

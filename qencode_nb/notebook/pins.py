@@ -21,7 +21,7 @@ import os
 import sys
 
 from qencode_nb.errors import PinError
-from qencode_nb.notebook import blas_copies, blas_profiles
+from qencode_nb.notebook import blas_copies, blas_profiles, host_kinds
 
 #: The six thread variables set by the pin (docs/explanations/notebook-contract.md).
 THREAD_VARS = (
@@ -102,14 +102,21 @@ def profile_environment(resolution, copy: str) -> dict[str, str]:
     a parent process names another profile, and under a named profile or a kernel spec
     (:func:`blas_profiles.kernel_spec`) ``NPY_DISABLE_CPU_FEATURES`` (its list, else
     empty); then ``OPENBLAS_CORETYPE``
-    where the copy has a kernel (``host`` keeps the inherited variables)."""
+    where the copy has a kernel (``host`` keeps the inherited variables).
+
+    Where this process emulates a host kind (:mod:`host_kinds`, test-only), a copy
+    without a kernel loads under the one OpenBLAS picks by itself on that kind, and
+    numpy also loses the CPU features that kind lacks."""
     env = {}
     if copy == "numpy":
         env[PROFILE_VAR] = resolution.used
-        if resolution.used in blas_profiles.named_profiles() or "=" in resolution.used:
-            env["NPY_DISABLE_CPU_FEATURES"] = " ".join(resolution.numpy_disable)
-    if resolution.coretypes.get(copy):
-        env["OPENBLAS_CORETYPE"] = resolution.coretypes[copy]
+        disable = host_kinds.numpy_disable(resolution.numpy_disable)
+        if (resolution.used in blas_profiles.named_profiles() or "=" in resolution.used
+                or disable):
+            env["NPY_DISABLE_CPU_FEATURES"] = " ".join(disable)
+    kernel = resolution.coretypes.get(copy) or host_kinds.host_kernel(copy)
+    if kernel:
+        env["OPENBLAS_CORETYPE"] = kernel
     return env
 
 
@@ -119,10 +126,16 @@ def blas_pools() -> list[dict]:
     Keys: ``user_api`` ("blas"/"openmp"), ``internal_api``, ``prefix``,
     ``filepath``, ``version``, ``num_threads``, and for OpenBLAS
     ``architecture`` (the BLAS kernel in use) and ``threading_layer``.
+
+    The copies of an emulated host kind without an OpenBLAS (:func:`host_kinds.hidden_copies`,
+    test-only: a numpy on Apple's Accelerate) are left out, as threadpoolctl would not
+    see them there.
     """
     from threadpoolctl import threadpool_info
 
-    return [dict(p) for p in threadpool_info()]
+    hidden = host_kinds.hidden_copies()
+    return [dict(p) for p in threadpool_info()
+            if not (hidden and copy_of(p.get("filepath")) in hidden)]
 
 
 def measured_blas_threads(pools: list[dict] | None = None) -> int:

@@ -1,0 +1,57 @@
+"""Run a command as another host kind would (test-only; issue 51).
+
+    .venv/bin/python tests/as_host_kind.py amd-zen3 -- .venv/bin/python -m pytest -ra -m hostkind
+    .venv/bin/python tests/as_host_kind.py --list
+
+The command runs with ``QENCODE_NB_EMULATE_HOST`` naming the kind and the environment that
+kind gives a process (:meth:`qencode_nb.notebook.host_kinds.HostKind.environment`: its
+OpenBLAS preset, or none, and numba's target CPU), so that the profile resolution sees that
+kind's CPU flags, the pins give that kind's kernels and threadpoolctl reports its BLAS
+copies (:mod:`qencode_nb.notebook.host_kinds`).  A kind this CPU cannot emulate (its
+kernels need instructions this CPU lacks: AVX-512 on a Zen 3) is refused, exit status 2,
+naming the flags.  The command's exit status is this script's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from qencode_nb.notebook.blas_profiles import real_cpu_flags
+from qencode_nb.notebook.host_kinds import HOST_KINDS, can_emulate
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="tests/as_host_kind.py", description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("kind", nargs="?", choices=sorted(HOST_KINDS),
+                        help="the host kind to run as")
+    parser.add_argument("--list", action="store_true",
+                        help="list the kinds, saying which this CPU can emulate")
+    parser.add_argument("command", nargs=argparse.REMAINDER,
+                        help="the command, after --")
+    args = parser.parse_args(argv)
+    real = real_cpu_flags()
+    if args.list:
+        for name, kind in HOST_KINDS.items():
+            why = can_emulate(kind, real)
+            print(f"{name}: {kind.description}: "
+                  + ("can be emulated here" if why is None else f"cannot: {why}"))
+        return 0
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if args.kind is None or not command:
+        parser.error("give a kind and a command after --")
+    kind = HOST_KINDS[args.kind]
+    why = can_emulate(kind, real)
+    if why is not None:
+        print(f"tests/as_host_kind.py: cannot emulate {why}", file=sys.stderr)
+        return 2
+    env = kind.environment(dict(os.environ))
+    sys.stdout.flush()
+    os.execvpe(command[0], command, env)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
