@@ -8,6 +8,8 @@ public generator).  Conversion to PennyLane operators is
 
 from __future__ import annotations
 
+import numbers
+import operator
 import re
 
 from qencode_nb.entry.fieldpath import fits_float, shown
@@ -49,10 +51,34 @@ def parse_pauli_string(pauli_string: str,
 
 
 def format_pauli_word(word: dict) -> str:
-    """Inverse of :func:`parse_pauli_string`: wires sorted, ``"I"`` if empty."""
+    """Inverse of :func:`parse_pauli_string`: ``{wire: "X"|"Y"|"Z"}`` as ``"Z0X1Z3"``,
+    wires sorted, ``"I"`` if empty.
+
+    A wire is written as the integer it is: PennyLane 0.45.0's ``bravyi_kitaev`` labels
+    some wires of its words with floats (``numpy.float64(3.0)``; measured on LiH STO-3G
+    [2e,3o], in ``qchem.molecular_hamiltonian`` and ours alike, issue 51), which would
+    otherwise be written ``Z3.0``, a string no reader accepts and no stored term equals.
+
+    Raises:
+        ValueError: a wire that is not an integer (``2.5``, ``"a"``), naming the word.
+    """
     if not word:
         return "I"
-    return "".join(f"{word[w]}{w}" for w in sorted(word))
+    wires = {_integer_wire(label, word): op for label, op in word.items()}
+    return "".join(f"{wires[w]}{w}" for w in sorted(wires))
+
+
+def _integer_wire(label, word) -> int:
+    """The integer wire ``label`` stands for (an int, a numpy integer, or a float that is
+    integral), else ValueError naming ``word``."""
+    try:
+        return operator.index(label)
+    except TypeError:
+        pass
+    if isinstance(label, numbers.Real) and float(label).is_integer():
+        return int(label)
+    raise ValueError(f"Pauli word {word!r}: wire {label!r} is not an integer; accepted: "
+                     "integer wires (0, 1, ...)")
 
 
 def validate_pauli_terms(pauli_terms, num_qubits: int) -> list[tuple[dict, float]]:

@@ -57,6 +57,39 @@ def test_fast_native_operator_equals_molecular_hamiltonian(symbols, xyz_bohr, ba
     assert cmp.to_record()["max_abs_dcoeff"] < 1e-11
 
 
+def test_bravyi_kitaev_float_wires_are_written_as_integers_and_a_sign_gauge_is_found():
+    """Issue 51: PennyLane 0.45.0's Bravyi-Kitaev mapping labels some wires with floats
+    (``numpy.float64(3.0)``) in LiH STO-3G [2e,3o]; they were written ``Z3.0``, which
+    ``compare_terms`` could not parse once an orbital's sign differed (on Zen 3's kernels).
+    Here the sign gauge is made on purpose, so the path runs on every host kind: the
+    terms conjugated by Z2 (every term with X or Y on wire 2 flips sign) are found equal by
+    that Pauli conjugation."""
+    import pennylane as qml
+    from pennylane import qchem
+
+    from qencode_nb.entry.pauli_strings import format_pauli_word, parse_pauli_string
+    from qencode_nb.hamiltonian.equivalence import compare_terms
+
+    H, _ = qchem.molecular_hamiltonian(["Li", "H"], np.array([0, 0, 0, 0, 0, 3.0]),
+                                       basis="sto-3g", mapping="bravyi_kitaev",
+                                       active_electrons=2, active_orbitals=3)
+    words = [dict(w) for w in qml.pauli.pauli_sentence(H)]
+    assert any(isinstance(wire, float) for w in words for wire in w), \
+        "PennyLane no longer labels BK wires with floats: this test's input is gone"
+    terms = _terms(H)
+    assert len(terms) == len(words)                        # no two words written alike
+    for string in terms:
+        assert format_pauli_word(parse_pauli_string(string)) == string
+    gauged = {s: (-c if parse_pauli_string(s).get(2) in ("X", "Y") else c)
+              for s, c in terms.items()}
+    assert gauged != terms
+    cmp = compare_terms(terms, gauged)
+    assert cmp.equal and cmp.equivalence == "pauli conjugation", cmp.to_record()
+    assert cmp.to_record()["conjugating_pauli"] == "Z2"
+    with pytest.raises(ValueError, match="wire 2.5 is not an integer"):
+        format_pauli_word({2.5: "X"})
+
+
 def test_ao_integrals_are_pennylanes():
     """S, H_core and (pq|rs) over LiH STO-3G's six functions: PySCF in PennyLane's
     normalisation and order against PennyLane's own integral functions."""
