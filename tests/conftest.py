@@ -29,7 +29,7 @@ from pathlib import Path
 # Set before anything here imports numpy (the pin module imports neither numpy nor
 # scipy); the runtime limit covers a numpy that a plugin may have loaded earlier.
 # HOST_ENV keeps the environment as the host gave it.
-from qencode_nb.notebook import blas_profiles  # noqa: E402
+from qencode_nb.notebook import blas_profiles, host_kinds  # noqa: E402
 from qencode_nb.notebook.pins import BLAS_KERNEL_VARS, THREAD_VARS, pin, pin_environment
 
 HOST_ENV = dict(os.environ)
@@ -64,7 +64,7 @@ H2_JW_UCCSD = SHARED_DB / "H2_ccpvdz_JW_UCCSD_v4_tapered__sha256_93a0f8a8604d9ae
 
 __all__ = ["ROOT", "SHARED_DB", "SHARED_HISTORY", "AUDIT_NB", "LIH_PAR_HEA", "H2_JW_UCCSD", "THREAD_VARS",
            "HOST_ENV", "TEST_PROFILE", "KERNEL_PIN_VARS", "needs_profile", "reference_only",
-           "by_profile", "needs_coretype", "coretype_missing", "HOST_KINDS",
+           "by_profile", "needs_coretype", "coretype_missing", "HOST_KINDS", "AVX512_CPU", "ZEN3_CPU",
            "pinned_env", "unpinned_env", "openblas_kernels", "LIH_PAR_HEA_ERROR_MHA",
            "lih_par_hea_error_mha"]
 
@@ -272,15 +272,20 @@ def needs_profile(name: str):
         f"{blas_profiles.describe_missing(missing)}"))
 
 
-#: The three host kinds this project runs on (README, "Run the tests"; CONTRIBUTING.md).
+#: The three host kinds this project runs on (README, "Run the tests"; CONTRIBUTING.md),
+#: in words: :data:`qencode_nb.notebook.host_kinds.HOST_KINDS` (the fourth, ``unknown``, is
+#: a host the profiles do not know, emulated only).
 #: What decides the bits is the kernel profile a host resolves to, not the vendor: the
 #: pin sets every copy's kernel, whatever the host presets.
-HOST_KINDS = {
-    "intel-avx512": "an Intel Xeon with AVX-512 and no OpenBLAS preset",
-    "amd-avx512-haswell": "an AMD EPYC with AVX-512 presetting OPENBLAS_CORETYPE=Haswell "
-                          "and OPENBLAS_L2_SIZE=512",
-    "amd-zen3": "an AMD EPYC (Zen 3) without AVX-512 and no preset",
-}
+HOST_KINDS = {name: kind.description for name, kind in host_kinds.HOST_KINDS.items()
+              if name != "unknown"}
+#: CPU flags a test passes where it means a kind of CPU, not this one (issue 51): every flag
+#: an OpenBLAS coretype of :data:`~qencode_nb.notebook.blas_profiles.CORETYPE_CPU_FLAGS`
+#: needs, less AMX (a Xeon with AVX-512 and avx512_bf16, as the project's Intel host) ...
+AVX512_CPU = frozenset(f for need in blas_profiles.CORETYPE_CPU_FLAGS.values() for f in need
+                       if not f.startswith("amx"))
+#: ... and the same less ``avx512*`` (Zen 3, as its emulation shows it).
+ZEN3_CPU = frozenset(host_kinds.HOST_KINDS["amd-zen3"].flags(set(AVX512_CPU)))
 #: The kernel profile the tests run under on each host kind (conftest pins
 #: ``resolve("reference").used``): the host kinds that measure a profile's rows.
 PROFILE_HOST_KINDS = {"reference": ("intel-avx512", "amd-avx512-haswell"),

@@ -156,9 +156,12 @@ def check_axes(threads=None, coretypes=None, kernelspecs=None,
             for t, c, n, k in itertools.product(t_axis, c_axis, n_axis, k_axis)]
 
 
-def audit_coretype(p: Perturbation, release: str | None) -> str | None:
+def audit_coretype(p: Perturbation, release: str | None,
+                   flags: set[str] | None = None) -> str | None:
     """The ``blas_coretype`` parameter of a run of ``p`` on an entry of ``release``
-    (``"v3"``, ``"v4"``, None: :func:`qencode_nb.entry.recorded_env.entry_release`).
+    (``"v3"``, ``"v4"``, None: :func:`qencode_nb.entry.recorded_env.entry_release`) on a
+    CPU with ``flags`` (/proc/cpuinfo's; default this CPU's,
+    :func:`~qencode_nb.notebook.blas_profiles.cpu_flags`).
 
     Returns:
         ``p.coretype`` itself without the dispatch axis, or where the named profile it
@@ -175,7 +178,7 @@ def audit_coretype(p: Perturbation, release: str | None) -> str | None:
 
     if p.numpy_dispatch is None:
         return p.coretype
-    resolution = resolve(p.coretype or "reference", release=release)
+    resolution = resolve(p.coretype or "reference", flags, release=release)
     loops_on = p.numpy_dispatch == "on"
     if resolution.requested in PROFILES and bool(resolution.numpy_disable) != loops_on:
         return p.coretype        # the profile itself (for the entry's release) runs so
