@@ -315,11 +315,35 @@ def test_packed_backend_reusing_h_psi_equals_the_per_generator_backend(h6, inner
     if inner == "l-bfgs-b":
         assert packed.last.hits >= 2 * 12 - 1
     split = _adapt(CISpaceBackend(sec, gens), inner)
-    assert split.selected_indices == old.selected_indices
     # L-BFGS-B: rounding moves an energy by about 1e-14 Ha; COBYLA (rhobeg 0.5, no
     # gradient) turns it into other iterates (measured 5.9e-9 Ha; docs/explanations/engines.md)
+    # and the pool gradients by up to 1.3e-5 Ha/rad, so a step whose best two operators
+    # are closer than that may choose either, and which one follows the OpenBLAS kernels
+    # (issue 51: on Zen 3's, step 9's 5.784751e-2 vs 5.784438e-2 Ha/rad chose 40 before
+    # 18).  So with COBYLA the runs are compared up to their first such near tie (exact
+    # ties, the spin-mirrored operators, still tie exactly and are compared).
+    steps = 12 if inner == "l-bfgs-b" else _before_near_tie((old, split), COBYLA_GRADIENT_MOVE)
+    assert steps >= 6, f"a near tie at step {steps + 1}: too little left to compare"
+    assert split.selected_indices[:steps] == old.selected_indices[:steps]
     tol = 1e-12 if inner == "l-bfgs-b" else 1e-7
-    assert max(abs(a - b) for a, b in zip(split.energies, old.energies)) < tol
+    assert max(abs(a - b) for a, b in zip(split.energies[:steps], old.energies[:steps])) < tol
+
+
+#: How far COBYLA's other iterates move a pool gradient between two H·ψ methods (Ha/rad):
+#: measured 1.3e-5 on H6's 12 ADAPT steps under Zen 3's kernels, with a margin of 4x.
+COBYLA_GRADIENT_MOVE = 5e-5
+
+
+def _before_near_tie(runs, tol):
+    """The number of ADAPT steps before the first at which one of ``runs`` has its best
+    two pool gradients closer than ``tol`` Ha/rad but not equal (a choice rounding may
+    flip); every step where there is none."""
+    steps = min(len(r.max_gradients) for r in runs)
+    for step in range(steps):
+        if any(0 < abs(r.max_gradients[step]) - abs(r.runner_up_gradients[step]) < tol
+               for r in runs):
+            return step
+    return steps
 
 
 def test_adjoint_gradient_equals_central_differences(h4):
