@@ -85,6 +85,11 @@ def real_cpu_flags() -> set[str]:
     return set()
 
 
+#: Why a CPU shows no flags (:func:`cpu_flags` empty), as messages say it.
+NO_FLAGS = ("/proc/cpuinfo has no x86 flags line, or there is no /proc/cpuinfo: not x86-64 "
+            "Linux, e.g. aarch64 or macOS")
+
+
 def runnable_coretypes(flags: set[str] | None = None) -> list[str]:
     """The OpenBLAS coretypes this CPU can run, in :data:`CORETYPE_CPU_FLAGS` order."""
     flags = cpu_flags() if flags is None else flags
@@ -109,6 +114,10 @@ def check_coretype(coretype: str, flags: set[str] | None = None) -> str:
                        + ", ".join(CORETYPE_CPU_FLAGS), parameter="blas_coretype")
     flags = cpu_flags() if flags is None else flags
     missing = [f for f in CORETYPE_CPU_FLAGS[name] if f not in flags]
+    if missing and not flags:
+        raise PinError(f"{name!r} cannot be checked on this CPU: it shows no x86 CPU flags "
+                       f"({NO_FLAGS}); accepted here: {HOST!r} (the host's kernels)",
+                       parameter="blas_coretype")
     if missing:
         raise PinError(
             f"{name!r} needs CPU flags {', '.join(missing)}, which this CPU lacks; this "
@@ -360,7 +369,9 @@ def resolve(blas_coretype, flags: set[str] | None = None, *, strict: bool = Fals
     if not missing:
         return Resolution(profile.name, profile.name, dict(profile.coretypes),
                           profile.numpy_disable)
-    reason = (f"this CPU cannot run the {profile.name} profile: {describe_missing(missing)}")
+    reason = (f"this CPU cannot run the {profile.name} profile: {describe_missing(missing)}"
+              if flags else f"this CPU shows no x86 CPU flags ({NO_FLAGS}), so no kernel "
+                            f"of the {profile.name} profile can be checked")
     if strict or profile is not REFERENCE or missing_flags(PORTABLE, flags):
         if profile is REFERENCE and not strict:     # not even AVX2: the host's kernels
             return Resolution(profile.name, HOST, {c: None for c in COPIES},
@@ -395,8 +406,9 @@ def named_profiles() -> dict:
 
 def triple_text(kernels: dict) -> str:
     """``numpy SkylakeX, scipy SkylakeX, pyscf Prescott`` for ``{copy: kernel}``, in
-    :data:`COPIES` order (``not loaded`` for a copy without a kernel)."""
-    return ", ".join(f"{c} {kernels.get(c) or 'not loaded'}" for c in COPIES)
+    :data:`COPIES` order (``no OpenBLAS found`` for a copy without a kernel: not loaded,
+    or loaded on another BLAS that threadpoolctl cannot name a kernel of)."""
+    return ", ".join(f"{c} {kernels.get(c) or 'no OpenBLAS found'}" for c in COPIES)
 
 
 def reference_clause(kernels: dict) -> str:

@@ -221,7 +221,11 @@ def pin(blas_threads: int = 1, blas_coretype: str | None = None,
        ``blas_threads``.  Copies reporting another ``architecture`` than asked
        are listed (``kernel_mismatches``: an OpenBLAS build maps a kernel it
        lacks to its nearest one; measured: numpy 2.2.6's OpenBLAS 0.3.29 reports
-       SkylakeX for Cooperlake and Haswell for Zen), not refused.
+       SkylakeX for Cooperlake and Haswell for Zen), not refused.  Where
+       threadpoolctl finds no BLAS library at all (a numpy on Apple's Accelerate),
+       nothing can measure the threads: ``blas_threads`` is None and ``unmeasured``
+       says why, unless kernels were asked for, which cannot then be checked
+       (PinError).
 
     Args:
         blas_threads: requested BLAS threads (int >= 1, checked before:
@@ -232,17 +236,17 @@ def pin(blas_threads: int = 1, blas_coretype: str | None = None,
             ``reference``, that release's kernel triple.
 
     Returns:
-        ``{"blas_threads": measured int, "blas_coretype": the OPENBLAS_CORETYPE
+        ``{"blas_threads": measured int (None: unmeasured), "blas_coretype": the OPENBLAS_CORETYPE
         in force when numpy loaded (requested, or inherited) or None,
         "profile": Resolution.to_record() plus "kernels" ({copy: measured
         architecture}), "pools": [threadpoolctl dicts], "kernel_mismatches":
-        [str]}``.
+        [str]}``, and ``"unmeasured": why`` where no BLAS pool was found.
 
     Raises:
         PinError: numpy/scipy imported earlier with another count, or
             without the requested kernel in the environment; no BLAS pool
-            found; a pool not running the requested count; a ``blas_coretype``
-            this CPU cannot run.
+            found where kernels were asked for; a pool not running the requested
+            count; a ``blas_coretype`` this CPU cannot run.
     """
     resolution = blas_profiles.resolve(blas_coretype, release=release)
     env = launch_environment(blas_threads, resolution)
@@ -282,6 +286,8 @@ def pin(blas_threads: int = 1, blas_coretype: str | None = None,
             os.environ["OPENBLAS_CORETYPE"] = launch
 
     pools = blas_pools()
+    if not any(p.get("user_api") == "blas" for p in pools):
+        return _unmeasured(blas_threads, resolution, launch, pools)
     have = measured_blas_threads(pools)
     if have != blas_threads:
         from threadpoolctl import threadpool_limits
@@ -301,6 +307,26 @@ def pin(blas_threads: int = 1, blas_coretype: str | None = None,
                   and str(kernels.get(copy)).lower() != want.lower()]
     return {"blas_threads": have, "blas_coretype": launch or None, "profile": profile,
             "pools": pools, "kernel_mismatches": mismatches}
+
+
+def _unmeasured(blas_threads: int, resolution, launch, pools) -> dict:
+    """:func:`pin`'s result where threadpoolctl finds no BLAS library at all (a numpy on
+    Apple's Accelerate, which it cannot measure; issue 51): the thread variables are set
+    and nothing can measure them, so ``blas_threads`` is None and ``unmeasured`` says why.
+    Raises PinError where the resolution asked for kernels (a pin it promised could not be
+    checked to take)."""
+    asked = {c: k for c, k in resolution.coretypes.items() if k}
+    why = ("threadpoolctl finds no BLAS library in this process (another BLAS, e.g. Apple's "
+           "Accelerate, or none it can measure)")
+    if asked:
+        raise PinError(f"{why}: the kernel pin ({blas_profiles.triple_text(asked)}) cannot "
+                       "be checked; use blas_coretype 'host' on this host")
+    profile = resolution.to_record()
+    profile["kernels"] = {}
+    return {"blas_threads": None, "blas_coretype": launch or None, "profile": profile,
+            "pools": pools, "kernel_mismatches": [],
+            "unmeasured": f"{why}: the thread variables are set to {blas_threads}, their "
+                          "effect is not measured"}
 
 
 def blas_report() -> dict:

@@ -182,6 +182,10 @@ class Card:
             if profile.get("fallback"):
                 text += f"; {profile['requested']} not used: {profile['fallback']}"
             parts.append(text)
+            found = blas_found(kernels, (r.get("provenance") or {}).get("blas"),
+                               r.get("blas_threads"))
+            if found:
+                parts.append(found)
         if numeric.get("hash"):
             parts.append(f"numeric fingerprint {numeric['hash']}")
         from qencode_nb.entry.recorded_env import stack_text
@@ -374,3 +378,34 @@ def redraw_card(path) -> bool:
                 nbformat.write(nb, str(path))
                 return True
     return False
+
+
+def blas_found(kernels: dict, blas: dict | None, blas_threads) -> str | None:
+    """The card's words for a host whose BLAS copies the profiles cannot all name (issue 51:
+    a numpy on Apple's Accelerate, an aarch64 host): the BLAS libraries threadpoolctl found
+    (``openblas 0.3.27 (scipy)``; ``none``), the copies of
+    :data:`~qencode_nb.notebook.blas_profiles.COPIES` without an OpenBLAS kernel, and BLAS
+    threads unmeasured where ``blas_threads`` is None.  None where every copy has a kernel.
+
+    Args:
+        kernels: ``{copy: kernel}`` the pin measured (``blas_profile.kernels``).
+        blas: the provenance's ``blas`` record (:func:`qencode_nb.notebook.pins.blas_report`).
+        blas_threads: the recorded ``blas_threads`` (None: not measured).
+    """
+    from qencode_nb.notebook.blas_profiles import COPIES
+    from qencode_nb.notebook.pins import copy_of
+
+    unnamed = [c for c in COPIES if not kernels.get(c)]
+    if not unnamed and blas_threads is not None:
+        return None
+    libraries = [f"{p.get('library')} {p.get('version') or ''}".strip()
+                 + f" ({copy_of(p.get('filepath')) or p.get('filepath')})"
+                 for p in (blas or {}).get("pools") or [] if p.get("user_api") == "blas"]
+    text = f"BLAS libraries found: {', '.join(libraries) or 'none'}"
+    if unnamed:
+        text += (f"; no OpenBLAS kernel named for {', '.join(unnamed)} (threadpoolctl finds "
+                 "no OpenBLAS there)")
+    if blas_threads is None:
+        text += "; BLAS threads not measured"
+    return text
+

@@ -273,7 +273,10 @@ def _tier3(entry, rerun_energy: float, diff: dict, provenance: dict, blas_thread
         where = (f" ({recorded.release}, {recorded.requirements_file})"
                  if recorded.release else "")
         reasons.append(f"not the entry's recorded stack{where}: " + ", ".join(drift))
-    if blas_threads != 1:
+    if blas_threads is None:      # the pin found no BLAS library to measure (pins.pin)
+        reasons.append("BLAS threads not measured: threadpoolctl finds no BLAS library in "
+                       "this process (reference: 1, measured)")
+    elif blas_threads != 1:
         reasons.append(f"{blas_threads} BLAS threads measured (reference: 1)")
     for row in (procedure or {}).get("fields") or []:
         if row.get("field") == "backend" and row.get("status") == "differs":
@@ -305,7 +308,7 @@ def kernel_reason(provenance: dict, blas_coretype=None,
         recorded: the entry's :class:`~qencode_nb.entry.recorded_env.RecordedEnvironment`;
             None, or one without recorded pins, compares with the reference triple.
     """
-    from qencode_nb.notebook.blas_profiles import REFERENCE, release_clause, triple_text
+    from qencode_nb.notebook.blas_profiles import COPIES, REFERENCE, release_clause, triple_text
     from qencode_nb.notebook.pins import copy_of
 
     copies = (provenance.get("numeric") or {}).get("openblas")
@@ -320,4 +323,11 @@ def kernel_reason(provenance: dict, blas_coretype=None,
     clause, reason = release_clause(used, recorded.kernels if pinned else REFERENCE.coretypes,
                                     recorded.release if pinned else None,
                                     recorded.unknown if pinned else ())
+    unnamed = [c for c in COPIES if not used.get(c)]
+    if unnamed and reason:      # a host the profiles do not know (issue 51): say which
+        reason = (f"the kernel of {' and '.join(f'{c}' + chr(39) + 's' for c in unnamed)} "
+                  "BLAS cannot be named (threadpoolctl finds no OpenBLAS for "
+                  f"{'them' if len(unnamed) > 1 else 'it'}: another BLAS, e.g. Apple's "
+                  "Accelerate, or none), so no run here can be called the release's "
+                  f"environment; {reason}")
     return head + clause, reason
