@@ -2,6 +2,7 @@
 
     .venv/bin/python tests/as_host_kind.py amd-zen3 -- .venv/bin/python -m pytest -ra -m hostkind
     .venv/bin/python tests/as_host_kind.py --list
+    .venv/bin/python tests/as_host_kind.py --others     # what .ci/run's host-kind passes run as
 
 The command runs with ``QENCODE_NB_EMULATE_HOST`` naming the kind and the environment that
 kind gives a process (:meth:`qencode_nb.notebook.host_kinds.HostKind.environment`: its
@@ -19,7 +20,7 @@ import os
 import sys
 
 from qencode_nb.notebook.blas_profiles import real_cpu_flags
-from qencode_nb.notebook.host_kinds import HOST_KINDS, can_emulate
+from qencode_nb.notebook.host_kinds import HOST_KINDS, can_emulate, kind_of
 
 
 def main(argv=None) -> int:
@@ -30,6 +31,9 @@ def main(argv=None) -> int:
                         help="the host kind to run as")
     parser.add_argument("--list", action="store_true",
                         help="list the kinds, saying which this CPU can emulate")
+    parser.add_argument("--others", action="store_true",
+                        help="print the kinds, one a line, this host can run as other than "
+                             "its own (its own and the reason for each it cannot: stderr)")
     parser.add_argument("command", nargs=argparse.REMAINDER,
                         help="the command, after --")
     args = parser.parse_args(argv)
@@ -39,6 +43,18 @@ def main(argv=None) -> int:
             why = can_emulate(kind, real)
             print(f"{name}: {kind.description}: "
                   + ("can be emulated here" if why is None else f"cannot: {why}"))
+        return 0
+    if args.others:
+        own = kind_of(real, dict(os.environ))
+        print(f"this host is {own or 'of no known kind'}", file=sys.stderr)
+        for name, kind in HOST_KINDS.items():
+            if name in (own, "unknown"):   # unknown: tests/notebook/test_host_kinds.py
+                continue
+            why = can_emulate(kind, real)
+            if why is None:
+                print(name)
+            else:
+                print(f"cannot run as {why}", file=sys.stderr)
         return 0
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if args.kind is None or not command:

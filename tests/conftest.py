@@ -197,8 +197,9 @@ def private_stacks(base: Path):
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """Keep the tiers honest at collection: a heavy test is also slow (so the quick loop
-    ``-m "not slow and not notebook"`` never selects it), and a test using a
-    :data:`NETWORK_FIXTURES` fixture is marked network."""
+    ``-m "not slow and not notebook"`` never selects it), a test using a
+    :data:`NETWORK_FIXTURES` fixture is marked network, and a bitlevel test is also
+    hostkind (its exact bits follow the kernels)."""
     bad = [f"{item.nodeid}: heavy without slow" for item in items
            if item.get_closest_marker("heavy") and not item.get_closest_marker("slow")]
     bad += [f"{item.nodeid}: uses {', '.join(sorted(used))} without the network marker"
@@ -207,6 +208,9 @@ def pytest_collection_modifyitems(config, items):
             and not item.get_closest_marker("network")]
     if bad:
         raise pytest.UsageError("test tiers: " + "; ".join(bad))
+    for item in items:      # exact bits follow the kernels, so the host kind (issue 51)
+        if item.get_closest_marker("bitlevel") and not item.get_closest_marker("hostkind"):
+            item.add_marker(pytest.mark.hostkind)
 
 
 @pytest.fixture(scope="session")
@@ -370,7 +374,11 @@ def pytest_report_header(config):
     cpu = cpu_identity()
     preset = ", ".join(f"{v}={HOST_ENV[v]}" for v in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
                        if v in HOST_ENV) or "none"
-    return [f"qencode-nb kernel profile: {TEST_PROFILE} (reference_only tests "
+    kind = host_kinds.emulated()
+    emulation = ([f"qencode-nb host kind: emulated {kind.name} ({kind.description}; "
+                  f"{host_kinds.EMULATE_VAR}, tests/as_host_kind.py) on this CPU"]
+                 if kind else [])
+    return emulation + [f"qencode-nb kernel profile: {TEST_PROFILE} (reference_only tests "
             f"{'run' if TEST_PROFILE == 'reference' else 'skip'}; runs on "
             f"{profile_hosts(TEST_PROFILE)})"
             + (f"; reference not used: {_RESOLVED.fallback}" if _RESOLVED.fallback else ""),

@@ -108,21 +108,23 @@ def _readme_commands(section: str) -> list[str]:
 
 
 def test_ci_runs_the_readme_test_command():
-    """.ci/run runs README's test command verbatim (every tier but heavy), then the
-    fast bit-level tests again under the other host kind's OpenBLAS preset."""
-    full, preset, quick = _readme_commands("Run the tests")[:3]
+    """.ci/run runs README's test command verbatim (every tier but heavy), then README's
+    host-kind pass (the hostkind tests as another host kind) as each kind this host can
+    emulate (issue 51), naming each pass."""
+    full, as_kind, quick = _readme_commands("Run the tests")[:3]
     assert full == '.venv/bin/python -m pytest -ra -m "not heavy" -n 2 --dist loadfile'
-    assert preset == ('OPENBLAS_CORETYPE=Haswell OPENBLAS_L2_SIZE=512 .venv/bin/python -m '
-                      'pytest -ra -m "bitlevel and not slow and not notebook and not heavy"')
+    assert as_kind == ('.venv/bin/python tests/as_host_kind.py amd-zen3 -- .venv/bin/python -m '
+                       'pytest -ra -m "hostkind and not heavy" -n 2 --dist loadfile')
     assert quick == '.venv/bin/python -m pytest -ra -m "not slow and not notebook"'
     ci = (ROOT / ".ci" / "run").read_text()
     lines = [line.strip() for line in ci.splitlines()]
     assert full in lines
-    second = '.venv/bin/python -m pytest -ra -m "bitlevel and not slow and not notebook and not heavy"'
-    assert lines.count(second) == 2, "with and without the preset, whichever the host lacks"
-    assert "env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE \\" in lines
-    assert "OPENBLAS_CORETYPE=Haswell OPENBLAS_L2_SIZE=512 \\" in lines
-    assert lines.index(full) < lines.index(second)
+    each = as_kind.replace("amd-zen3", '"$kind"')
+    assert each in lines
+    assert "KINDS=$(.venv/bin/python tests/as_host_kind.py --others)" in lines
+    assert 'echo "host-kind pass: the hostkind tests as $kind (emulated: ' \
+           'tests/as_host_kind.py)"' in lines
+    assert lines.index(full) < lines.index(each)
     assert "set -euo pipefail" in ci, "a failing pytest must fail CI"
 
 
@@ -131,7 +133,8 @@ def test_test_tiers_are_registered_markers_and_strict():
 
     opts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
     names = {m.split(":", 1)[0] for m in opts["markers"]}
-    assert names == {"notebook", "slow", "heavy", "network", "browser", "bitlevel"}
+    assert names == {"notebook", "slow", "heavy", "network", "browser", "bitlevel",
+                     "hostkind"}
     assert "--strict-markers" in opts["addopts"]
     assert opts["addopts"][-2:] == ["-m", "not heavy"], "heavy stays out unless asked for"
 

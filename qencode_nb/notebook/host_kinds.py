@@ -158,6 +158,20 @@ def can_emulate(kind: HostKind, real: set) -> str | None:
             "kernels would stop on an illegal instruction" if lack else None)
 
 
+def kind_of(real: set, env: dict) -> str | None:
+    """The host kind (a key of :data:`HOST_KINDS`) a CPU with ``real`` /proc/cpuinfo flags
+    and an environment ``env`` is, by what decides the bits (its AVX-512 and its preset,
+    not its vendor): ``amd-avx512-haswell`` with AVX-512 and an OpenBLAS preset,
+    ``intel-avx512`` with AVX-512 and none, ``amd-zen3`` with AVX2 and FMA but no
+    AVX-512; else None (no kind this project's tests know: ``unknown``)."""
+    if all(f in real for f in AVX512_FLAGS):
+        preset = any(env.get(v) for v in PRESET_VARS)
+        return "amd-avx512-haswell" if preset else "intel-avx512"
+    if all(f in real for f in HOST_KINDS["amd-zen3"].needs):
+        return "amd-zen3"
+    return None
+
+
 def host_kernel(copy: str) -> str | None:
     """The kernel OpenBLAS picks by itself for ``copy`` on the emulated kind, where this
     process emulates one that names it; else None (this host's own choice)."""
@@ -181,4 +195,4 @@ def hidden_copies() -> tuple:
 
 __all__ = ["AVX512_FLAGS", "EMULATE_VAR", "HOST_KINDS", "HostKind", "NUMPY_AVX512_FEATURES",
            "PRESET_VARS", "can_emulate", "emulated", "hidden_copies", "host_kernel",
-           "numpy_disable"]
+           "kind_of", "numpy_disable"]

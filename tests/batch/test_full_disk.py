@@ -46,6 +46,7 @@ def _sweep(limit, out, *targets):
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.hostkind
 @pytest.mark.notebook
 def test_a_full_disk_while_a_notebook_is_written_keeps_the_finished_runs(tmp_path):
     """Before: the sweep ended in NotJSONError from reading the cut notebook (the cause,
@@ -99,6 +100,7 @@ print(json.dumps({"hit": chem.cache_hit, "terms": len(tap.H_tapered.pauli_rep),
 """
 
 
+@pytest.mark.hostkind
 def test_a_full_disk_while_a_cache_file_is_written_uses_the_result_uncached(tmp_path):
     """A rebuild whose cache file cannot be written (a 200-byte file limit while the
     cache writes it; PySCF's own scratch files are written before) returns its result with a CacheWarning naming the file; nothing is left half written, and the

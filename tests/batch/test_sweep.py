@@ -157,6 +157,7 @@ def test_summary_and_margin_plot_from_a_sweep(tmp_path):
     assert len(audit_table(out)) == 2
 
 
+@pytest.mark.hostkind
 @pytest.mark.notebook
 def test_suite_notebook_runs_a_sweep_and_records_the_tiers(tmp_path):
     import papermill

@@ -132,6 +132,7 @@ print(json.dumps({"pool": len(pool), "dim": sec.dim, "energy": E,
 """
 
 
+@pytest.mark.hostkind
 @pytest.mark.slow
 @needs_coretype("Cooperlake")
 def test_h10_adapt_replay_on_the_sector_engine_with_the_cooperlake_kernel(tmp_path):

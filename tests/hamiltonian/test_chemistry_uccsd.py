@@ -264,6 +264,7 @@ print(json.dumps(out))
 
 
 
+@pytest.mark.hostkind
 def test_cooperlake_kernel_makes_the_rebuild_bit_identical():
     """With OPENBLAS_CORETYPE=Cooperlake (set before numpy loads) PySCF's numbers,
     every Hamiltonian coefficient and the constant correction equal the entries'

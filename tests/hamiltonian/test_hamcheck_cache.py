@@ -327,6 +327,7 @@ def _fields(key):
     return entry_fields(_load(key))
 
 
+@pytest.mark.hostkind
 def test_second_call_is_a_hit_without_pyscf(tmp_path, monkeypatch):
     from qencode_nb.hamiltonian import cache
     from qencode_nb.hamiltonian import rebuild
@@ -513,6 +514,7 @@ def _key_in_child(fields, how: str, env) -> tuple[str, dict]:
     return key, kernels
 
 
+@pytest.mark.hostkind
 def test_key_is_the_same_in_another_process():
     from qencode_nb.hamiltonian import cache
 
@@ -629,6 +631,7 @@ _WRITER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.hostkind
 @pytest.mark.parametrize("lock", ["lock", "nolock"])
 def test_two_concurrent_processes_leave_a_valid_file(lock, tmp_path):
     from qencode_nb.hamiltonian import cache
@@ -750,6 +753,7 @@ _COOPERLAKE = textwrap.dedent("""
 """)
 
 
+@pytest.mark.hostkind
 def test_cooperlake_rebuild_is_bit_identical_and_keyed_apart(tmp_path, monkeypatch):
     """With OPENBLAS_CORETYPE=Cooperlake (before numpy loads) LiH PAR/HEA's
     rebuilt coefficients and exact ground energy equal the entry's to the bit;

@@ -232,6 +232,7 @@ def test_a_stored_native_hamiltonian_is_proven_native(tmp_path, monkeypatch):
     assert h["fingerprint_ha"] > 1e-6      # PennyLane's own Hartree-Fock
 
 
+@pytest.mark.hostkind
 @pytest.mark.notebook
 def test_audit_of_an_edited_entry_exits_3_with_a_hamiltonian_alert(tmp_path):
     """``qencode-nb audit`` on a re-sealed LiH PAR/HEA with one coefficient moved by

@@ -366,6 +366,7 @@ def test_cli_audit_json(tmp_path):
     assert r["done"] is True and r["replay"]["delta_ha"] == 0.0 and out.exists()
 
 
+@pytest.mark.hostkind
 @needs_coretype("Cooperlake")
 @pytest.mark.notebook
 def test_lih_with_the_cooperlake_kernel(tmp_path):

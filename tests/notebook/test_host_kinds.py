@@ -46,6 +46,7 @@ def _needs_emulation(kind: str):
     return pytest.mark.skipif(why is not None, reason=f"cannot emulate {why}")
 
 
+@pytest.mark.hostkind
 def test_each_kind_shows_its_flags_and_a_bad_name_is_refused(monkeypatch):
     monkeypatch.setenv(EMULATE_VAR, "amd-zen3")
     flags = blas_profiles.cpu_flags()
@@ -76,6 +77,7 @@ def test_an_emulation_hides_instructions_never_adds_them():
     assert env == {"NUMBA_CPU_NAME": "znver3", EMULATE_VAR: "amd-zen3"}
 
 
+@pytest.mark.hostkind
 @_needs_emulation("amd-zen3")
 def test_emulated_zen3_resolves_portable_and_gives_zen3s_own_kernels():
     """As Zen 3: reference falls back to portable naming the flags, and the host's kernels

@@ -117,6 +117,7 @@ def test_disagreeing_pools_are_reported():
 COOPERLAKE_RUNS = {"numpy": "SkylakeX", "scipy": "Cooperlake", "pyscf": "Prescott"}
 
 
+@pytest.mark.hostkind
 @needs_coretype("Cooperlake")
 def test_cooperlake_kernel_is_taken_by_scipys_openblas():
     """Asked for Cooperlake, each copy runs what its OpenBLAS build has
@@ -136,6 +137,7 @@ def test_cooperlake_kernel_is_taken_by_scipys_openblas():
     assert mismatches == [threads.kernel_mismatch(c, kernels[c], "Cooperlake") for c in cannot]
 
 
+@pytest.mark.hostkind
 def test_every_coretype_below_this_cpu_is_runnable_including_prescott():
     """Linux spells SSE3 "pni"; a CPU that runs Haswell also runs Prescott."""
     runnable = threads.runnable_coretypes()

@@ -21,6 +21,7 @@ from qencode_nb.studies.explain import explain, grid
 H2_V4 = sorted(SHARED_DB.glob("H2_ccpvdz_JW_HEA_v4*.json"))[0]
 
 
+@pytest.mark.hostkind
 def test_the_grid_starts_at_the_recorded_environment_and_moves_one_axis_at_a_time():
     configs, base = grid(str(H2_V4))
     ref = resolve("reference", release="v4")

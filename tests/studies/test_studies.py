@@ -113,6 +113,7 @@ def test_finding_reports_distinct_values_and_spread():
     assert "at 4 threads 2 distinct values in 2 runs" in text and "(1 failed)" in text
 
 
+@pytest.mark.hostkind
 @pytest.mark.notebook
 def test_kernels_study_over_two_runnable_coretypes(tmp_path):
     runnable = runnable_coretypes()

@@ -56,6 +56,7 @@ def test_the_records_a_crate_reads_are_audit_records():
     assert set(READ_RECORDS) | set(ATTESTED) <= set(AUDIT_RECORDS) | {ERROR_RECORD}
 
 
+@pytest.mark.hostkind
 @pytest.mark.notebook
 def test_the_crate_of_an_audit_reads_back(audit, capsys):
     from rocrate.rocrate import ROCrate
@@ -120,6 +121,7 @@ def test_the_crate_of_an_audit_reads_back(audit, capsys):
         == {CORETYPE}
 
 
+@pytest.mark.hostkind
 @pytest.mark.notebook
 def test_one_audit_more_joins_the_crate_and_a_failed_one_says_so(audit, tmp_path, capsys):
     from rocrate.rocrate import ROCrate
@@ -144,6 +146,7 @@ def test_one_audit_more_joins_the_crate_and_a_failed_one_says_so(audit, tmp_path
     assert "holds no audit notebook" in capsys.readouterr().err
 
 
+@pytest.mark.hostkind
 @pytest.mark.notebook
 def test_a_sweep_writes_the_crate_of_its_folder(tmp_path):
     from rocrate.rocrate import ROCrate

@@ -36,6 +36,7 @@ def run(tmp_path, entry, name, **params):
     return run_notebook(AUDIT_NB, tmp_path / f"{name}.ipynb", {"entry": str(entry), **params})
 
 
+@pytest.mark.hostkind
 @pytest.mark.notebook
 def test_tier1_table_field_by_field_on_a_real_entry(tmp_path):
     r = run(tmp_path, H2_JW_UCCSD, "h2")
