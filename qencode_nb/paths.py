@@ -30,6 +30,10 @@ NOTEBOOKS = ROOT / "notebooks"
 #: The QEncode JSON files of the entries ``params/`` names (MIT, QEncode's license; LICENSE
 #: and NOTICE beside them), which complete a bundled entry when no ``db`` is given.
 BUNDLED_DB = ROOT / "data" / "qencode-v4"
+#: Small example runs of the bundled entries (a sweep and the four studies), made by
+#: ``data/example-runs/regenerate.py``: the defaults of ``notebooks/figures.ipynb``, so
+#: that a clone alone (e.g. on Binder) draws every figure.  Examples, not results.
+EXAMPLE_RUNS = ROOT / "data" / "example-runs"
 #: Accepted package stack names (they name a folder under :func:`stacks_root` and the
 #: Jupyter kernelspec ``qencode-nb-<name>``, which Jupyter restricts likewise): lower-case
 #: letters, digits, ".", "_", "-"; a letter or digit first; at most 64 characters.
