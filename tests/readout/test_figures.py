@@ -232,11 +232,13 @@ def test_figures_notebook_with_stock_papermill(opt_run, tmp_path):
     papermill.execute_notebook(str(ROOT / "notebooks" / "figures.ipynb"), str(out_nb),
                                parameters={"sweep_dir": str(out), "optimizers_dir": str(out),
                                            "kernels_dir": str(no_csv), "out": str(figs),
-                                           "db": str(SHARED_DB)},
+                                           "db": str(SHARED_DB), "threads_dir": None,
+                                           "environments_dir": None},
                                progress_bar=False, cwd=str(ROOT))
     r = read_records(out_nb)
     assert r["done"] is True
     assert set(r["figures"]) == {"margins", "optimizers", "adapt_operators"}
+    assert r["examples"] == [], "every folder given: nothing from the bundled examples"
     for name, paths in r["figures"].items():
         assert paths == [str(figs / f"{name}.{s}") for s in ("png", "pdf", "svg")]
         assert r[f"figure.{name}"] == paths and all(Path(p).stat().st_size > 5_000
@@ -270,17 +272,21 @@ def test_figures_notebook_runs_on_its_defaults_with_only_the_repository(tmp_path
                                parameters={"out": str(tmp_path / "figs")},
                                progress_bar=False, cwd=str(ROOT / "notebooks"))
     r = read_records(out_nb)
-    assert r["done"] is True and r["figures"] == {}
-    assert r["skipped"]["margins"] == "sweep_dir is None"
-    # The bundled data (data/qencode-v4): its one ADAPT entry, H6 JW/ADAPT, a point and
-    # not a trend: no figure, and the notebook says what would draw one.
+    # Every figure is drawn (issue 51, item 5): the study and margin figures from the
+    # bundled example runs (data/example-runs), said above the figures; the ADAPT figure
+    # from the bundled entries' two hydrogen chains, H4 and H6.
+    assert r["done"] is True and r["skipped"] == {}
+    assert set(r["figures"]) == {"margins", "threads", "kernels", "optimizers",
+                                 "environments", "adapt_operators"}
+    assert r["examples"] == ["margins", "threads", "kernels", "optimizers", "environments"]
     adapt = pd.DataFrame(r["adapt_operators"])
-    assert list(adapt["system"]) == ["H6"] and adapt["n_operators"].iloc[0] > 0
-    why = r["skipped"]["adapt_operators"]
-    assert "this folder holds 1 (ADAPT entries: H6)" in why and "qencode-nb data fetch" in why
-    assert not (tmp_path / "figs" / "adapt_operators.png").exists()
+    assert list(adapt["system"]) == ["H4", "H6"] and adapt["hydrogen_chain"].all()
+    assert dict(zip(adapt["system"], adapt["n_operators"])) == {
+        s: n for s, n in _adapt_counts_from_files().items() if s in ("H4", "H6")}
     notes = [text for kind, text in _displayed(out_nb) if kind == "text/markdown"]
-    assert any("**Not drawn:**" in t and "qencode-nb data fetch" in t for t in notes), notes
+    assert any("**Drawn from the bundled example runs**" in t and "not results" in t
+               for t in notes), notes
+    assert not any("**Not drawn:**" in t for t in notes), notes
 
 
 @pytest.mark.notebook
