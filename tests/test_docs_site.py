@@ -136,7 +136,7 @@ def test_figures_tutorial_shows_its_figures(chromium, base_url):
     page, _ = _open(chromium, f"{base_url}/tutorials/figures-for-a-paper.html")
     try:
         images = page.locator(".cell_output img")
-        assert images.count() >= 1        # the margin plot (the ADAPT plot needs a database)
+        assert images.count() >= 2        # the margin plot and the ADAPT plot (H4, H6 bundled)
         for i in range(images.count()):
             assert images.nth(i).evaluate("img => img.complete && img.naturalWidth > 100")
         text = page.locator("article").inner_text()
@@ -145,6 +145,7 @@ def test_figures_tutorial_shows_its_figures(chromium, base_url):
         assert "margins.pdf: b'%PDF-" in text
         assert re.search(r"margins\.svg: \d+ text elements", text)
         assert "Margins." in text                          # the caption under the figure
+        assert "ADAPT operators against system size. Operators selected" in text  # its caption
         assert "Not drawn: ADAPT operators against system size need at least 2" in text
     finally:
         page.close()
