@@ -15,8 +15,9 @@ from __future__ import annotations
 
 from qencode_nb.rules import ACTIVE_BOUNDARY_TOL_HA
 
-#: Bump when what :func:`orbital_energies` stores changes.
-FORMAT = 1
+#: Bump when what :func:`orbital_energies` stores or its key changes (2: the key holds the
+#: measured numeric environment).
+FORMAT = 2
 
 
 def boundary_pairs(mo_energy, n_core: int, n_active: int,
@@ -62,6 +63,14 @@ def _rhf_orbitals(entry) -> dict:
 def orbital_energies(entry, cache_dir=None) -> tuple[dict, str]:
     """The entry's RHF orbital energies, through the side-file cache.
 
+    The key holds the measured numeric environment
+    (:func:`qencode_nb.notebook.fingerprint.measured_numerics`: every OpenBLAS copy's
+    kernel and threads, numpy's dispatch, libc), as the rebuild cache's does (issue 36):
+    the energies' last bits follow the kernels, and a near-degenerate pair's gap is made of
+    them (LiH cc-pVDZ's MO 3 and 4: 1.7e-16 Ha under the portable triple, 5.3e-16 Ha under
+    the reference triple; issue 51 found a gap served across kernels from a key without
+    them).
+
     Returns:
         ``({"mo_energy": [...], "n_electrons": N}, status)``, energies in Ha,
         status "hit", "built" (see :func:`qencode_nb.hamiltonian.cache.side_file`).
@@ -69,9 +78,11 @@ def orbital_energies(entry, cache_dir=None) -> tuple[dict, str]:
     from importlib.metadata import version
 
     from qencode_nb.hamiltonian.cache import side_file
+    from qencode_nb.notebook.fingerprint import measured_numerics
 
     material = {"format": FORMAT, "geometry": entry.geometry, "basis": entry.basis,
-                "charge": entry.charge, "spin": entry.spin, "pyscf": version("pyscf")}
+                "charge": entry.charge, "spin": entry.spin, "pyscf": version("pyscf"),
+                "numeric": measured_numerics()}
     fields, status = side_file("orbitals", material, lambda: _rhf_orbitals(entry),
                                cache_dir_=cache_dir)
     return {"mo_energy": fields["mo_energy"], "n_electrons": fields["n_electrons"]}, status

@@ -50,3 +50,34 @@ def test_lih_splits_its_degenerate_pi_pair_and_h2_is_clean(tmp_path):
     assert lih["pairs"][0]["gap_ha"] < 1e-12
     h2 = boundary_check(load("h2"), cache_dir=tmp_path)
     assert h2["status"] == "ok" and h2["pairs"] == [] and h2["warning"] is None
+
+
+_ORBITALS = """\
+import sys
+from qencode_nb.notebook.pins import pin
+pin(1, sys.argv[1])
+from qencode_nb.entry import load
+from qencode_nb.hamiltonian.orbitals import orbital_energies
+print(orbital_energies(load("lih"), cache_dir=sys.argv[2])[1])
+"""
+
+
+def test_orbital_energies_are_kept_per_numeric_environment(tmp_path):
+    """Issue 51: the orbital energies' last bits follow the kernels (LiH's pi pair: gap
+    1.7e-16 Ha under portable, 5.3e-16 Ha under reference), so a process under other
+    kernels builds its own instead of reading another's (which failed the Hamiltonian
+    record test as an emulated Zen 3 after a native run)."""
+    import subprocess
+    import sys
+
+    from conftest import pinned_env
+
+    def status(coretype):
+        run = subprocess.run([sys.executable, "-c", _ORBITALS, coretype, str(tmp_path)],
+                             capture_output=True, text=True, env=pinned_env(1))
+        assert run.returncode == 0, run.stderr
+        return run.stdout.split()[-1]
+
+    assert [status("portable"), status("portable"), status("Sandybridge")] == \
+        ["built", "hit", "built"]
+
