@@ -8,8 +8,8 @@ times (issue 51), so one host must be able to run the suite *as* another kind wo
 
 - the profile resolution (:func:`qencode_nb.notebook.blas_profiles.cpu_flags`) sees that
   kind's CPU flags (:meth:`HostKind.flags`: Zen 3's are this CPU's without ``avx512*``);
-- a copy the pin leaves on the host's kernels (``host``, or a copy a profile names no
-  kernel for) loads under the kernel OpenBLAS picks by itself on that kind
+- a copy the pin leaves on the host's kernels (``host``, with no ``OPENBLAS_CORETYPE``
+  inherited) loads under the kernel OpenBLAS picks by itself on that kind
   (:attr:`HostKind.kernels`, measured there), and numpy's dispatch loses the features
   that kind lacks (:attr:`HostKind.numpy_disable`);
 - the copies that kind has no OpenBLAS for (a numpy on Apple's Accelerate) are not seen by
@@ -92,11 +92,14 @@ class HostKind:
 
     def environment(self, base: dict) -> dict:
         """``base`` (an environment) as this kind would give it to a process: its
-        :data:`PRESET_VARS` as the kind presets them (others removed), :attr:`env`, and
-        :data:`EMULATE_VAR` naming the kind."""
+        :data:`PRESET_VARS` as the kind presets them (others removed), :attr:`env`,
+        ``NPY_DISABLE_CPU_FEATURES`` naming the numpy features it lacks (so that a numpy
+        loaded without the pin lacks them too), and :data:`EMULATE_VAR` naming the kind."""
         out = {k: v for k, v in base.items() if k not in PRESET_VARS}
         out.update(self.preset)
         out.update(self.env)
+        if self.numpy_disable:
+            out["NPY_DISABLE_CPU_FEATURES"] = " ".join(self.numpy_disable)
         out[EMULATE_VAR] = self.name
         return out
 

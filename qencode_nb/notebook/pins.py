@@ -95,7 +95,7 @@ def launch_environment(blas_threads: int, resolution) -> dict[str, str]:
     return env
 
 
-def profile_environment(resolution, copy: str) -> dict[str, str]:
+def profile_environment(resolution, copy: str, own_choice: bool = False) -> dict[str, str]:
     """The kernel variables in force while ``copy`` (:data:`blas_profiles.COPIES`)
     loads under ``resolution``: for numpy (the first copy) :data:`PROFILE_VAR` (the
     profile, ``host`` or the coretype used), always, so that nothing inherited from
@@ -104,17 +104,18 @@ def profile_environment(resolution, copy: str) -> dict[str, str]:
     empty); then ``OPENBLAS_CORETYPE``
     where the copy has a kernel (``host`` keeps the inherited variables).
 
-    Where this process emulates a host kind (:mod:`host_kinds`, test-only), a copy
-    without a kernel loads under the one OpenBLAS picks by itself on that kind, and
-    numpy also loses the CPU features that kind lacks."""
+    Where this process emulates a host kind (:mod:`host_kinds`, test-only), numpy's list
+    also holds the CPU features that kind lacks, and with ``own_choice`` (the pin loading
+    the copies, nothing inherited in ``OPENBLAS_CORETYPE``) a copy without a kernel loads
+    under the one OpenBLAS picks by itself on that kind."""
     env = {}
     if copy == "numpy":
         env[PROFILE_VAR] = resolution.used
-        disable = host_kinds.numpy_disable(resolution.numpy_disable)
-        if (resolution.used in blas_profiles.named_profiles() or "=" in resolution.used
-                or disable):
-            env["NPY_DISABLE_CPU_FEATURES"] = " ".join(disable)
-    kernel = resolution.coretypes.get(copy) or host_kinds.host_kernel(copy)
+        if resolution.used in blas_profiles.named_profiles() or "=" in resolution.used:
+            env["NPY_DISABLE_CPU_FEATURES"] = " ".join(
+                host_kinds.numpy_disable(resolution.numpy_disable))
+    kernel = resolution.coretypes.get(copy) or (host_kinds.host_kernel(copy) if own_choice
+                                                else None)
     if kernel:
         env["OPENBLAS_CORETYPE"] = kernel
     return env
@@ -269,11 +270,12 @@ def pin(blas_threads: int = 1, blas_coretype: str | None = None,
                 f"OPENBLAS_CORETYPE={coretype}; OpenBLAS picks its kernel when it loads, "
                 "so the BLAS kernel pin cannot take effect any more. Run the notebook through "
                 "the qencode-nb papermill engine, which sets it at Jupyter kernel launch")
+    own_choice = "OPENBLAS_CORETYPE" not in os.environ   # each copy picks its own kernel
     os.environ.update(env)
     launch = os.environ.get("OPENBLAS_CORETYPE")
     try:
         for copy in blas_profiles.COPIES:
-            os.environ.update(profile_environment(resolution, copy))
+            os.environ.update(profile_environment(resolution, copy, own_choice))
             try:
                 blas_copies.load_copy(copy)
             except (ImportError, OSError):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import subprocess
 
 import papermill
@@ -84,7 +85,12 @@ def test_lih_bundled_entry_end_to_end(tmp_path):
     assert rerun["config"]["restarts_requested"] == 10
     assert rerun["config"]["hamiltonian"] == "stored"
     assert all(n <= 500 for n in rerun["restart_nfev"]) and rerun["nfev"] == sum(rerun["restart_nfev"])
-    assert rerun["energy_calls"] == rerun["nfev"]
+    # every energy was one COBYLA asked for, or one spent checking a kept COBYLA path
+    # (rerun/cobyla_path.py) until it differed: a path kept by an earlier run under other
+    # kernels, in this machine's cache (issue 51: 4 such calls after a native run)
+    checked = sum(int(re.search(r"evaluation (\d+) of", m).group(1))
+                  for m in rerun["cobyla_paths"]["mismatches"])
+    assert rerun["energy_calls"] == rerun["nfev"] + checked
     err = abs(r["rerun_energy"] - (-7.983772976961489)) * 1e3
     assert math.isclose(r["error_mha"], err, rel_tol=0, abs_tol=1e-9)
     expected = lih_par_hea_error_mha("stored", "reference")
@@ -95,7 +101,7 @@ def test_lih_bundled_entry_end_to_end(tmp_path):
     assert r["verdict"].startswith(r["entry_id"] + ": certified")
     # The trace of the figure: one energy per evaluation, restarts where they began.
     trace = r["rerun_trace"]
-    assert len(trace["energies_ha"]) == rerun["energy_calls"] == rerun["nfev"]
+    assert len(trace["energies_ha"]) == rerun["nfev"]
     starts = [sum(rerun["restart_nfev"][:k]) for k in range(rerun["restarts_run"])]
     assert trace["restart_starts"] == starts and trace["per"] == "evaluation"
     assert r["rerun_energy"] in trace["energies_ha"]

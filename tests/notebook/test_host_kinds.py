@@ -13,7 +13,7 @@ import pytest
 
 from conftest import AUDIT_NB, AVX512_CPU, ROOT, ZEN3_CPU, unpinned_env
 from qencode_nb.errors import PinError
-from qencode_nb.notebook import blas_profiles
+from qencode_nb.notebook import blas_profiles, host_kinds
 from qencode_nb.notebook.host_kinds import EMULATE_VAR, HOST_KINDS, can_emulate
 
 AS_HOST_KIND = ROOT / "tests" / "as_host_kind.py"
@@ -74,7 +74,8 @@ def test_an_emulation_hides_instructions_never_adds_them():
                    EMULATE_VAR: "amd-avx512-haswell"}
     env = HOST_KINDS["amd-zen3"].environment({"OPENBLAS_CORETYPE": "Haswell",
                                               "OPENBLAS_L2_SIZE": "512"})
-    assert env == {"NUMBA_CPU_NAME": "znver3", EMULATE_VAR: "amd-zen3"}
+    assert env == {"NUMBA_CPU_NAME": "znver3", EMULATE_VAR: "amd-zen3",
+                   "NPY_DISABLE_CPU_FEATURES": " ".join(host_kinds.NUMPY_AVX512_FEATURES)}
 
 
 @pytest.mark.hostkind
