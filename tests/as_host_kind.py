@@ -19,7 +19,7 @@ import argparse
 import os
 import sys
 
-from qencode_nb.notebook.blas_profiles import real_cpu_flags
+from qencode_nb.notebook.host_kinds import real_cpu_flags
 from qencode_nb.notebook.host_kinds import HOST_KINDS, can_emulate, kind_of
 
 

@@ -13,6 +13,7 @@ import contextlib
 import functools
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -65,7 +66,7 @@ H2_JW_UCCSD = SHARED_DB / "H2_ccpvdz_JW_UCCSD_v4_tapered__sha256_93a0f8a8604d9ae
 __all__ = ["ROOT", "SHARED_DB", "SHARED_HISTORY", "AUDIT_NB", "LIH_PAR_HEA", "H2_JW_UCCSD", "THREAD_VARS",
            "HOST_ENV", "TEST_PROFILE", "KERNEL_PIN_VARS", "needs_profile", "reference_only",
            "by_profile", "needs_coretype", "coretype_missing", "HOST_KINDS", "AVX512_CPU", "ZEN3_CPU",
-           "pinned_env", "unpinned_env", "openblas_kernels", "LIH_PAR_HEA_ERROR_MHA",
+           "pinned_env", "unpinned_env", "cobyla_path_checks", "openblas_kernels", "LIH_PAR_HEA_ERROR_MHA",
            "lih_par_hea_error_mha"]
 
 #: LiH PAR/HEA re-run error |E - E_exact| in mHa (COBYLA, 10 restarts, 1000
@@ -132,6 +133,16 @@ def lih_par_hea_error_mha(hamiltonian: str, blas_coretype: str | None = "referen
                     "this machine and add the row to LIH_PAR_HEA_ERROR_MHA in "
                     "tests/conftest.py")
     return value
+
+
+def cobyla_path_checks(rerun: dict) -> int:
+    """The energies a re-run (its ``rerun`` record) spent checking kept COBYLA paths until
+    they differed (qencode_nb/rerun/cobyla_path.py: a path another run kept in this
+    machine's cache, under other kernels, is checked evaluation by evaluation, then COBYLA
+    runs): ``energy_calls`` is ``nfev`` plus these (issue 51: 4 after a native run, as an
+    emulated Zen 3)."""
+    return sum(int(re.search(r"evaluation (\d+) of", m).group(1))
+               for m in (rerun.get("cobyla_paths") or {}).get("mismatches") or [])
 
 
 def reseal(tmp_path, source, edit, name):

@@ -55,34 +55,9 @@ CORETYPE_CPU_FLAGS: dict[str, tuple[str, ...]] = {
 }
 
 
-def cpu_flags() -> set[str]:
-    """CPU feature flags of this machine from ``/proc/cpuinfo`` (Linux), as the host kind
-    this process emulates shows them (:func:`host_kinds.emulated`, test-only: Zen 3's are
-    these without ``avx512*``).
-
-    Returns an empty set where the file does not exist (macOS, Windows) or has no x86
-    ``flags`` line (aarch64 names its features ``Features``).
-
-    Raises:
-        ValueError: ``QENCODE_NB_EMULATE_HOST`` names no host kind.
-    """
-    kind = host_kinds.emulated()
-    real = real_cpu_flags()
-    return real if kind is None else kind.flags(real)
-
-
-def real_cpu_flags() -> set[str]:
-    """This CPU's flags from ``/proc/cpuinfo``, whatever host kind is emulated (empty set
-    where there are none): what an emulation may hide flags of
-    (:func:`host_kinds.can_emulate`)."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as fh:
-            for line in fh:
-                if line.startswith("flags"):
-                    return set(line.split(":", 1)[1].split())
-    except OSError:
-        pass
-    return set()
+#: This CPU's flags as the host kind this process emulates shows them (one reader:
+#: :func:`host_kinds.cpu_flags`; re-exported here, where callers have always found it).
+cpu_flags = host_kinds.cpu_flags
 
 
 #: Why a CPU shows no flags (:func:`cpu_flags` empty), as messages say it.

@@ -175,6 +175,36 @@ def kind_of(real: set, env: dict) -> str | None:
     return None
 
 
+def cpu_flags() -> set[str]:
+    """CPU feature flags of this machine from ``/proc/cpuinfo`` (Linux), as the host kind
+    this process emulates shows them (:func:`emulated`, test-only: Zen 3's are
+    these without ``avx512*``).
+
+    Returns an empty set where the file does not exist (macOS, Windows) or has no x86
+    ``flags`` line (aarch64 names its features ``Features``).
+
+    Raises:
+        ValueError: ``QENCODE_NB_EMULATE_HOST`` names no host kind.
+    """
+    kind = emulated()
+    real = real_cpu_flags()
+    return real if kind is None else kind.flags(real)
+
+
+def real_cpu_flags() -> set[str]:
+    """This CPU's flags from ``/proc/cpuinfo``, whatever host kind is emulated (empty set
+    where there are none): what an emulation may hide flags of
+    (:func:`can_emulate`)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
 def host_kernel(copy: str) -> str | None:
     """The kernel OpenBLAS picks by itself for ``copy`` on the emulated kind, where this
     process emulates one that names it; else None (this host's own choice)."""
@@ -198,4 +228,4 @@ def hidden_copies() -> tuple:
 
 __all__ = ["AVX512_FLAGS", "EMULATE_VAR", "HOST_KINDS", "HostKind", "NUMPY_AVX512_FEATURES",
            "PRESET_VARS", "can_emulate", "emulated", "hidden_copies", "host_kernel",
-           "kind_of", "numpy_disable"]
+           "cpu_flags", "kind_of", "numpy_disable", "real_cpu_flags"]

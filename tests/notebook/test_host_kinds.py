@@ -42,7 +42,7 @@ def _pin(kind: str | None, coretype: str, patch: str = "") -> subprocess.Complet
 
 
 def _needs_emulation(kind: str):
-    why = can_emulate(HOST_KINDS[kind], blas_profiles.real_cpu_flags())
+    why = can_emulate(HOST_KINDS[kind], host_kinds.real_cpu_flags())
     return pytest.mark.skipif(why is not None, reason=f"cannot emulate {why}")
 
 
@@ -51,7 +51,7 @@ def test_each_kind_shows_its_flags_and_a_bad_name_is_refused(monkeypatch):
     monkeypatch.setenv(EMULATE_VAR, "amd-zen3")
     flags = blas_profiles.cpu_flags()
     assert not any(f.startswith("avx512") for f in flags)
-    assert flags == HOST_KINDS["amd-zen3"].flags(blas_profiles.real_cpu_flags())
+    assert flags == HOST_KINDS["amd-zen3"].flags(host_kinds.real_cpu_flags())
     monkeypatch.setenv(EMULATE_VAR, "unknown")
     assert blas_profiles.cpu_flags() == set()
     monkeypatch.setenv(EMULATE_VAR, "zen3")
@@ -59,7 +59,7 @@ def test_each_kind_shows_its_flags_and_a_bad_name_is_refused(monkeypatch):
                                          "amd-avx512-haswell, amd-zen3, unknown"):
         blas_profiles.cpu_flags()
     monkeypatch.delenv(EMULATE_VAR)
-    assert blas_profiles.cpu_flags() == blas_profiles.real_cpu_flags()
+    assert blas_profiles.cpu_flags() == host_kinds.real_cpu_flags()
 
 
 def test_an_emulation_hides_instructions_never_adds_them():

@@ -188,6 +188,8 @@ def test_figures_notebook_redraws_the_environments_figure(env_run, tmp_path):
     figs = tmp_path / "figures"
     papermill.execute_notebook(str(ROOT / "notebooks/figures.ipynb"), str(tmp_path / "f.ipynb"),
                                parameters={"sweep_dir": None, "db": None, "out": str(figs),
+                                           "threads_dir": None, "kernels_dir": None,
+                                           "optimizers_dir": None,   # not the examples
                                            "environments_dir": str(out)},
                                progress_bar=False, cwd=str(ROOT))
     r = read_records(tmp_path / "f.ipynb")

@@ -14,7 +14,7 @@ import json
 import pytest
 
 from conftest import (AUDIT_NB, H2_JW_UCCSD, LIH_PAR_HEA, SHARED_DB, TEST_PROFILE, by_profile,
-                      reseal)
+                      cobyla_path_checks, reseal)
 from qencode_nb.notebook.stages import check_strict
 from qencode_nb import entry as entries
 from qencode_nb.entry import fields
@@ -171,7 +171,8 @@ def test_h4_jw_uccsd_runs_its_1000_iterations_and_is_bit_identical(tmp_path):
     rerun = r["rerun"]
     assert rerun["config"]["max_iterations"] == 1000
     assert rerun["config"]["restarts_requested"] == 3
-    assert rerun["nfev"] == rerun["energy_calls"] == rerun["published"]["nfev"] == 1000
+    assert rerun["nfev"] == rerun["published"]["nfev"] == 1000
+    assert rerun["energy_calls"] == rerun["nfev"] + cobyla_path_checks(rerun)
     assert rerun["restarts_run"] == 1 and rerun["stopped_early"] is True
     assert r["rerun_energy"] == by_profile({"reference": -2.184009879684204,
                                             "portable": -2.1849593925930377})
@@ -198,7 +199,8 @@ def test_a_lih_variant_set_to_1200_iterations_runs_past_500(tmp_path):
     rerun = r["rerun"]
     assert rerun["config"]["max_iterations"] == 1200
     assert max(rerun["restart_nfev"]) > 500 and max(rerun["restart_nfev"]) <= 1200
-    assert rerun["nfev"] == sum(rerun["restart_nfev"]) == rerun["energy_calls"]
+    assert rerun["nfev"] == sum(rerun["restart_nfev"])
+    assert rerun["energy_calls"] == rerun["nfev"] + cobyla_path_checks(rerun)
     row = next(f for f in r["fields"] if f["field"] == "max_iterations")
     assert row == {"field": "max_iterations", "declared_in": "run_config.max_iterations",
                    "declared": 1200, "used": 1200, "source": "re-run configuration",
