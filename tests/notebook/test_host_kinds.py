@@ -179,3 +179,35 @@ def test_the_main_job_runs_on_a_host_the_profiles_do_not_know(tmp_path):
     assert "shows no x86 CPU flags" in shown.stdout
     assert "BLAS libraries found: openblas" in shown.stdout
     assert "no OpenBLAS kernel named for numpy" in shown.stdout
+
+
+def _as_host_kind(*args, kind=None) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, str(AS_HOST_KIND), *args]
+    if kind:
+        cmd = [sys.executable, str(AS_HOST_KIND), kind, "--", *cmd]
+    return subprocess.run(cmd, capture_output=True, text=True, env=unpinned_env())
+
+
+@pytest.mark.hostkind
+@_needs_emulation("amd-zen3")
+def test_ci_runs_as_each_kind_it_can_and_says_which_it_cannot():
+    """.ci/run's passes (tests/as_host_kind.py --others, --selection): run as a Zen 3, no
+    other kind can be emulated, each refusal naming the AVX-512 flags; a kind of the same
+    test profile runs the in-process hostkind tests, of another all of them."""
+    run = _as_host_kind("--others", kind="amd-zen3")
+    assert run.returncode == 0 and run.stdout == "", run.stderr
+    assert "this host is amd-zen3" in run.stderr
+    for other in ("intel-avx512", "amd-avx512-haswell"):
+        assert f"cannot run as {other}" in run.stderr
+    assert run.stderr.count("needs the CPU flags avx512f") == 2
+    same = _as_host_kind("--selection", "amd-zen3", kind="amd-zen3")
+    assert same.stdout.strip() == "hostkind and not slow and not notebook and not heavy"
+    refused = subprocess.run([sys.executable, str(AS_HOST_KIND), "intel-avx512", "--", "true"],
+                             capture_output=True, text=True,
+                             env={**unpinned_env(), EMULATE_VAR: ""})
+    if can_emulate(HOST_KINDS["intel-avx512"], host_kinds.real_cpu_flags()) is None:
+        other = _as_host_kind("--selection", "amd-zen3", kind="intel-avx512")
+        assert other.stdout.strip() == "hostkind and not heavy"
+        assert refused.returncode == 0
+    else:
+        assert refused.returncode == 2 and "cannot emulate intel-avx512" in refused.stderr
