@@ -191,10 +191,22 @@ def cpu_flags() -> set[str]:
     return real if kind is None else kind.flags(real)
 
 
+#: ``platform.machine()`` of the processes whose /proc/cpuinfo ``flags`` are their own: an
+#: x86-64 process.  Under qemu-user (7.2) an aarch64 process reads the x86 host's
+#: /proc/cpuinfo, AVX-512 flags included; trusting them, an audit asked aarch64 OpenBLAS for
+#: SkylakeX, which it silently turned into generic armv8 (issue 51, measured).
+X86_MACHINES = ("x86_64", "amd64", "AMD64")
+
+
 def real_cpu_flags() -> set[str]:
-    """This CPU's flags from ``/proc/cpuinfo``, whatever host kind is emulated (empty set
-    where there are none): what an emulation may hide flags of
-    (:func:`can_emulate`)."""
+    """This CPU's flags from ``/proc/cpuinfo``, whatever host kind is emulated: what an
+    emulation may hide flags of (:func:`can_emulate`).  An empty set where there are none
+    (macOS, an aarch64 ``Features`` line) or where this process is not x86-64
+    (:data:`X86_MACHINES`): an emulated aarch64 process may read its x86 host's file."""
+    import platform
+
+    if platform.machine() not in X86_MACHINES:
+        return set()
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as fh:
             for line in fh:
@@ -227,5 +239,5 @@ def hidden_copies() -> tuple:
 
 
 __all__ = ["AVX512_FLAGS", "EMULATE_VAR", "HOST_KINDS", "HostKind", "NUMPY_AVX512_FEATURES",
-           "PRESET_VARS", "can_emulate", "emulated", "hidden_copies", "host_kernel",
+           "PRESET_VARS", "X86_MACHINES", "can_emulate", "emulated", "hidden_copies", "host_kernel",
            "cpu_flags", "kind_of", "numpy_disable", "real_cpu_flags"]

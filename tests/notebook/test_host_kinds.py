@@ -98,6 +98,22 @@ def test_emulated_zen3_resolves_portable_and_gives_zen3s_own_kernels():
     assert refused.returncode != 0 and "'SkylakeX' needs CPU flags avx512f" in refused.stderr
 
 
+@pytest.mark.hostkind
+def test_a_process_that_is_not_x86_64_shows_no_flags(monkeypatch):
+    """Under qemu-user an aarch64 process reads its x86 host's /proc/cpuinfo (AVX-512 flags
+    included, measured with qemu 7.2): its flags are not this process's, so none are shown
+    and reference resolves to the host's kernels (issue 51: SkylakeX asked of aarch64
+    OpenBLAS gave generic armv8)."""
+    import platform
+
+    monkeypatch.delenv(EMULATE_VAR, raising=False)
+    monkeypatch.setattr(platform, "machine", lambda: "aarch64")
+    assert host_kinds.real_cpu_flags() == set() == blas_profiles.cpu_flags()
+    assert blas_profiles.resolve("reference").used == "host"
+    monkeypatch.setattr(platform, "machine", lambda: "x86_64")
+    assert "avx2" in host_kinds.real_cpu_flags()      # every host kind of this project
+
+
 def test_a_cpu_without_flags_uses_the_hosts_kernels_saying_why():
     res = blas_profiles.resolve("reference", set())
     assert res.used == "host" and res.coretypes == {c: None for c in blas_profiles.COPIES}
