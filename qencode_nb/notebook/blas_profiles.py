@@ -47,11 +47,9 @@ CORETYPE_CPU_FLAGS: dict[str, tuple[str, ...]] = {
     "Sandybridge": ("avx",),
     "Haswell": ("avx2", "fma"),
     "Zen": ("avx2", "fma"),
-    "SkylakeX": ("avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl"),
-    "Cooperlake": ("avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl",
-                   "avx512_bf16"),
-    "SapphireRapids": ("avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl",
-                       "avx512_bf16", "amx_bf16", "amx_tile"),
+    "SkylakeX": host_kinds.AVX512_FLAGS,
+    "Cooperlake": (*host_kinds.AVX512_FLAGS, "avx512_bf16"),
+    "SapphireRapids": (*host_kinds.AVX512_FLAGS, "avx512_bf16", "amx_bf16", "amx_tile"),
 }
 
 

@@ -45,8 +45,9 @@ PRESET_VARS = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 NUMPY_AVX512_FEATURES = ("AVX512F", "AVX512CD", "AVX512_KNL", "AVX512_KNM", "AVX512_SKX",
                          "AVX512_CLX", "AVX512_CNL", "AVX512_ICL", "AVX512_SPR")
 
-#: CPU flags an AVX-512 OpenBLAS kernel needs (the SkylakeX row of
-#: :data:`qencode_nb.notebook.blas_profiles.CORETYPE_CPU_FLAGS`).
+#: CPU flags every AVX-512 OpenBLAS kernel needs: the SkylakeX row of
+#: :data:`qencode_nb.notebook.blas_profiles.CORETYPE_CPU_FLAGS`, which builds its AVX-512
+#: rows from it (source there: OpenBLAS ``driver/others/dynamic.c``).
 AVX512_FLAGS = ("avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl")
 
 

@@ -325,7 +325,8 @@ def kernel_reason(provenance: dict, blas_coretype=None,
                                     recorded.unknown if pinned else ())
     unnamed = [c for c in COPIES if not used.get(c)]
     if unnamed and reason:      # a host the profiles do not know (issue 51): say which
-        reason = (f"the kernel of {' and '.join(f'{c}' + chr(39) + 's' for c in unnamed)} "
+        owners = " and ".join(f"{c}'s" for c in unnamed)
+        reason = (f"the kernel of {owners} "
                   "BLAS cannot be named (threadpoolctl finds no OpenBLAS for "
                   f"{'them' if len(unnamed) > 1 else 'it'}: another BLAS, e.g. Apple's "
                   "Accelerate, or none), so no run here can be called the release's "
