@@ -273,4 +273,4 @@ class ClaimsError(QencodeNbError, ValueError):
 class StackError(QencodeNbError, RuntimeError):
     """A package stack could not be created, found or removed: venv, pip or
     ipykernel failed (the log is kept), or no such stack (the message says why;
-    :mod:`qencode_nb.batch.stacks`)."""
+    :mod:`qencode_nb.environment.store`)."""

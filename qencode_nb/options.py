@@ -13,8 +13,10 @@ accepted set, taken from where that set lives:
 - ``engine``: the engines registry (:func:`qencode_nb.engines.registry.names`);
 - ``blas_coretype``: the kernel profiles
   (:func:`qencode_nb.notebook.blas_profiles.accepted_values`; on this CPU);
-- ``stack``: :data:`qencode_nb.entry.recorded_env.STACK_WORDS` and the ready stacks
+- ``stack``: :data:`qencode_nb.environment.store.STACK_WORDS` and the ready stacks
   in :func:`qencode_nb.paths.stacks_root`;
+- ``optimizer``: :data:`OPTIMIZERS` (:func:`parse_optimizer`; the re-run and the
+  optimisers study refuse with it too);
 - counts (``blas_threads``, ``workers``, ``repeats``) and seconds (``timeout``,
   ``cell_timeout``, ``proof_budget``: :data:`qencode_nb.rules.PROOF_BUDGET_S`).
 
@@ -24,16 +26,15 @@ loads).
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from dataclasses import dataclass, fields, replace
 
 from qencode_nb.engines import registry
-from qencode_nb.entry.recorded_env import STACK_WORDS
+from qencode_nb.environment.store import STACK_WORDS, ready_stacks
 from qencode_nb.errors import ParameterError, PinError
 from qencode_nb.notebook import blas_profiles
-from qencode_nb.paths import STACK_NAME_PATTERN, STACK_RECORD, stacks_root
+from qencode_nb.paths import STACK_NAME_PATTERN
 from qencode_nb.rules import PROOF_BUDGET_S
 
 #: Audit modes (audit.ipynb ``mode``).
@@ -164,23 +165,47 @@ def check_proof_budget(budget, parameter: str = "proof_budget"):
     return None if budget is None else float(budget)
 
 
-def ready_stacks(root=None) -> list[str]:
-    """The names of the ready stacks under :func:`qencode_nb.paths.stacks_root`
-    (``stack.json`` with ``status: "ready"``), sorted."""
-    base = stacks_root(root)
-    names = []
-    for rec in sorted(base.glob(f"*/{STACK_RECORD}")) if base.is_dir() else ():
-        try:
-            if json.loads(rec.read_text()).get("status") == "ready":
-                names.append(rec.parent.name)
-        except (OSError, ValueError):
-            continue
-    return names
+#: The optimisers that may replace an entry's recorded one (audit.ipynb ``optimizer``,
+#: ``study optimizers``), as every refusal lists them: QEncode's names, case-insensitive
+#: (:data:`qencode_nb.entry.vocabulary.OPTIMIZER_STRINGS`, BFGS read as L-BFGS-B);
+#: ADAPT has no override.
+OPTIMIZERS = "COBYLA, L-BFGS-B, BFGS (as L-BFGS-B), Adam, Adam(lr=<float>) (case-insensitive)"
+
+
+def parse_optimizer(optimizer, parameter: str = "optimizer"):
+    """``optimizer`` (an override of the recorded optimiser) parsed: a
+    :class:`qencode_nb.entry.vocabulary.Optimizer` named ``cobyla``, ``l-bfgs-b`` or
+    ``adam`` (with its learning rate, if given).
+
+    Raises:
+        ParameterError: anything else, an ADAPT optimiser too (parameter ``optimizer``;
+            lists :data:`OPTIMIZERS`).  The one check of an optimiser: the notebook
+            frame, :func:`qencode_nb.rerun.rerun.rerun`, :func:`qencode_nb.rerun.vqe.run_vqe`
+            and the optimisers study all refuse with it.
+    """
+    from qencode_nb.entry import vocabulary
+    from qencode_nb.errors import EntryError
+
+    try:
+        parsed = vocabulary.optimizer(optimizer, parameter)
+    except EntryError:
+        parsed = None
+    if parsed is None or parsed.name == "adapt":
+        _refuse(optimizer, OPTIMIZERS, parameter)
+    return parsed
+
+
+def check_optimizer(optimizer, parameter: str = "optimizer") -> str | None:
+    """``optimizer`` checked (:func:`parse_optimizer`): None (the recorded optimiser)
+    stays None, an accepted name is returned as given."""
+    if optimizer is not None:
+        parse_optimizer(optimizer, parameter)
+    return optimizer
 
 
 def check_stack(stack, *, ready: bool = True) -> str:
     """``stack`` checked: None is ``"current"``; a word of
-    :data:`~qencode_nb.entry.recorded_env.STACK_WORDS`; else with ``ready`` (before a
+    :data:`~qencode_nb.environment.store.STACK_WORDS`; else with ``ready`` (before a
     run is launched) a ready stack (:func:`ready_stacks`), without it (in the kernel,
     which the stack's own kernel runs) a possible stack name
     (:data:`qencode_nb.paths.STACK_NAME_PATTERN`).
@@ -205,11 +230,12 @@ def check_stack(stack, *, ready: bool = True) -> str:
 
 
 def audit_parameters(*, mode, engine, blas_threads, blas_coretype, proof_budget,
-                     stack) -> dict:
+                     stack, optimizer=None) -> dict:
     """audit.ipynb's run parameters checked (its frame cell, before the pin): the
     values to use, keyed by parameter name (``engine`` lower case or None,
     ``blas_coretype`` canonical, ``proof_budget`` a float or None, ``stack`` as
-    :func:`check_stack` gives it in a kernel).
+    :func:`check_stack` gives it in a kernel, ``optimizer`` as given or None:
+    :func:`check_optimizer`).
 
     Raises:
         ParameterError: the first value refused, in the order of the arguments.
@@ -218,7 +244,8 @@ def audit_parameters(*, mode, engine, blas_threads, blas_coretype, proof_budget,
             "blas_threads": check_threads(blas_threads),
             "blas_coretype": check_coretype(blas_coretype),
             "proof_budget": check_proof_budget(proof_budget),
-            "stack": check_stack(stack, ready=False)}
+            "stack": check_stack(stack, ready=False),
+            "optimizer": check_optimizer(optimizer)}
 
 
 @dataclass(frozen=True)
@@ -239,7 +266,7 @@ class RunOptions:
             ``OPENBLAS_CORETYPE``); None: audit.ipynb's default.
         db: folder of QEncode JSON files completing bundled entries, or None.
         stack: the package stack every audit runs in
-            (:mod:`qencode_nb.batch.stack_choice`): "current" (this environment; None
+            (:mod:`qencode_nb.environment.choice`): "current" (this environment; None
             is read as it), "recorded" (each entry's own, built once), or a ready
             stack's name.
         workers: local processes, each running one notebook (own kernel) at a time

@@ -39,12 +39,12 @@ EXAMPLE_RUNS = ROOT / "data" / "example-runs"
 #: letters, digits, ".", "_", "-"; a letter or digit first; at most 64 characters.
 STACK_NAME_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,63}$"
 
-#: The file name of a package stack's record inside its folder (qencode_nb.batch.stacks).
+#: The file name of a package stack's record inside its folder (qencode_nb.environment.store).
 STACK_RECORD = "stack.json"
 
 
 def stacks_root(root=None) -> Path:
-    """Folder holding the package stacks (:mod:`qencode_nb.batch.stacks`): ``root``, else
+    """Folder holding the package stacks (:mod:`qencode_nb.environment.store`): ``root``, else
     ``$QENCODE_NB_STACKS``, else ``~/.local/share/qencode-nb/stacks``."""
     import os
 

@@ -196,7 +196,7 @@ NETWORK_FIXTURES = frozenset({"stack",      # test_environments.py: SciPy 1.16.3
 def private_stacks(base: Path):
     """Stacks (``QENCODE_NB_STACKS``) and their kernelspecs under ``base``, which Jupyter
     here and in every child process finds through ``JUPYTER_PATH``; yields the Jupyter
-    prefix to give :func:`qencode_nb.batch.stacks.create_stack`.  Both variables are
+    prefix to give :func:`qencode_nb.environment.build.create_stack`.  Both variables are
     restored afterwards."""
     prefix = base / "jupyter"
     with pytest.MonkeyPatch.context() as mp:

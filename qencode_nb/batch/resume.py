@@ -43,8 +43,9 @@ import json, platform, sys
 from importlib import metadata
 from qencode_nb.notebook import fingerprint
 from qencode_nb.notebook.pins import pin
+from qencode_nb.environment.releases import kernel_profile
 args = json.loads(sys.argv[1])
-pinned = pin(args["threads"], args["coretype"], release=args["release"])
+pinned = pin(args["threads"], args["coretype"], release=kernel_profile(args["release"]))
 fp = fingerprint.collect(pinned["pools"])
 versions = {}
 for dist in metadata.distributions():
@@ -112,7 +113,7 @@ def probe(kernelspec: str | None, blas_threads: int, blas_coretype: str | None,
         blas_coretype: its ``blas_coretype`` as given (``reference``, ``host``, a
             coretype, a kernel spec; None: the notebook's default).
         release: the entry's release environment (``"v3"``, ``"v4"``, None;
-            :func:`qencode_nb.entry.recorded_env.entry_release`), which ``reference``
+            :func:`qencode_nb.environment.choice.release_of_entry`), which ``reference``
             resolves by.
 
     Raises:
@@ -121,6 +122,7 @@ def probe(kernelspec: str | None, blas_threads: int, blas_coretype: str | None,
     """
     key = (kernelspec, blas_threads, blas_coretype, release)
     if key not in _PROBES:
+        from qencode_nb.environment.releases import kernel_profile
         from qencode_nb.executor.papermill_engine import kernel_environment
         from qencode_nb.paths import ROOT
 
@@ -128,7 +130,8 @@ def probe(kernelspec: str | None, blas_threads: int, blas_coretype: str | None,
                            "release": release})
         try:
             done = subprocess.run([_python(kernelspec), "-c", PROBE_CODE, args],
-                                  env=kernel_environment(blas_threads, blas_coretype),
+                                  env=kernel_environment(blas_threads, blas_coretype,
+                                                         release=kernel_profile(release)),
                                   cwd=str(ROOT), capture_output=True, text=True,
                                   timeout=PROBE_TIMEOUT_S)
         except (OSError, subprocess.TimeoutExpired) as exc:
@@ -189,7 +192,7 @@ class Resume:
         parameters; ``entry``, ``db``, ``blas_threads`` and ``blas_coretype`` are read
         from them).  Otherwise False; a run that had recorded ``done`` is added to
         :attr:`reruns` with why (the inputs that changed, or what it ran under)."""
-        from qencode_nb.entry.recorded_env import entry_release
+        from qencode_nb.environment.choice import release_of_entry
         from qencode_nb.notebook import blas_profiles
         from qencode_nb.notebook.record import read_records
 
@@ -207,7 +210,7 @@ class Resume:
         coretype = params.get("blas_coretype") or blas_profiles.default()   # audit.ipynb's
         try:
             now = probe(kernelspec, params.get("blas_threads", 1), coretype,
-                        entry_release(params.get("entry"), params.get("db")))
+                        release_of_entry(params.get("entry"), params.get("db")))
         except RuntimeError as exc:
             self.reruns.append({"name": name, "why": f"not measured: {exc}"})
             return False

@@ -25,12 +25,10 @@ from __future__ import annotations
 
 import json
 import os
-import socket
-import time
-from contextlib import contextmanager
 from pathlib import Path
 
 from qencode_nb.atomic import write_atomic
+from qencode_nb.file_lock import exclusive as _flock
 from qencode_nb.errors import OutputFolderError
 
 
@@ -69,44 +67,6 @@ def write_text_atomic(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file in the same folder and
     ``os.replace``: a reader sees the old file or the new one, never a part."""
     write_atomic(Path(path), text.encode())
-
-
-def _holder(handle) -> str:
-    handle.seek(0)
-    text = handle.read().strip()
-    try:
-        doc = json.loads(text)
-        return f"pid {doc['pid']} on {doc['host']} since {doc['since']}"
-    except (ValueError, KeyError, TypeError):
-        return "another process"
-
-
-@contextmanager
-def _flock(path: Path):
-    """Hold an exclusive ``flock`` on ``path``; yields the holder that was waited
-    for ("pid N on HOST since T"), or None when the lock was free."""
-    import fcntl
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a+") as handle:
-        waited = None
-        try:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            waited = _holder(handle)
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-        handle.seek(0)
-        handle.truncate()
-        handle.write(json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
-                                 "since": time.strftime("%Y-%m-%dT%H:%M:%S%z")}))
-        handle.flush()
-        try:
-            yield waited
-        finally:
-            handle.seek(0)
-            handle.truncate()
-            handle.flush()
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
 def run_lock(folder, name: str):

@@ -12,7 +12,7 @@ subparsers.
 - :mod:`~qencode_nb.commands.curve`: ``curve`` (:mod:`qencode_nb.studies.curve`);
 - :mod:`~qencode_nb.commands.report`: ``report`` (:mod:`qencode_nb.readout.report`);
 - :mod:`~qencode_nb.commands.stack`: ``stack create | list | remove``
-  (:mod:`qencode_nb.batch.stacks`);
+  (:mod:`qencode_nb.environment.store`);
 - :mod:`~qencode_nb.commands.data`: ``data fetch`` (:mod:`qencode_nb.entry.database`);
 - :mod:`~qencode_nb.commands.trust`: ``keygen``, ``sign``, ``verify``, ``crate``
   (:mod:`qencode_nb.trust`);

@@ -1,11 +1,12 @@
 """``qencode-nb stack create | list | remove``: package stacks as Jupyter kernelspecs
-for ``qencode-nb study environments`` (:mod:`qencode_nb.batch.stacks`).
+for ``qencode-nb study environments`` (:mod:`qencode_nb.environment.store`).
 
 ``qencode-nb stack create NAME [--recipe reference|latest | --requirements
 FILE_OR_SPECS... [--overlay] | --from-entry ENTRY]``, ``stack list`` and ``stack remove
 NAME``; exit status 1 when pip or ipykernel failed (the log is kept), 2 on bad arguments
 (an entry that records no stack among them).  ``--from-entry`` builds the stack an entry
-records (:func:`qencode_nb.entry.recorded_env.recorded_environment`) and prints how to
+records (:func:`qencode_nb.environment.recorded.recorded_environment`, resolved at its
+date) and prints how to
 audit in it (``reference``, the default, pins the release's kernel triple).
 """
 
@@ -50,20 +51,20 @@ def add_parsers(sub) -> None:
 
 
 def _stack(args) -> int:
-    from qencode_nb.batch import stacks
+    from qencode_nb.environment import build, store
 
     try:
         if args.action == "create":
             reqs = args.requirements or None
             if reqs and len(reqs) == 1 and Path(reqs[0]).suffix in (".txt", ".lock", ".in"):
                 reqs = reqs[0]
-            recorded = None
+            recorded = lock = None
             if args.from_entry is not None:
-                recorded = _recorded(args.from_entry, args)
-                reqs = recorded.requirements
-            rec = stacks.create_stack(args.name, args.recipe, requirements=reqs,
-                                      overlay=args.overlay, jupyter_prefix=args.jupyter_prefix,
-                                      replace=args.replace)
+                recorded, lock = _recorded(args.from_entry, args)
+                reqs = None
+            rec = build.create_stack(args.name, args.recipe, requirements=reqs, lock=lock,
+                                     overlay=args.overlay, jupyter_prefix=args.jupyter_prefix,
+                                     replace=args.replace)
             print(f"stack {rec['name']}: kernelspec {rec['kernelspec']} (Python {rec['python']}) in "
                   f"{rec['path']}")
             for pkg in ("numpy", "scipy", "pennylane", "pyscf", "openfermion"):
@@ -71,12 +72,15 @@ def _stack(args) -> int:
             if recorded is not None:
                 print(_kernels_hint(recorded, rec["kernelspec"]))
         elif args.action == "list":
-            for rec in stacks.list_stacks():
-                print(f"{rec['name']}\t{rec.get('kernelspec')}\t{rec.get('status')}\t"
-                      f"{rec.get('recipe') or ' '.join(rec.get('requirements') or [])}"
+            for rec in store.list_stacks():
+                lock = rec.get("lock") or {}
+                made = (f"lock {lock.get('key')} resolved at "
+                        f"{lock.get('resolved_at') or 'today ' + str(lock.get('resolved_on'))}"
+                        if lock else rec.get("recipe") or " ".join(rec.get("requirements") or []))
+                print(f"{rec['name']}\t{rec.get('kernelspec')}\t{rec.get('status')}\t{made}"
                       + ("\toverlay" if rec.get("overlay_of") else ""))
         else:
-            stacks.remove_stack(args.name, jupyter_prefix=args.jupyter_prefix)
+            store.remove_stack(args.name, jupyter_prefix=args.jupyter_prefix)
             print(f"removed stack {args.name}")
     except QencodeNbError as exc:
         print(f"qencode-nb: {as_typed(exc, args)}", file=sys.stderr)
@@ -85,19 +89,22 @@ def _stack(args) -> int:
 
 
 def _recorded(entry, args):
-    """The recorded environment of ``entry`` (a bundled name or a path), refused with a
-    ParameterError when it names no stack or is given with a recipe / requirements."""
+    """The recorded environment of ``entry`` (a bundled name or a path) and its lock
+    resolved at the entry's date (:func:`qencode_nb.environment.choice.recorded_lock`),
+    refused with a ParameterError when it names no stack or is given with a recipe /
+    requirements."""
     from qencode_nb.entry import load
-    from qencode_nb.entry.recorded_env import recorded_environment
+    from qencode_nb.environment.choice import RECORDED, recorded_lock
+    from qencode_nb.environment.recorded import of_entry
     from qencode_nb.errors import ParameterError
 
     if args.recipe or args.requirements or args.overlay:
         raise ParameterError("--from-entry builds the stack the entry records: give it "
                              "without --recipe, --requirements or --overlay")
-    recorded = recorded_environment(load(entry).tool_versions)
+    recorded = of_entry(load(entry))
     if not recorded.requirements:
         raise ParameterError(f"--from-entry {entry}: " + "; ".join(recorded.unknown))
-    return recorded
+    return recorded, recorded_lock(recorded, RECORDED)
 
 
 def _kernels_hint(recorded, kernelspec: str) -> str:

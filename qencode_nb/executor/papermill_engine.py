@@ -50,7 +50,7 @@ import contextlib
 import logging
 import os
 
-from qencode_nb.errors import ParameterError, PinError
+from qencode_nb.errors import ParameterError, PinError, QencodeNbError
 from qencode_nb.notebook.pins import pin_environment
 from qencode_nb.options import check_coretype, check_threads
 
@@ -78,17 +78,20 @@ def _notebook_parameters(nb) -> dict:
     return values
 
 
-def kernel_environment(blas_threads=1, blas_coretype=None, base=None) -> dict:
+def kernel_environment(blas_threads=1, blas_coretype=None, base=None, release=None) -> dict:
     """The kernel's launch environment: ``base`` (default os.environ) plus the pins.
 
     Without ``blas_coretype`` an inherited ``OPENBLAS_CORETYPE`` is left as it is
     (some machines set it so that old OpenBLAS builds run correctly); the
-    provenance records whatever BLAS kernel was in force.  A value
-    :mod:`qencode_nb.options` refuses leaves the pins out.
+    provenance records whatever BLAS kernel was in force.  ``release``: the audited
+    entry's release triple (:func:`qencode_nb.environment.choice.release_triple`, what
+    the pin cell pins too), so ``reference`` launches a v3 entry's kernel under v3's.
+    A value :mod:`qencode_nb.options` refuses leaves the pins out.
     """
     env = dict(os.environ if base is None else base)
     try:
-        env.update(pin_environment(check_threads(blas_threads), check_coretype(blas_coretype)))
+        env.update(pin_environment(check_threads(blas_threads), check_coretype(blas_coretype),
+                                   release=release))
     except (ParameterError, PinError) as exc:
         # Start the kernel anyway: the notebook's frame cell raises the same error
         # and records it, so the executed notebook says why the run failed.
@@ -250,14 +253,38 @@ def _build_engine():
     client_class = _build_client()
 
     class PinnedEngine(NBClientEngine):
-        """nbclient engine whose kernel starts with the BLAS pins in its environment."""
+        """nbclient engine whose kernel starts with the BLAS pins in its environment, in
+        the package stack the parameters ask for."""
+
+        @classmethod
+        def nb_kernel_name(cls, nb, name=None):
+            """The kernel to run: ``-k`` where given, else the kernelspec the ``stack``
+            parameter chooses for the entry (:func:`qencode_nb.environment.choice.
+            kernelspec_of_parameters`: ``-p stack recorded`` builds or attaches the
+            entry's recorded stack), else the notebook's own.  A run the stack cannot be
+            chosen for (bad parameters) runs in the notebook's kernel, whose cells raise
+            and record why."""
+            from qencode_nb.environment.choice import kernelspec_of_parameters
+
+            if name:
+                return name
+            try:
+                chosen = kernelspec_of_parameters(_notebook_parameters(nb))
+            except (QencodeNbError, OSError, ValueError) as exc:
+                logging.getLogger("papermill").warning("qencode-nb engine: %s", exc)
+                chosen = None
+            return chosen or super().nb_kernel_name(nb, name)
 
         @classmethod
         def execute_managed_notebook(cls, nb_man, kernel_name, log_output=False, stdout_file=None,
                                      stderr_file=None, start_timeout=60, execution_timeout=None,
                                      **kwargs):
+            from qencode_nb.environment.choice import release_triple
+
             params = _notebook_parameters(nb_man.nb)
-            env = kernel_environment(params.get("blas_threads", 1), params.get("blas_coretype"))
+            env = kernel_environment(params.get("blas_threads", 1), params.get("blas_coretype"),
+                                     release=release_triple(params.get("entry"),
+                                                            params.get("db")))
             kwargs = remove_args(["input_path"], **kwargs)
             safe_kwargs = remove_args(["timeout", "startup_timeout"], **kwargs)
             final_kwargs = merge_kwargs(

@@ -160,29 +160,6 @@ PORTABLE = KernelProfile(
 
 PROFILES = {p.name: p for p in (REFERENCE, PORTABLE)}
 
-#: The kernel triple each QEncode release was made under: the one table of release
-#: triples (issue 35), keyed by the release environment's name
-#: (:data:`qencode_nb.entry.recorded_env.RELEASE_STACKS`).  A release without a row has no
-#: known triple, and its entries say so.  Not values of ``blas_coretype``: ``reference``
-#: means the audited entry's row (:func:`resolve`'s ``release``).
-RELEASE_KERNELS = {
-    "v4": REFERENCE,
-    "v3": KernelProfile(
-        "v3", {"numpy": "Haswell", "scipy": "Haswell", "pyscf": "Haswell"},
-        source="issue 35, measured on an Intel Xeon with AVX-512 in QEncode's v3 stack "
-               "(requirements-v3.txt), full mode on the recorded backend, 1 thread, "
-               "OPENBLAS_CORETYPE=Haswell for every copy: 34 of the 36 v3 entries "
-               "bit-identical (the 2 others' stored Hamiltonians equal no generator path), "
-               "and H2 6-31G JW/HEA of v3.1; under the "
-               "v4 triple H2 6-31G misses by 1.2e-10 Ha and LiH STO-3G by 1.3e-9 Ha. "
-               "Confirmed 2026-12-04 on an AMD EPYC (Zen 4): H2 STO-3G JW/UCCSD, H2 6-31G "
-               "JW/HEA, LiH STO-3G JW/HEA at 0 ulps (tests/studies/test_recorded_stack.py); "
-               "2026-12-05 the whole of v3.1 there: 35 of the 37 entries re-run within 400 s "
-               "bit-identical, the 2 others (LiH 6-31G BK/HEA, BK/UCCSD) with stored "
-               "Hamiltonians equal to no generator path"),
-}
-
-
 @dataclass(frozen=True)
 class Resolution:
     """What a ``blas_coretype`` value means on this CPU.
@@ -287,7 +264,7 @@ def describe_missing(missing: dict) -> str:
 
 
 def resolve(blas_coretype, flags: set[str] | None = None, *, strict: bool = False,
-            release: str | None = None) -> Resolution:
+            release: KernelProfile | None = None) -> Resolution:
     """What ``blas_coretype`` pins on this CPU.
 
     Args:
@@ -297,11 +274,12 @@ def resolve(blas_coretype, flags: set[str] | None = None, *, strict: bool = Fals
         strict: refuse a profile this CPU cannot run instead of falling back to
             the host's kernels (``portable`` is always strict: it exists to give
             the same bits everywhere).
-        release: the audited entry's release environment
-            (:attr:`qencode_nb.entry.recorded_env.RecordedEnvironment.release`, e.g.
-            ``"v3"``): ``reference`` then means that release's triple
-            (:data:`RELEASE_KERNELS`; issue 35), the reason in ``fallback``.  None, or
-            a release without a row, keeps the v4 reference triple.
+        release: the audited entry's release triple, a :class:`KernelProfile` named
+            after its release (:func:`qencode_nb.environment.releases.kernel_profile`,
+            e.g. ``v3``'s; issue 35), chosen outside this module
+            (:mod:`qencode_nb.environment.choice`): ``reference`` then means that
+            triple, the reason in ``fallback``.  None, or :data:`REFERENCE` itself, keeps
+            the v4 reference triple.
 
     Returns:
         a :class:`Resolution`.  ``reference`` on a CPU that cannot run one of its
@@ -335,9 +313,9 @@ def resolve(blas_coretype, flags: set[str] | None = None, *, strict: bool = Fals
                                f"[,{NUMPY_AVX512}=off])", parameter="blas_coretype") from None
             raise
         return Resolution(kernel, kernel, {c: kernel for c in COPIES})
-    own = RELEASE_KERNELS.get(release) if profile is REFERENCE else None
-    if own is not None and own is not REFERENCE:
-        return _release_triple(release, own, flags, strict)
+    own = release if profile is REFERENCE else None
+    if own is not None and own.coretypes != REFERENCE.coretypes:
+        return _release_triple(own, flags, strict)
     missing = missing_flags(profile, flags)
     if not missing:
         return Resolution(profile.name, profile.name, dict(profile.coretypes),
@@ -356,10 +334,10 @@ def resolve(blas_coretype, flags: set[str] | None = None, *, strict: bool = Fals
                                         f"({triple_text(PORTABLE.coretypes)})")
 
 
-def _release_triple(release: str, own: KernelProfile, flags: set, strict: bool) -> Resolution:
-    """``reference`` for an entry of ``release``, whose triple ``own`` is not v4's."""
-    why = (f"the entry is of the {release} release, made under {triple_text(own.coretypes)} "
-           "(blas_profiles.RELEASE_KERNELS)")
+def _release_triple(own: KernelProfile, flags: set, strict: bool) -> Resolution:
+    """``reference`` for an entry of the release whose triple ``own`` is not v4's."""
+    why = (f"the entry is of the {own.name} release, made under {triple_text(own.coretypes)} "
+           "(qencode_nb.environment.releases)")
     missing = missing_flags(own, flags)
     if not missing:
         return Resolution(REFERENCE.name, own.name, dict(own.coretypes), own.numpy_disable,
@@ -371,10 +349,12 @@ def _release_triple(release: str, own: KernelProfile, flags: set, strict: bool) 
                       fallback=f"{why}; {reason}; the host's kernels are used")
 
 
-def named_profiles() -> dict:
-    """``{name: KernelProfile}`` of every named triple a pin can apply: the
-    :data:`PROFILES` and the release triples of :data:`RELEASE_KERNELS`."""
-    return {**{p.name: p for p in RELEASE_KERNELS.values()}, **PROFILES}
+def is_named(resolution) -> bool:
+    """Whether a :class:`Resolution` applies a named triple (a profile, a release's
+    triple) or a kernel spec, rather than ``host`` or one coretype for every copy."""
+    used = resolution.used
+    return used != HOST and (used.lower() not in {c.lower() for c in CORETYPE_CPU_FLAGS}
+                             or "=" in used)
 
 
 def triple_text(kernels: dict) -> str:
@@ -403,7 +383,7 @@ def reference_clause(kernels: dict) -> str:
 def release_clause(used: dict, want: dict | None, release: str | None = None,
                    unknown=()) -> tuple[str, str | None]:
     """The kernels in force (``used``, ``{copy: kernel}``) said against the triple of the
-    audited entry's release (``want``; :data:`RELEASE_KERNELS`: v4's is the reference
+    audited entry's release (``want``; qencode_nb.environment.releases: v4's is the reference
     triple): ``("; reference triple: numpy SkylakeX, ... (-p blas_coretype reference)",
     None)`` when they are the same, else with the reason ``not the reference kernel
     triple (numpy Haswell, ...)`` (``release`` names a non-reference release's triple).

@@ -62,7 +62,7 @@ from qencode_nb.notebook.blas_profiles import (  # noqa: E402,F401
 
 
 def pin_environment(blas_threads: int = 1, blas_coretype: str | None = None,
-                    release: str | None = None) -> dict[str, str]:
+                    release=None) -> dict[str, str]:
     """The environment variables that pin ``blas_threads`` (and the BLAS kernel) at
     launch, before numpy loads.
 
@@ -72,8 +72,8 @@ def pin_environment(blas_threads: int = 1, blas_coretype: str | None = None,
     for numpy's copy (the first to load), ``NPY_DISABLE_CPU_FEATURES`` (the AVX-512
     loops a profile turns off, else empty) and :data:`PROFILE_VAR`.  ``host``/None
     leaves an inherited ``OPENBLAS_CORETYPE`` as it is; ``reference`` on a CPU
-    without AVX-512 pins the ``portable`` profile, and for an entry of ``release``
-    (``"v3"``) that release's triple (:func:`blas_profiles.resolve`).
+    without AVX-512 pins the ``portable`` profile, and for an entry whose ``release`` triple
+    (a KernelProfile, v3's) that triple (:func:`blas_profiles.resolve`).
     Used by the pin cell and by the papermill engine for the Jupyter kernel's
     launch environment.  The values are checked before (:mod:`qencode_nb.options`,
     :func:`~qencode_nb.options.check_threads`, :func:`~qencode_nb.options.check_coretype`).
@@ -111,7 +111,7 @@ def profile_environment(resolution, copy: str, own_choice: bool = False) -> dict
     env = {}
     if copy == "numpy":
         env[PROFILE_VAR] = resolution.used
-        if resolution.used in blas_profiles.named_profiles() or "=" in resolution.used:
+        if blas_profiles.is_named(resolution):
             env["NPY_DISABLE_CPU_FEATURES"] = " ".join(
                 host_kinds.numpy_disable(resolution.numpy_disable))
     kernel = resolution.coretypes.get(copy) or (host_kinds.host_kernel(copy) if own_choice
@@ -197,7 +197,7 @@ def kernel_mismatch(copy: str, ran: str | None, asked: str) -> str:
 
 
 def pin(blas_threads: int = 1, blas_coretype: str | None = None,
-        release: str | None = None) -> dict:
+        release=None) -> dict:
     """Pin BLAS threads and the OpenBLAS kernel of every copy, then load the copies.
 
     The pin cell of every notebook calls this before anything else imports
@@ -232,9 +232,10 @@ def pin(blas_threads: int = 1, blas_coretype: str | None = None,
         blas_threads: requested BLAS threads (int >= 1, checked before:
             :func:`qencode_nb.options.check_threads`).
         blas_coretype: a ``blas_coretype`` value (see step 1).
-        release: the audited entry's release environment (``"v3"``, ``"v4"``,
-            None; :func:`qencode_nb.entry.recorded_env.entry_release`): with
-            ``reference``, that release's kernel triple.
+        release: the audited entry's release triple (a
+            :class:`~qencode_nb.notebook.blas_profiles.KernelProfile`, or None;
+            :func:`qencode_nb.environment.choice.release_triple`): with ``reference``,
+            that triple.
 
     Returns:
         ``{"blas_threads": measured int (None: unmeasured), "blas_coretype": the OPENBLAS_CORETYPE

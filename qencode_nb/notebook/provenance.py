@@ -80,7 +80,7 @@ def version_drift(tool_versions: dict) -> dict:
 def installed_packages() -> dict:
     """``{distribution name: version}`` of every distribution on ``sys.path``,
     sorted by name; where one name is installed twice (an overlay stack,
-    :mod:`qencode_nb.batch.stacks`) the first on ``sys.path``, the one imported, wins."""
+    :mod:`qencode_nb.environment.store`) the first on ``sys.path``, the one imported, wins."""
     found = {}
     for dist in metadata.distributions():
         name, version = _name_version(dist)

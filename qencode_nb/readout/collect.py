@@ -31,7 +31,9 @@ from qencode_nb.verdict.records import AUDIT_RECORDS, ERROR_RECORD
 #: ``hamiltonian_status`` pass / fail / unverified and ``hamiltonian_source`` the
 #: generator path the stored terms were proven equal to; ``stack`` the package stack that
 #: ran, ``stack_key`` the key of its recorded packages' versions and ``stack_not_used`` why
-#: the stack asked for did not run, qencode_nb.entry.recorded_env.stack_in_force).  Energies in Ha, errors in mHa,
+#: the stack asked for did not run, ``stack_lock`` the key of its lock and
+#: ``stack_resolved_at`` the date it was resolved at (None: undated, or the current
+#: environment), qencode_nb.environment.in_force.stack_in_force).  Energies in Ha, errors in mHa,
 #: times in s.  ``seconds`` is the wall time of the run (the sweep's
 #: ``<name>.outcome.json``, else papermill's duration).  The status columns (tiers,
 #: ``integrity``, ``replay_status``, ``hamiltonian_status``) hold the records' statuses;
@@ -50,7 +52,7 @@ AUDIT_COLUMNS = (
     "certification_change", "fragile", "bit_identical", "delta_ha", "ulps", "findings",
     "verdict", "engine_used", "replay_engine", "active_space_warning",
     "blas_profile", "numeric_fingerprint", "hamiltonian_status", "hamiltonian_source",
-    "stack", "stack_key", "stack_not_used",
+    "stack", "stack_key", "stack_not_used", "stack_lock", "stack_resolved_at",
 )
 
 #: The audit records :func:`audit_row` reads (names from
@@ -137,6 +139,8 @@ def audit_row(path) -> dict:
         "numeric_fingerprint": _get(r, "provenance", "numeric", "hash"),
         "stack": _get(r, "stack", "name"), "stack_key": _get(r, "stack", "key"),
         "stack_not_used": _get(r, "stack", "not_used"),
+        "stack_lock": _get(r, "stack", "lock_key"),
+        "stack_resolved_at": _get(r, "stack", "resolved_at"),
         "tier_procedure": _get(tiers, "procedure", "status"),
         "tier_certification": _get(tiers, "certification", "status"),
         "tier_bit_identical": _get(tiers, "bit_identical", "status"),

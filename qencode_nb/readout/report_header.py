@@ -74,12 +74,15 @@ def environments(table) -> list[dict]:
     warning line when the runs differ."""
     if "numeric_fingerprint" not in table:
         return []
-    cols = [c for c in ("numeric_fingerprint", "blas_profile", "cpu", "stack", "stack_key")
-            if c in table]
+    cols = [c for c in ("numeric_fingerprint", "blas_profile", "cpu", "stack", "stack_key",
+                        "stack_lock", "stack_resolved_at") if c in table]
     groups = table[cols].astype(object).fillna("unknown").value_counts(sort=True)
     lines = [{"text": f"numeric fingerprint {key[0]} ({key[1]} kernels"
               + "".join(f", {v}" if c == "cpu" else f", stack {v}" if c == "stack"
-                        else f" (key {v})" if c == "stack_key" else ""
+                        else f" (key {v})" if c == "stack_key"
+                        else f", lock {v}" if c == "stack_lock" and v != "unknown"
+                        else f" resolved at {v}" if c == "stack_resolved_at" and v != "unknown"
+                        else ""
                         for c, v in zip(cols[2:], key[2:]))
               + f"; {_runs(n)})", "warn": False}
              for key, n in groups.items() if key[0] != "unknown"]

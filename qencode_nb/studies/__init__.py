@@ -5,7 +5,7 @@
   :class:`StudyResult`;
 - :mod:`~qencode_nb.studies.blas` (BLAS thread count, OpenBLAS CPU kernel),
   :mod:`~qencode_nb.studies.optimizers`, :mod:`~qencode_nb.studies.environments`
-  (Jupyter kernelspecs with other package stacks, :mod:`qencode_nb.batch.stacks`): the
+  (Jupyter kernelspecs with other package stacks, :mod:`qencode_nb.environment.store`): the
   studies;
 - :mod:`~qencode_nb.studies.robustness`: every entry of a database under every
   perturbation (threads x coretypes x numpy dispatch x kernelspecs), resumable; its axes

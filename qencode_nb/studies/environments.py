@@ -2,7 +2,7 @@
 
 :func:`environments_study` runs ``notebooks/audit.ipynb`` once per Jupyter
 kernelspec (``python3``, this environment, or a stack made by
-:mod:`qencode_nb.batch.stacks`), threads and OpenBLAS kernel pinned alike,
+:mod:`qencode_nb.environment.store`), threads and OpenBLAS kernel pinned alike,
 so what differs is the packages.  The versions compared are the ones each
 kernel recorded in its own ``provenance`` record, never the ones asked for
 (:mod:`qencode_nb.readout.environment_tables`: the versions per kernelspec, each
@@ -31,7 +31,7 @@ ENVIRONMENTS_COLUMNS = ("kernelspec", "repeat", "python", "numpy", "scipy", "pen
 
 def default_kernelspecs() -> list[str]:
     """``python3`` (this environment) then every registered ``qencode-nb-*`` stack kernelspec."""
-    from qencode_nb.batch.stacks import KERNELSPEC_PREFIX, available_kernelspecs
+    from qencode_nb.environment.store import KERNELSPEC_PREFIX, available_kernelspecs
 
     return ["python3", *sorted(k for k in available_kernelspecs()
                                 if k.startswith(KERNELSPEC_PREFIX))]
@@ -43,9 +43,9 @@ def environments_study(entry, kernelspecs=None, repeats: int = 1, out_dir="runs/
 
     Each run is audit.ipynb driven from this environment through the pinned
     papermill engine, its kernel the given kernelspec (a stack made by
-    :func:`qencode_nb.batch.stacks.create_stack`, or ``python3``, this
-    environment), with ``{"entry", "blas_threads", "mode"}`` (plus ``db``,
-    ``blas_coretype``, ``engine``), named ``<entry-stem>__<kernel>__r{repeat}``.
+    :func:`qencode_nb.environment.build.create_stack`, or ``python3``, this
+    environment), with the parameters of the run options
+    (:func:`qencode_nb.batch.run_spec.notebook_parameters`), named ``<entry-stem>__<kernel>__r{repeat}``.
     Threads and kernel are pinned alike in every stack, so what differs is the
     packages (QEncode's reports: once threads were pinned, H6 ADAPT agreed to 7
     decimals across two stacks).
@@ -78,18 +78,15 @@ def environments_study(entry, kernelspecs=None, repeats: int = 1, out_dir="runs/
     """
     import pandas as pd
 
-    from qencode_nb.batch.stacks import check_kernelspecs
+    from qencode_nb.environment.store import check_kernelspecs
     from qencode_nb.options import check_count
 
     opts = with_changes(options, changes, mode="rerun")
     kernelspecs = check_kernelspecs(default_kernelspecs() if kernelspecs is None
                                     else kernelspecs)
     repeats = check_count(repeats, "repeats")
-    extra = {"blas_threads": opts.blas_threads}
-    if opts.blas_coretype:
-        extra["blas_coretype"] = opts.blas_coretype
-    stem = entry_stem(entry)
-    jobs = [(k, r, f"{stem}__{k}__r{r}", extra) for k in kernelspecs for r in range(repeats)]
+    stem = entry_stem(entry)   # the axis is each job's kernelspec, not a parameter
+    jobs = [(k, r, f"{stem}__{k}__r{r}", {}) for k in kernelspecs for r in range(repeats)]
     rows = run_jobs(entry, jobs, out_dir, opts, desc="environments study",
                     kernelspecs={name: k for k, _, name, _ in jobs})
     for (k, _, _, _), row in zip(jobs, rows):

@@ -19,7 +19,7 @@ each folder's files are then written as a sweep writes them
   in modes full and rerun; a replay sweep lists the curves as not audited, since a
   curve point stores no parameters to replay;
 - with ``--stack recorded`` (each entry in its recorded stack,
-  :mod:`qencode_nb.batch.stack_choice`): every release whose entries ran in a stack of
+  :mod:`qencode_nb.environment.choice`): every release whose entries ran in a stack of
   their own runs again in the current stack into ``OUT/current-stack/<group slug>/``,
   and ``environments.csv`` gives per release the bit-identical and certification counts
   in both environments side by side
@@ -145,7 +145,7 @@ def _in_current_stack(group, out: Path, opts):
     runs in a stack of its own, else None (the recorded stack is the current one: the same
     runs)."""
     from qencode_nb.options import with_changes
-    from qencode_nb.batch.stack_choice import kernels_for
+    from qencode_nb.environment.choice import kernels_for
     from qencode_nb.batch.sweep import plan_folder
 
     if not any(kernels_for("recorded", group.targets, opts.db, log=lambda line: None).values()):

@@ -124,7 +124,7 @@ def check_axes(threads=None, coretypes=None, kernelspecs=None,
     """
     from qencode_nb.notebook.blas_profiles import HOST
     from qencode_nb.options import check_coretype, check_threads
-    from qencode_nb.batch.stacks import available_kernelspecs
+    from qencode_nb.environment.store import available_kernelspecs
 
     t_axis = [check_threads(int(t) if isinstance(t, str) and t.isdigit() else t, "threads")
               for t in _items(threads, BASELINE.threads)]
@@ -159,7 +159,7 @@ def check_axes(threads=None, coretypes=None, kernelspecs=None,
 def audit_coretype(p: Perturbation, release: str | None,
                    flags: set[str] | None = None) -> str | None:
     """The ``blas_coretype`` parameter of a run of ``p`` on an entry of ``release``
-    (``"v3"``, ``"v4"``, None: :func:`qencode_nb.entry.recorded_env.entry_release`) on a
+    (``"v3"``, ``"v4"``, None: :func:`qencode_nb.environment.choice.release_of_entry`) on a
     CPU with ``flags`` (/proc/cpuinfo's; default this CPU's,
     :func:`~qencode_nb.notebook.blas_profiles.cpu_flags`).
 
@@ -174,11 +174,12 @@ def audit_coretype(p: Perturbation, release: str | None,
         ParameterError: they resolve to the host's kernels (a CPU without AVX2 falls back
             so), which name no kernel per copy.
     """
+    from qencode_nb.environment.releases import kernel_profile
     from qencode_nb.notebook.blas_profiles import PROFILES, kernel_spec, resolve
 
     if p.numpy_dispatch is None:
         return p.coretype
-    resolution = resolve(p.coretype or "reference", flags, release=release)
+    resolution = resolve(p.coretype or "reference", flags, release=kernel_profile(release))
     loops_on = p.numpy_dispatch == "on"
     if resolution.requested in PROFILES and bool(resolution.numpy_disable) != loops_on:
         return p.coretype        # the profile itself (for the entry's release) runs so

@@ -376,7 +376,7 @@ class _Builder:
 
             result.append(self.value(f"{aid}-numeric-fingerprint", "numeric fingerprint",
                                      f"{numeric['hash']} ({kernel_triple(numeric)})"))
-        from qencode_nb.entry.recorded_env import stack_text
+        from qencode_nb.environment.in_force import stack_text
 
         if stack_text(r.get("stack")):
             result.append(self.value(f"{aid}-stack", "package stack", stack_text(r["stack"])))

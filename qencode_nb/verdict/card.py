@@ -166,7 +166,7 @@ class Card:
         """The environment line: the BLAS kernel profile used (and why it is not the
         one asked for), the kernel of each OpenBLAS copy, the numeric
         fingerprint's hash (:mod:`qencode_nb.notebook.fingerprint`) and the package
-        stack (:func:`qencode_nb.entry.recorded_env.stack_text`)."""
+        stack (:func:`qencode_nb.environment.in_force.stack_text`)."""
         r = self.records
         profile = r.get("blas_profile")
         numeric = (r.get("provenance") or {}).get("numeric") or {}
@@ -188,7 +188,7 @@ class Card:
                 parts.append(found)
         if numeric.get("hash"):
             parts.append(f"numeric fingerprint {numeric['hash']}")
-        from qencode_nb.entry.recorded_env import stack_text
+        from qencode_nb.environment.in_force import stack_text
 
         if stack_text(r.get("stack")):
             parts.append("package " + stack_text(r.get("stack")))

@@ -20,11 +20,11 @@ AUDIT_RECORDS = {
     "entry_id": "QEncode entry_id",
     "entry_source": "the file the entry was read from",
     "entry_provenance": "the entry's own provenance: tool_versions (pins, git_commit), environment (platform, BLAS threads)",
-    "recorded_environment": "the environment the entry records (qencode_nb.entry.recorded_env): its release (v3, v4; None when no QEncode requirements file pins its tool_versions), the stack's pip requirements, the release's requirements file and kernel triple with its source, and what is unknown and why",
+    "recorded_environment": "the environment the entry records (qencode_nb.environment.recorded): its release (v3, v4; None when no QEncode requirements file pins its tool_versions), the stack's pip requirements, the release's requirements file and kernel triple with its source, and what is unknown and why, and the entry's created_utc (the date its stack is resolved at)",
     "mode": "audit mode: full, replay or rerun",
     "strict": "whether strict mode was requested",
     "provenance": "versions vs pins, git, platform, CPU, every BLAS pool, the numeric fingerprint (numeric: every OpenBLAS copy, numpy dispatch, numba CPU, libc, variables, hash)",
-    "stack": "the package stack that ran (qencode_nb.entry.recorded_env.stack_in_force): the stack asked for (current, recorded, a name), the one in force (name, kernelspec, Python, the recorded packages' versions and their key), the entry's recorded stack name, whether every recorded pin is installed, and why the stack asked for did not run (not_used)",
+    "stack": "the package stack that ran (qencode_nb.environment.in_force.stack_in_force): the stack asked for (current, recorded, a name), the one in force (name, kernelspec, Python, the recorded packages' versions and their key), the entry's recorded stack name, whether every recorded pin is installed, why the stack asked for did not run (not_used), and the running stack's lock: lock_key, resolved_at (the date it was resolved at, None when undated), resolved_on, resolution_fallback (why a dated resolution was not made)",
     "integrity": "SHA-256 by QEncode's rule, the entry's own signature state and the public key it was checked with (signature_key), QEncode's signing_key_id, the entry file's own SHA-256 (file_sha256)",
     "hamiltonian": "the Hamiltonian check: terms, ground energies, fingerprint, cache; "
                    "hamiltonian_source proven by rebuilding each generator path (paths), "

@@ -106,7 +106,7 @@ def verdict(entry, *, rerun, provenance: dict, blas_threads: int,
             (:func:`qencode_nb.hamiltonian.check.hamiltonian_check`), or None; its ``status``
             "fail" (the stored terms equal no generator path) is an alert.
         stack: the ``stack`` record
-            (:func:`qencode_nb.entry.recorded_env.stack_in_force`), or None; a stack asked
+            (:func:`qencode_nb.environment.in_force.stack_in_force`), or None; a stack asked
             for that did not run (``not_used``) makes tier 3 ``n/a`` with that reason.
 
     Returns:
@@ -247,9 +247,9 @@ def _tier3(entry, rerun_energy: float, diff: dict, provenance: dict, blas_thread
     measured = (f"measured: re-run {diff['energy_hex']} vs published {diff['published_hex']}"
                 + (f", ΔE {diff['delta_ha']:+.3e} Ha" if is_number(diff["delta_ha"]) else "")
                 + (f", {diff['ulps']} ulps" if diff["ulps"] is not None else ""))
-    from qencode_nb.entry.recorded_env import recorded_environment
+    from qencode_nb.environment.recorded import of_entry
 
-    recorded = recorded_environment(entry.tool_versions)
+    recorded = of_entry(entry)
     kernel_note, off_reference = kernel_reason(provenance, blas_coretype, recorded)
     bad = []
     if not is_number(entry.published_energy):
@@ -296,7 +296,7 @@ def kernel_reason(provenance: dict, blas_coretype=None,
 
     ``note`` names the OpenBLAS kernel triple this run used (numpy's, scipy's,
     PySCF's copy, from the provenance's numeric fingerprint) and the triple of the
-    entry's release (:data:`qencode_nb.notebook.blas_profiles.RELEASE_KERNELS`: v4's is
+    entry's release (:data:`qencode_nb.environment.releases.RELEASES`: v4's is
     the reference triple, v3's AVX2 Haswell); the second item is None when the two
     are the same, else the sentence that makes tier 3 ``n/a`` (docs/explanations/tiers.md:
     tier 3 is claimed only in the entry's recorded environment, its release's kernels
@@ -305,7 +305,7 @@ def kernel_reason(provenance: dict, blas_coretype=None,
     Args:
         provenance: the ``provenance`` record (``numeric.openblas`` or ``blas.pools``).
         blas_coretype: ``OPENBLAS_CORETYPE`` at numpy's load, or None.
-        recorded: the entry's :class:`~qencode_nb.entry.recorded_env.RecordedEnvironment`;
+        recorded: the entry's :class:`~qencode_nb.environment.recorded.RecordedEnvironment`;
             None, or one without recorded pins, compares with the reference triple.
     """
     from qencode_nb.notebook.blas_profiles import COPIES, REFERENCE, release_clause, triple_text

@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 from conftest import LIH_PAR_HEA, ROOT
 from fuzzing import SEEDS, fuzz_examples, mutated_entry
 from qencode_nb.entry import load
-from qencode_nb.entry.recorded_env import recorded_environment
+from qencode_nb.environment.recorded import recorded_environment
 from qencode_nb.errors import EntryError
 from qencode_nb.rules import MAX_ENTRY_DEPTH
 

@@ -1,12 +1,12 @@
-"""``--stack`` (issue 35, item 2): which package stack (Jupyter kernel) each audit runs
+"""``--stack`` (issues 35 and 52): which package stack (Jupyter kernel) each audit runs
 in, and what an audit says when the stack asked for did not run.
 
-Everything here runs offline: the v3 stack these tests ask for cannot be installed
-(``PIP_NO_INDEX`` and an empty ``PIP_FIND_LINKS``: pip finds no distribution, as on a
-machine without a registry), which is the fallback the issue asks for: the audit runs in
-the current stack and tier 3 reads ``n/a`` naming the stack and pip's reason.  The stack
-built from the registry, and the audits bit-identical in it, are
-``tests/studies/test_recorded_stack.py`` (network).
+Everything here runs offline: the entry's stack is resolved into a lock kept in the
+stacks folder (seeded here: a lock whose one package has a hash no file has), and uv runs
+offline with an empty cache, so the stack cannot be installed, which is the fallback the
+issue asks for: the audit runs in the current stack and tier 3 reads ``n/a`` naming the
+stack and uv's reason.  The stack resolved from the registry at the entry's date, and the
+audits bit-identical in it, are ``tests/studies/test_recorded_stack.py`` (network).
 """
 
 from __future__ import annotations
@@ -16,80 +16,112 @@ import json
 import pytest
 
 from conftest import AUDIT_NB, SHARED_DB, SHARED_HISTORY, private_stacks
-from qencode_nb.batch import stacks
-from qencode_nb.batch.stack_choice import kernels_for, stack_parameter
-from qencode_nb.options import check_stack
 from qencode_nb.entry import load
-from qencode_nb.entry.recorded_env import (recorded_environment, recorded_stack_name,
-                                           stack_in_force, stack_key, stack_text)
+from qencode_nb.environment import lock as locks, store
+from qencode_nb.environment.choice import (RECORDED, kernels_for, recorded_lock, stack_name,
+                                           stack_parameter)
+from qencode_nb.environment.in_force import stack_in_force, stack_key, stack_text
+from qencode_nb.environment.recorded import of_entry
 from qencode_nb.errors import ParameterError
-from qencode_nb.notebook.provenance import version_drift
+from qencode_nb.notebook.provenance import installed_version, version_drift
+from qencode_nb.options import check_stack
 
 H2_V3 = (SHARED_HISTORY / "releases" / "v3" / "db"
          / "H2_sto3g_JW_UCCSD_v3_tapered__sha256_e758d8fe81f010a7.json")
 V4 = sorted(SHARED_DB.glob("H2_ccpvdz_JW_HEA_v4*.json"))[0]
 
 
+def seed_lock(entry, text: str, dated: bool = True) -> locks.Lock:
+    """Keep ``text`` as the resolution of ``entry``'s recorded stack, as
+    :func:`qencode_nb.environment.lock.resolve_lock` keeps what uv resolved."""
+    import hashlib
+    import platform
+
+    recorded = of_entry(load(entry))
+    reqs = [*recorded.requirements, *locks.toolkit_dependencies()]
+    when = recorded.created_utc if dated else None
+    lock = locks.Lock(text, hashlib.sha256(text.encode()).hexdigest()[:12], when,
+                      "2026-12-07", None, platform.python_version())
+    path = locks._cache_path(reqs, when, platform.python_version(), None)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(lock.__dict__))
+    return lock
+
+
+#: A lock no installer can satisfy offline: numpy 1.26.4 with a hash no file has.
+UNINSTALLABLE = "numpy==1.26.4 \\\n    --hash=sha256:" + "0" * 64 + "\n"
+
+
 @pytest.fixture
 def offline(tmp_path, monkeypatch):
-    """A private stacks folder and Jupyter path, and a pip that can install nothing."""
-    empty = tmp_path / "no-wheels"
-    empty.mkdir()
-    monkeypatch.setenv("PIP_NO_INDEX", "1")
-    monkeypatch.setenv("PIP_FIND_LINKS", str(empty))
+    """A private stacks folder and Jupyter path, uv offline with an empty cache, and the
+    v3 entry's stack resolved into :data:`UNINSTALLABLE`."""
+    monkeypatch.setenv("UV_OFFLINE", "1")
+    monkeypatch.setenv("UV_CACHE_DIR", str(tmp_path / "uv-cache"))
     with private_stacks(tmp_path) as prefix:
+        seed_lock(H2_V3, UNINSTALLABLE)
         yield prefix
 
 
-def test_the_stack_option_accepts_two_words_and_ready_stacks(tmp_path):
+def test_the_stack_option_accepts_three_words_and_ready_stacks(tmp_path):
     with private_stacks(tmp_path):
         assert check_stack(None) == "current"
         assert check_stack("recorded") == "recorded"
+        assert check_stack("recorded-today") == "recorded-today"
         with pytest.raises(ParameterError, match=r"stack 'v3' is not accepted; accepted: "
-                                                 r"current, recorded \("):
+                                                 r"current, recorded, recorded-today \("):
             check_stack("v3")
         # a stack whose creation failed is not one to run in
-        folder = stacks.stacks_root() / "broken"
+        folder = store.stacks_root() / "broken"
         folder.mkdir(parents=True)
         (folder / "stack.json").write_text(json.dumps({"name": "broken", "status": "failed"}))
-        with pytest.raises(ParameterError, match="accepted: current, recorded "):
+        with pytest.raises(ParameterError, match="accepted: current, recorded, recorded-today "):
             check_stack("broken")
-    with pytest.raises(ParameterError, match="'current' is not accepted: current and "
-                                             "recorded are words of --stack"):
-        stacks.check_name("current")
+    with pytest.raises(ParameterError, match="'current' is not accepted: current, recorded, "
+                                             "recorded-today are words of --stack"):
+        store.check_name("current")
     assert stack_parameter("current") == {} and stack_parameter(None) == {}
     assert stack_parameter("recorded") == {"stack": "recorded"}
 
 
-def test_a_v4_entry_needs_no_stack_here(tmp_path):
-    """The lock is QEncode v4's stack: ``recorded`` runs a v4 entry in the current
-    kernel and builds nothing (the main job keeps its speed)."""
+def test_an_environment_that_holds_the_lock_needs_no_stack(tmp_path):
+    """Where this environment holds every version of the entry's lock, ``recorded`` runs
+    the audit in the current kernel and builds nothing."""
+    here = {n: installed_version(n) for n in ("numpy", "scipy", "pyscf")}
+    text = "".join(f"{n}=={v} \\\n    --hash=sha256:{'1' * 64}\n" for n, v in here.items())
     with private_stacks(tmp_path):
-        assert kernels_for("recorded", [str(V4), "h6"]) == {str(V4): None, "h6": None}
+        lock = seed_lock(V4, text)
+        assert lock.versions() == here
+        assert kernels_for("recorded", [str(V4)]) == {str(V4): None}
         assert kernels_for("current", [str(H2_V3)]) == {str(H2_V3): None}
-        assert not stacks.stacks_root().exists() or not any(stacks.stacks_root().iterdir())
-    entry = load(V4)
-    recorded = recorded_environment(entry.tool_versions)
-    record = stack_in_force("recorded", recorded, version_drift(entry.tool_versions))
+        assert store.list_stacks() == []
+        entry = load(V4)
+        recorded = of_entry(entry)
+        record = stack_in_force("recorded", recorded, version_drift(entry.tool_versions))
     assert record["name"] == "current" and record["in_recorded_stack"] is True
     assert record["not_used"] is None
-    # the key of what runs is the key in the recorded stack's name: the same versions
-    assert recorded_stack_name(recorded) == f"v4-{record['key']}"
+    assert record["recorded_stack"] == stack_name("v4", lock) == f"v4-{lock.key}"
     assert record["key"] == stack_key(recorded.pins)
+    assert record["lock_key"] is None           # the current environment: no lock of ours
     assert stack_text(record).startswith(f"stack current (key {record['key']}: numpy ")
     with pytest.raises(ParameterError, match=r"stack 'Not A Name' is not accepted; accepted: "
-                                             r"current, recorded, or the name of a stack"):
+                                             r"current, recorded, recorded-today, or the name "
+                                             r"of a stack"):
         check_stack("Not A Name", ready=False)   # the notebook frame's check, in the kernel
 
 
 def test_a_stack_that_cannot_be_built_is_kept_failed_and_not_retried(offline):
     said = []
-    name = recorded_stack_name(recorded_environment(load(H2_V3).tool_versions))
-    assert name.startswith("v3-")
+    recorded = of_entry(load(H2_V3))
+    lock = recorded_lock(recorded, RECORDED)      # the kept resolution, no network
+    name = stack_name(recorded.release, lock)
+    assert name == f"v3-{lock.key}" and lock.resolved_at == recorded.created_utc
     assert kernels_for("recorded", [str(H2_V3)], log=said.append) == {str(H2_V3): None}
-    rec = stacks.read_stack(name)
-    assert rec["status"] == "failed" and "pip install" in rec["failure"]
-    assert said[0].startswith(f"building stack {name} from the entry's record, once (numpy==")
+    rec = store.read_stack(name)
+    assert rec["status"] == "failed" and "uv pip sync" in rec["failure"]
+    assert rec["lock"]["key"] == lock.key and rec["lock"]["resolved_at"] == recorded.created_utc
+    assert said[0] == (f"building stack {name} from the entry's record, resolved at "
+                       f"{recorded.created_utc}, once ...")
     assert said[1].startswith(f"stack {name} could not be built; the audits run in the "
                               "current stack and say so: ")
     said.clear()
@@ -105,8 +137,9 @@ def test_the_audit_says_which_stack_ran_and_why_not_the_one_asked(offline, tmp_p
     from qencode_nb.executor.execute import run_notebook
     from qencode_nb.verdict.card import Card
 
-    name = recorded_stack_name(recorded_environment(load(H2_V3).tool_versions))
-    kernels_for("recorded", [str(H2_V3)], log=lambda line: None)     # fails: no index
+    recorded = of_entry(load(H2_V3))
+    name = stack_name(recorded.release, recorded_lock(recorded, RECORDED))
+    kernels_for("recorded", [str(H2_V3)], log=lambda line: None)     # fails: offline
     r = run_notebook(AUDIT_NB, tmp_path / "h2-v3.ipynb",
                      {"entry": str(H2_V3), "mode": "full", "stack": "recorded"})
     stack = r["stack"]

@@ -10,9 +10,10 @@ import json
 import pytest
 
 from conftest import SHARED_DB, SHARED_HISTORY
-from qencode_nb.entry.recorded_env import (RELEASE_STACKS, REQUIREMENTS_DIR,
-                                           recorded_environment, requirement_pins)
-from qencode_nb.notebook.blas_profiles import REFERENCE, RELEASE_KERNELS
+from qencode_nb.environment.recorded import recorded_environment
+from qencode_nb.environment.releases import (RELEASES as RELEASE_TABLE, REQUIREMENTS_DIR,
+                                             kernel_profile, requirement_pins)
+from qencode_nb.notebook.blas_profiles import REFERENCE
 from qencode_nb.verdict.tiers import kernel_reason
 
 RELEASES = SHARED_HISTORY / "releases"
@@ -29,7 +30,8 @@ def _tool_versions(path):
 
 def test_the_bundled_requirements_files_are_qencodes_own():
     """data/qencode-history/ holds QEncode's files byte for byte (../shared's copies)."""
-    for name, _ in RELEASE_STACKS.values():
+    for row in RELEASE_TABLE.values():
+        name = row.requirements_file
         assert (REQUIREMENTS_DIR / name).read_bytes() == (SHARED_HISTORY / name).read_bytes()
     assert requirement_pins("v3") == V3_PINS and requirement_pins("v4") == V4_PINS
     with pytest.raises(KeyError, match="'v2' is not known; known: v4, v3"):
@@ -45,8 +47,8 @@ def test_every_real_entry_is_named_its_release_environment(folder, release, n):
     for path in paths:
         env = recorded_environment(_tool_versions(path))
         assert env.release == release and env.unknown == [], path.name
-        assert env.requirements_file == RELEASE_STACKS[release][0]
-        assert env.kernels == RELEASE_KERNELS[release].coretypes
+        assert env.requirements_file == RELEASE_TABLE[release].requirements_file
+        assert env.kernels == kernel_profile(release).coretypes
         assert env.python.startswith("3.11.")
         assert json.loads(json.dumps(env.to_record())) == env.to_record()
 
@@ -117,28 +119,28 @@ def test_reference_resolves_to_the_entrys_release_triple():
     from qencode_nb.notebook.blas_profiles import resolve
 
     for flags in (AVX2, AVX512):
-        r = resolve("reference", flags, release="v3")
+        r = resolve("reference", flags, release=kernel_profile("v3"))
         assert (r.requested, r.used, r.coretypes) == ("reference", "v3", HASWELL)
         assert r.fallback == ("the entry is of the v3 release, made under numpy Haswell, "
-                              "scipy Haswell, pyscf Haswell (blas_profiles.RELEASE_KERNELS)")
-        assert resolve("portable", flags, release="v3").used == "portable"
-        assert resolve("Haswell", flags, release="v3").used == "Haswell"
-    assert resolve("reference", AVX512, release="v4").used == "reference"
+                              "scipy Haswell, pyscf Haswell (qencode_nb.environment.releases)")
+        assert resolve("portable", flags, release=kernel_profile("v3")).used == "portable"
+        assert resolve("Haswell", flags, release=kernel_profile("v3")).used == "Haswell"
+    assert resolve("reference", AVX512, release=kernel_profile("v4")).used == "reference"
     assert resolve("reference", AVX512, release=None).used == "reference"
     assert resolve("reference", AVX2, release=None).used == "portable"
     no_avx2 = {"pni", "ssse3", "sse4_2", "avx"}
-    host = resolve("reference", no_avx2, release="v3")
+    host = resolve("reference", no_avx2, release=kernel_profile("v3"))
     assert host.used == "host" and host.fallback.endswith(
         "this CPU cannot run it: numpy's, scipy's and pyscf's Haswell need avx2, fma; the "
         "host's kernels are used")
     with pytest.raises(PinError, match="the entry is of the v3 release"):
-        resolve("reference", no_avx2, strict=True, release="v3")
+        resolve("reference", no_avx2, strict=True, release=kernel_profile("v3"))
 
 
 def test_the_audit_reads_the_release_before_the_pin():
-    """entry_release: the release of what the audit is given, None where it cannot be
+    """release_of_entry: the release of what the audit is given, None where it cannot be
     read (the load stage says why); reading it loads no numpy (tests/test_imports.py)."""
-    from qencode_nb.entry.recorded_env import entry_release
+    from qencode_nb.environment.choice import release_of_entry as entry_release
 
     assert entry_release("lih") == "v4"
     assert entry_release(str(next((RELEASES / "v3.1" / "db").glob("H2_*.json")))) == "v3"

@@ -1,6 +1,6 @@
 """Environment comparison: the same entry in two Jupyter kernels with different package stacks.
 
-The second stack is made by the toolkit (:func:`qencode_nb.batch.stacks.create_stack`)
+The second stack is made by the toolkit (:func:`qencode_nb.environment.build.create_stack`)
 as an overlay of this environment with SciPy 1.16.3, whose COBYLA is the PRIMA
 rewrite (the reference pins SciPy 1.13.1, QEncode's requirements-v4.txt).  pip
 fetches that one wheel from PyPI (about 35 MB, 10-20 s).
@@ -25,7 +25,7 @@ import pandas as pd
 import pytest
 
 from conftest import ERROR_LABEL_GLYPHS, ROOT, private_stacks, svg_has_text
-from qencode_nb.batch import stacks
+from qencode_nb.environment import build, store as stacks
 from qencode_nb.rerun.compare import ulp_distance
 from qencode_nb.errors import ParameterError, StackError
 from qencode_nb.notebook.record import read_records
@@ -49,7 +49,7 @@ def stack(tmp_path_factory):
     PyPI into a new virtual environment.  Every test that uses this fixture (directly
     or through ``env_run``) carries ``@pytest.mark.network``."""
     with private_stacks(tmp_path_factory.mktemp("stacks")) as prefix:
-        yield stacks.create_stack("scipy116", requirements=[f"scipy=={OTHER_SCIPY}"],
+        yield build.create_stack("scipy116", requirements=[f"scipy=={OTHER_SCIPY}"],
                                   overlay=True, jupyter_prefix=prefix)
 
 
@@ -73,7 +73,7 @@ def test_stack_is_a_kernel_with_its_own_versions(stack):
     assert [r["name"] for r in stacks.list_stacks()] == ["scipy116"]
     # Creating it again is refused and leaves the ready stack as it was.
     with pytest.raises(StackError, match="'scipy116' already exists.*status ready"):
-        stacks.create_stack("scipy116", requirements=["scipy==0.0.1"], overlay=True)
+        build.create_stack("scipy116", requirements=["scipy==0.0.1"], overlay=True)
     assert stacks.read_stack("scipy116")["status"] == "ready"
     assert Path(spec["argv"][0]).is_file()
 
@@ -225,19 +225,19 @@ def test_cli_study_environments_refuses_unknown_kernel(stack, tmp_path):
 
 def test_stack_bad_input_is_refused_with_what_is_accepted(tmp_path):
     with pytest.raises(ParameterError, match="stack name 'Bad Name'.*accepted: lower-case"):
-        stacks.create_stack("Bad Name", "reference", root=tmp_path)
+        build.create_stack("Bad Name", "reference", root=tmp_path)
     with pytest.raises(ParameterError, match="recipe 'nightly'.*accepted: reference, latest"):
-        stacks.create_stack("x", "nightly", root=tmp_path)
+        build.create_stack("x", "nightly", root=tmp_path)
     with pytest.raises(ParameterError, match="not both"):
-        stacks.create_stack("x", "latest", requirements=["scipy"], root=tmp_path)
+        build.create_stack("x", "latest", requirements=["scipy"], root=tmp_path)
     with pytest.raises(ParameterError, match="overlay.*recipe 'reference'"):
-        stacks.create_stack("x", "reference", overlay=True, root=tmp_path)
+        build.create_stack("x", "reference", overlay=True, root=tmp_path)
     with pytest.raises(ParameterError, match="give a recipe"):
-        stacks.create_stack("mine", root=tmp_path)
+        build.create_stack("mine", root=tmp_path)
     with pytest.raises(ParameterError, match="requirements file .*missing.txt.* does not exist"):
-        stacks.create_stack("x", requirements=str(tmp_path / "missing.txt"), root=tmp_path)
+        build.create_stack("x", requirements=str(tmp_path / "missing.txt"), root=tmp_path)
     with pytest.raises(ParameterError, match="requirements \\[\\] are not accepted"):
-        stacks.create_stack("x", requirements=[], root=tmp_path)
+        build.create_stack("x", requirements=[], root=tmp_path)
     with pytest.raises(ParameterError, match="two or more distinct kernelspecs"):
         stacks.check_kernelspecs(["python3", "python3"])
     with pytest.raises(ParameterError, match="kernelspec\\(s\\) nope not found"):
@@ -258,7 +258,7 @@ def test_failed_stack_keeps_its_log_and_registers_no_kernel(tmp_path, monkeypatc
     create.log and stack.json (status failed, the reason), no kernelspec."""
     monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter" / "share" / "jupyter"))
     with pytest.raises(StackError, match="scipy==0.0.1") as info:
-        stacks.create_stack("broken", requirements=["scipy==0.0.1"], overlay=True,
+        build.create_stack("broken", requirements=["scipy==0.0.1"], overlay=True,
                             root=tmp_path / "stacks", jupyter_prefix=tmp_path / "jupyter")
     assert "create.log" in str(info.value)
     rec = stacks.read_stack("broken", root=tmp_path / "stacks")

@@ -1,7 +1,8 @@
-"""Tier 3 in an entry's own recorded environment (issue 35): QEncode's v3 stack, built
-by the toolkit from what the entry records (``recorded_environment(...).requirements``:
-pyscf 2.5.0, pennylane 0.44.1, openfermion 1.7.1, numpy 1.26.4, scipy 1.17.0,
-pennylane-lightning 0.44.*, with qencode-nb's other dependencies resolved around them),
+"""Tier 3 in an entry's own recorded environment (issues 35 and 52): QEncode's v3 stack,
+built by the toolkit from what the entry records (pyscf 2.5.0, pennylane 0.44.1,
+openfermion 1.7.1, numpy 1.26.4, scipy 1.17.0, pennylane-lightning 0.44.*, with
+qencode-nb's other dependencies resolved as PyPI served them at the entry's
+``created_utc``, locked, and installed by uv),
 and the v3 release's kernel triple (Haswell for every OpenBLAS copy), which
 ``blas_coretype`` ``reference``, the audit's default, pins for a v3 entry.
 
@@ -14,8 +15,8 @@ numpy's AVX-512 loops on and off (``NPY_DISABLE_CPU_FEATURES``): 0 ulps both way
 QEncode's own figures on an Intel Xeon (issue 35); LiH STO-3G JW/HEA too (not run here:
 it adds 30 s).
 
-Needs a package registry: pip installs the stack into a new virtual environment (70 s
-with a warm pip cache on 2 cores; about 3 min cold).  Every test that uses the fixture
+Needs a package registry: uv resolves the stack at the entry's date and installs it into
+a new virtual environment (seconds with a warm uv cache, about a minute cold).  Every test that uses the fixture
 carries ``network``.
 """
 
@@ -26,10 +27,12 @@ import json
 import pytest
 
 from conftest import AUDIT_NB, SHARED_HISTORY, private_stacks
-from qencode_nb.batch.stack_choice import ensure_stack
-from qencode_nb.entry.recorded_env import recorded_environment, recorded_stack_name
+from qencode_nb.entry import load
+from qencode_nb.environment import store as stacks
+from qencode_nb.environment.build import ensure_stack
+from qencode_nb.environment.choice import RECORDED, recorded_lock, stack_name
+from qencode_nb.environment.recorded import of_entry
 from qencode_nb.executor.execute import run_notebook
-from qencode_nb.batch import stacks
 
 RELEASES = SHARED_HISTORY / "releases"
 H2_STO3G = RELEASES / "v3" / "db" / "H2_sto3g_JW_UCCSD_v3_tapered__sha256_e758d8fe81f010a7.json"
@@ -38,23 +41,25 @@ LIH_STO3G = RELEASES / "v3" / "db" / "LiH_sto3g_JW_HEA_v3_tapered__sha256_1e6bba
 
 
 def _recorded(path):
-    return recorded_environment(json.loads(path.read_text())["provenance"]["tool_versions"])
+    return of_entry(load(path))
 
 
 @pytest.fixture(scope="module")
 def v3_stack(tmp_path_factory):
     """The v3 entries' recorded stack as a Jupyter kernel under a private prefix, built
     from the record alone by ``--stack recorded``'s own step
-    (:func:`qencode_nb.batch.stack_choice.ensure_stack`, under the name every entry of
+    (:func:`qencode_nb.environment.build.ensure_stack`, under the name every entry of
     that stack shares; all three entries record the same stack)."""
     recorded = _recorded(H2_STO3G)
     assert recorded.requirements == _recorded(H2_631G).requirements \
         == _recorded(LIH_STO3G).requirements
     with private_stacks(tmp_path_factory.mktemp("recorded-stack")) as prefix:
-        kernel = ensure_stack(recorded_stack_name(recorded), recorded.requirements,
-                              lambda line: None, jupyter_prefix=prefix)
-        assert kernel is not None, stacks.read_stack(recorded_stack_name(recorded))
-        yield stacks.read_stack(recorded_stack_name(recorded))
+        lock = recorded_lock(recorded, RECORDED)
+        assert lock.resolved_at == recorded.created_utc and lock.fallback is None
+        name = stack_name(recorded.release, lock)
+        kernel = ensure_stack(name, lock, lambda line: None, jupyter_prefix=prefix)
+        assert kernel is not None, stacks.read_stack(name)
+        yield stacks.read_stack(name)
 
 
 def _audit(tmp_path, path, kernel, blas_coretype=None):
@@ -89,6 +94,43 @@ def test_a_v3_entry_in_its_recorded_environment_is_bit_identical(v3_stack, path,
     t3 = r["tiers"]["bit_identical"]
     assert t3["status"] == "pass", t3
     assert "the v3 release's triple: numpy Haswell, scipy Haswell, pyscf Haswell" in t3["reasons"][0]
+
+
+@pytest.mark.network
+@pytest.mark.notebook
+@pytest.mark.bitlevel
+@pytest.mark.slow
+def test_stock_papermill_with_the_engine_runs_in_the_recorded_stack(v3_stack, tmp_path):
+    """Issue 52 item 5: ``papermill --engine qencode-nb ... -p stack recorded`` on a v3
+    entry runs in its recorded stack (the engine chooses the kernelspec from the
+    parameters: the entry's lock, kept when the stack was built), and tier 3 reads
+    ``pass``; the record names the lock and the date it was resolved at.  Without
+    ``--engine`` the same run stays in the notebook's kernel and says why."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from qencode_nb.notebook.record import read_records
+
+    papermill = [str(Path(sys.executable).with_name("papermill")), str(AUDIT_NB)]
+    params = ["-p", "entry", str(H2_STO3G), "-p", "mode", "full", "-p", "stack", "recorded"]
+    out = tmp_path / "engine.ipynb"
+    subprocess.run([*papermill, str(out), "--engine", "qencode-nb", *params], check=True,
+                   capture_output=True, text=True, timeout=600)
+    r = read_records(out)
+    stack = r["stack"]
+    assert (stack["name"], stack["not_used"]) == (v3_stack["name"], None)
+    assert stack["lock_key"] == v3_stack["lock"]["key"]
+    assert stack["resolved_at"] == _recorded(H2_STO3G).created_utc
+    assert r["tiers"]["bit_identical"]["status"] == "pass", r["tiers"]["bit_identical"]
+    plain = tmp_path / "plain.ipynb"
+    subprocess.run([*papermill, str(plain), *params], check=True, capture_output=True,
+                   text=True, timeout=600)
+    p = read_records(plain)
+    assert p["stack"]["name"] == "current"
+    assert p["stack"]["not_used"].startswith(f"stack {v3_stack['name']} is built but this "
+                                             "kernel is the current stack")
+    assert p["tiers"]["bit_identical"]["status"] == "n/a"
 
 
 @pytest.mark.network
@@ -235,7 +277,7 @@ def test_a_stack_built_by_another_checkout_is_attached_to_this_one(v3_stack):
     import subprocess
     from pathlib import Path
 
-    from qencode_nb.batch.stack_choice import ensure_stack
+    from qencode_nb.environment.build import ensure_stack
     from qencode_nb.paths import ROOT
 
     spec_dir = Path(stacks.available_kernelspecs()[v3_stack["kernelspec"]])
@@ -247,7 +289,7 @@ def test_a_stack_built_by_another_checkout_is_attached_to_this_one(v3_stack):
     shutil.rmtree(spec_dir)     # (a user's own stack of that name may still be found)
     assert stacks.available_kernelspecs().get(v3_stack["kernelspec"]) != str(spec_dir)
     said = []
-    kernel = ensure_stack(v3_stack["name"], [], said.append, jupyter_prefix=prefix)
+    kernel = ensure_stack(v3_stack["name"], None, said.append, jupyter_prefix=prefix)
     assert kernel == v3_stack["kernelspec"]
     assert stacks.available_kernelspecs()[kernel] == str(spec_dir)   # this stack's again
     assert pth.read_text().strip() == str(ROOT)
@@ -257,5 +299,5 @@ def test_a_stack_built_by_another_checkout_is_attached_to_this_one(v3_stack):
                            env=env, capture_output=True, text=True, check=True).stdout
     assert where.strip().startswith(str(ROOT)), where
     again = []
-    assert ensure_stack(v3_stack["name"], [], again.append, jupyter_prefix=prefix) == kernel
+    assert ensure_stack(v3_stack["name"], None, again.append, jupyter_prefix=prefix) == kernel
     assert again == []                              # nothing to repair twice
