@@ -16,7 +16,9 @@ what goes in comes from one of:
 
 Records and kernelspecs are written through :mod:`qencode_nb.environment.store`.
 :func:`ensure_stack` builds a stack once under a lock in the stacks folder (two sweeps
-never build it twice at once) and attaches a stack built earlier.
+never build it twice at once) and attaches a stack built earlier.  A distributed run
+carries a locked stack to each Dask worker: :func:`stack_description` (the driver: the
+stack's name and lock) and :func:`ensure_described` (the worker: built or attached there).
 """
 
 from __future__ import annotations
@@ -41,8 +43,8 @@ RECIPES = {
               "serves on the day the stack is created",
 }
 
-#: The file holding a stack's lock in its folder.
-LOCK_FILE = "stack.lock"
+#: The file holding a stack's lock in its folder (:data:`~qencode_nb.environment.store.LOCK_FILE`).
+LOCK_FILE = store.LOCK_FILE
 
 
 def recipe_requirements(recipe: str) -> list[str]:
@@ -191,11 +193,15 @@ def create_stack(name: str, recipe: str | None = None, *, requirements=None, loc
             raise ParameterError(f"stack {name!r}: give a recipe ({', '.join(RECIPES)}), "
                                  "requirements or a lock")
         recipe = name
-    if sum(x is not None for x in (recipe, requirements, lock)) != 1:
-        raise ParameterError("give one of a recipe, requirements or a lock")
+    given = [w for w, x in (("recipe", recipe), ("requirements", requirements),
+                            ("a lock", lock)) if x is not None]
+    if len(given) != 1:
+        raise ParameterError(f"give one of a recipe, requirements or a lock, not both "
+                             f"(given: {', '.join(given)})")
     if overlay and requirements is None:
-        raise ParameterError("overlay installs requirements on top of this environment; "
-                             "accepted with overlay: requirements")
+        what = f"recipe {recipe!r}" if recipe is not None else "a lock"
+        raise ParameterError(f"overlay installs requirements on top of this environment; "
+                             f"{what} is a whole stack (accepted with overlay: requirements)")
     args = (recipe_requirements(recipe) if recipe is not None else
             _requirement_args(requirements) if requirements is not None else [])
     if requirements is not None and not overlay:
@@ -282,3 +288,58 @@ def ensure_stack(name: str, lock, log, *, jupyter_prefix=None) -> str | None:
             "try again")
         return None
     return store.attach_stack(rec, log, jupyter_prefix=jupyter_prefix)
+
+
+def stack_description(kernelspec, root=None) -> dict | None:
+    """What another host needs to build the stack a kernelspec of the store runs (a Dask
+    worker, :func:`ensure_described`): ``{"name", "lock": {key, resolved_at, resolved_on,
+    fallback, python, text}, "cached_as": [the lock's file names under <stacks>/locks/]}``.
+
+    Returns:
+        the description, or None for a kernelspec that is not a ready locked stack of the
+        store here (None, ``python3``, a stack of a recipe or of requirements).
+    """
+    from qencode_nb.environment.lock import cached_as
+
+    prefix = store.KERNELSPEC_PREFIX
+    if not isinstance(kernelspec, str) or not kernelspec.startswith(prefix):
+        return None
+    name = kernelspec[len(prefix):]
+    try:
+        rec = store.find_stack(name, root)
+    except ParameterError:
+        return None
+    text = store.lock_text(name, root)
+    if (not isinstance(rec, dict) or rec.get("status") != "ready" or not rec.get("lock")
+            or rec.get("kernelspec") != kernelspec or text is None):
+        return None
+    return {"name": name, "lock": {**rec["lock"], "text": text},
+            "cached_as": cached_as(rec["lock"]["key"], root)}
+
+
+def ensure_described(description: dict, log, *, jupyter_prefix=None) -> str | None:
+    """On the host that runs it (a Dask worker, its own ``QENCODE_NB_STACKS``): the
+    kernelspec of the stack ``description`` (:func:`stack_description`) describes, built
+    here from its lock once or attached (:func:`ensure_stack`, under its file lock); the
+    lock kept as the describing host kept it, so the kernel names the stack alike.
+
+    Returns:
+        the kernelspec, or None where it cannot be built or the description is not one
+        (``log`` says why; the run then runs in the notebook's kernel, and its ``stack``
+        record says why).
+    """
+    import hashlib
+
+    from qencode_nb.environment.lock import Lock, keep
+
+    try:
+        name = store.check_name(description["name"])
+        lock = Lock(**description["lock"])
+        if hashlib.sha256(lock.text.encode()).hexdigest()[:12] != lock.key:
+            raise ValueError(f"its lock text does not hash to its key {lock.key}")
+    except (ParameterError, KeyError, TypeError, ValueError, AttributeError) as exc:
+        log(f"a stack description that cannot be used ({exc}); the audit runs in the "
+            "current stack")
+        return None
+    keep(lock, description.get("cached_as") or ())
+    return ensure_stack(name, lock, log, jupyter_prefix=jupyter_prefix)
