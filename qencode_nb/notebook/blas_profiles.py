@@ -19,7 +19,8 @@ The value of the notebook parameter ``blas_coretype`` (``--coretype``) is one of
 - one OpenBLAS coretype (``Haswell``, ...): that variable for every copy, as
   before profiles existed;
 - a kernel per copy, :func:`kernel_spec` (``numpy=Haswell,scipy=SkylakeX,pyscf=Prescott``,
-  ``numpy_avx512=off`` optional): what the explain search varies.
+  ``numpy_avx512=off`` and ``l2=512``, ``OPENBLAS_L2_SIZE`` in KiB, optional): what the
+  explain search varies.
 
 ``reference`` falls back to ``portable`` on a CPU without AVX-512 (and to the host's
 kernels on one without AVX2; :func:`resolve`), and the fallback is recorded with its
@@ -173,6 +174,7 @@ class Resolution:
         numpy_disable: numpy CPU features to turn off.
         fallback: why ``used`` differs from ``requested`` (the CPU features it
             lacks), else None.
+        l2: ``OPENBLAS_L2_SIZE`` a kernel spec sets (:data:`L2`), else None.
     """
 
     requested: str
@@ -180,26 +182,37 @@ class Resolution:
     coretypes: dict
     numpy_disable: tuple = ()
     fallback: str | None = None
+    l2: int | None = None
 
     def to_record(self) -> dict:
         return {"requested": self.requested, "used": self.used,
                 "coretypes": dict(self.coretypes),
-                "numpy_disable": list(self.numpy_disable), "fallback": self.fallback}
+                "numpy_disable": list(self.numpy_disable), "fallback": self.fallback,
+                **({L2: self.l2} if self.l2 else {})}
 
 
 #: The key of a kernel spec (:func:`kernel_spec`) that turns numpy's AVX-512 loops off
 #: (``numpy_avx512=off``: :data:`NUMPY_AVX512_FEATURES` in ``NPY_DISABLE_CPU_FEATURES``).
 NUMPY_AVX512 = "numpy_avx512"
 
+#: The key of a kernel spec that sets ``OPENBLAS_L2_SIZE`` for every copy (``l2=512``): the
+#: L2 cache size in KiB each OpenBLAS copy reads once, when it loads, in place of the one
+#: the CPU reports (cpuid 0x80000006; OpenBLAS ``driver/others/parameter.c``,
+#: ``get_l2_size``), and sizes its GEMM blocking by.  Without it an inherited value is
+#: left as it is (the AMD preset host kind sets 512).
+L2 = "l2"
 
-def kernel_spec(kernels: dict, numpy_avx512: bool = True) -> str:
+
+def kernel_spec(kernels: dict, numpy_avx512: bool = True, l2: int | None = None) -> str:
     """A ``blas_coretype`` value naming a kernel per copy:
     ``numpy=Haswell,scipy=SkylakeX,pyscf=Prescott`` (``{copy: coretype}`` for every
     copy, in :data:`COPIES` order), then
-    ``,numpy_avx512=off`` when numpy's AVX-512 loops are to be off.  What the explain
+    ``,numpy_avx512=off`` when numpy's AVX-512 loops are to be off and ``,l2=512`` to set
+    ``OPENBLAS_L2_SIZE`` (KiB, :data:`L2`).  What the explain
     search (:mod:`qencode_nb.studies.explain`) varies one copy at a time."""
     parts = [f"{c}={kernels[c]}" for c in COPIES if kernels.get(c)]
-    return ",".join(parts + ([] if numpy_avx512 else [f"{NUMPY_AVX512}=off"]))
+    return ",".join(parts + ([] if numpy_avx512 else [f"{NUMPY_AVX512}=off"])
+                    + ([f"{L2}={int(l2)}"] if l2 else []))
 
 
 def _parse_spec(value: str, flags: set) -> Resolution:
@@ -211,10 +224,16 @@ def _parse_spec(value: str, flags: set) -> Resolution:
             copy without a kernel (each one reads ``OPENBLAS_CORETYPE`` as the pin
             leaves it, so a copy left out would take the previous copy's).
     """
-    coretypes, disable = {c: None for c in COPIES}, ()
+    coretypes, disable, l2 = {c: None for c in COPIES}, (), None
     for item in (i.strip() for i in value.split(",") if i.strip()):
         key, _, val = (s.strip() for s in item.partition("="))
-        if key.lower() == NUMPY_AVX512:
+        if key.lower() == L2:
+            if not (val.isdigit() and 0 < int(val) <= 1 << 20):
+                raise PinError(f"{value!r}: {L2}={val!r} is not accepted; accepted: the L2 "
+                               "size in KiB, an integer from 1 to 1048576 (e.g. l2=512)",
+                               parameter="blas_coretype")
+            l2 = int(val)
+        elif key.lower() == NUMPY_AVX512:
             if val.lower() not in ("on", "off"):
                 raise PinError(f"{value!r}: {NUMPY_AVX512}={val!r} is not accepted; "
                                "accepted: on, off", parameter="blas_coretype")
@@ -223,7 +242,7 @@ def _parse_spec(value: str, flags: set) -> Resolution:
             coretypes[key.lower()] = check_coretype(val, flags)
         else:
             raise PinError(f"{value!r}: {key!r} is not accepted in a kernel spec; "
-                           f"accepted: {', '.join(COPIES)}, {NUMPY_AVX512} "
+                           f"accepted: {', '.join(COPIES)}, {NUMPY_AVX512}, {L2} "
                            "(e.g. numpy=Haswell,scipy=SkylakeX,pyscf=Prescott)",
                            parameter="blas_coretype")
     unnamed = [c for c in COPIES if coretypes[c] is None]
@@ -231,8 +250,8 @@ def _parse_spec(value: str, flags: set) -> Resolution:
         raise PinError(f"{value!r}: no kernel for {', '.join(unnamed)}; a kernel spec "
                        f"names one for every copy ({', '.join(COPIES)})",
                        parameter="blas_coretype")
-    spec = kernel_spec(coretypes, not disable)
-    return Resolution(spec, spec, coretypes, disable)
+    spec = kernel_spec(coretypes, not disable, l2)
+    return Resolution(spec, spec, coretypes, disable, l2=l2)
 
 
 def accepted_values() -> list[str]:
@@ -310,7 +329,8 @@ def resolve(blas_coretype, flags: set[str] | None = None, *, strict: bool = Fals
                                "kernels), an OpenBLAS coretype ("
                                + ", ".join(accepted_values()[len(PROFILES) + 1:]) + ") or a "
                                "kernel per copy (numpy=Haswell,scipy=SkylakeX,pyscf=Prescott"
-                               f"[,{NUMPY_AVX512}=off])", parameter="blas_coretype") from None
+                               f"[,{NUMPY_AVX512}=off][,{L2}=512])",
+                               parameter="blas_coretype") from None
             raise
         return Resolution(kernel, kernel, {c: kernel for c in COPIES})
     own = release if profile is REFERENCE else None

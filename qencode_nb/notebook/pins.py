@@ -101,7 +101,8 @@ def profile_environment(resolution, copy: str, own_choice: bool = False) -> dict
     profile, ``host`` or the coretype used), always, so that nothing inherited from
     a parent process names another profile, and under a named profile or a kernel spec
     (:func:`blas_profiles.kernel_spec`) ``NPY_DISABLE_CPU_FEATURES`` (its list, else
-    empty); then ``OPENBLAS_CORETYPE``
+    empty), and ``OPENBLAS_L2_SIZE`` where a kernel spec names ``l2`` (left set for the
+    later copies; without it an inherited value stays); then ``OPENBLAS_CORETYPE``
     where the copy has a kernel (``host`` keeps the inherited variables).
 
     Where this process emulates a host kind (:mod:`host_kinds`, test-only), numpy's list
@@ -114,6 +115,8 @@ def profile_environment(resolution, copy: str, own_choice: bool = False) -> dict
         if blas_profiles.is_named(resolution):
             env["NPY_DISABLE_CPU_FEATURES"] = " ".join(
                 host_kinds.numpy_disable(resolution.numpy_disable))
+        if getattr(resolution, "l2", None):      # a kernel spec's l2: every copy reads it
+            env["OPENBLAS_L2_SIZE"] = str(resolution.l2)
     kernel = resolution.coretypes.get(copy) or (host_kinds.host_kernel(copy) if own_choice
                                                 else None)
     if kernel:

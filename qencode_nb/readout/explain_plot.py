@@ -18,9 +18,10 @@ ULPS_FLOOR = 0.5
 def label(row: dict) -> str:
     """A row's label: its stack and the kernel of each copy, then what else it changes
     (``current: numpy Haswell, scipy SkylakeX, pyscf Prescott; AVX-512 loops off, 2
-    threads``)."""
+    threads, L2 512 KiB``)."""
     extra = ([] if row.get("numpy_avx512") != "off" else ["AVX-512 loops off"]) + (
-        [f"{row['blas_threads']} threads"] if row.get("blas_threads") not in (1, "1") else [])
+        [f"{row['blas_threads']} threads"] if row.get("blas_threads") not in (1, "1") else []
+    ) + ([f"L2 {row['l2_size']} KiB"] if row.get("l2_size") not in (None, "unset") else [])
     return (f"{row['stack']}: numpy {row['numpy_kernel']}, scipy {row['scipy_kernel']}, "
             f"pyscf {row['pyscf_kernel']}" + (f"; {', '.join(extra)}" if extra else ""))
 

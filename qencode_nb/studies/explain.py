@@ -11,8 +11,11 @@ closest first.  CLI: ``qencode-nb study environments ENTRY --explain [--budget N
 The grid (every value an audit.ipynb parameter, each run its own process and kernel,
 :func:`qencode_nb.batch.study_jobs.run_jobs`):
 
-- **stack**: the entry's recorded stack (``--stack recorded``,
-  :mod:`qencode_nb.batch.stack_choice`) and the current one, where they differ;
+- **stack**: the entry's recorded stack, resolved as the index served it at the entry's
+  date (``recorded``), the same pins resolved today (``recorded-today``) and the current
+  one (:mod:`qencode_nb.environment.choice`), each once: a stack that is the same
+  environment as an earlier one (the same kernelspec, or a lock this environment holds)
+  is left out, and so is one that cannot be resolved or built (said on stderr);
 - **kernels**: the entry's release triple (``reference`` resolved for its release,
   :func:`qencode_nb.notebook.blas_profiles.resolve`), then each OpenBLAS copy's kernel
   changed alone over the kernels this CPU runs: numpy's, scipy's, and PySCF's only when
@@ -20,11 +23,16 @@ The grid (every value an audit.ipynb parameter, each run its own process and ker
   Hamiltonian uses; read from the first run's ``rerun.config.hamiltonian``); given as a
   kernel per copy (:func:`~qencode_nb.notebook.blas_profiles.kernel_spec`);
 - **numpy's AVX-512 loops** on and off, on a CPU with AVX-512 (elsewhere there are none);
-- **BLAS threads** 1 and 2.
+- **BLAS threads** 1 and 2;
+- **OpenBLAS's L2 size**: unset (what the environment has) and :data:`L2_SIZES` KiB,
+  ``OPENBLAS_L2_SIZE`` for every copy (the kernel spec's ``l2``,
+  :data:`qencode_nb.notebook.blas_profiles.L2`; a preset some hosts set).
 
 Runs go in the order of how many axes differ from the baseline (the recorded stack, the
-release triple, the loops as the release's profile has them, 1 thread), then grid order,
-``workers`` at a time, at most ``budget`` runs.  Written in ``out_dir``: the notebooks,
+release triple, the loops as the release's profile has them, 1 thread, no L2 size), then
+how many of those are not :data:`NEW_AXES` (the stacks and the L2 size are tried first
+at each distance), then grid order, ``workers`` at a time, at most ``budget`` runs.
+Written in ``out_dir``: the notebooks,
 ``explain.csv`` (:data:`EXPLAIN_COLUMNS`) and the figure ``explain.{png,pdf,svg}``
 (:func:`qencode_nb.readout.explain_plot.explain_plot`).
 """
@@ -43,12 +51,24 @@ from qencode_nb.options import RunOptions, with_changes
 #: the published one to the last bit, ``ulps`` and ``delta_ha`` (Ha) the ``difference``
 #: record.
 EXPLAIN_COLUMNS = ("rank", "stack", "kernelspec", "blas_threads", "numpy_avx512",
-                   "numpy_kernel", "scipy_kernel", "pyscf_kernel", "changed",
+                   "l2_size", "numpy_kernel", "scipy_kernel", "pyscf_kernel", "changed",
                    "kernels_measured", "status", "identical", "ulps", "delta_ha",
                    "energy_hex", "tier_bit_identical", "seconds", "notebook", "failure")
 
 #: Runs at most, unless ``budget`` says otherwise.
 DEFAULT_BUDGET = 48
+
+#: The stacks searched, nearest the entry's recorded environment first
+#: (:data:`qencode_nb.environment.store.STACK_WORDS`).
+STACKS = ("recorded", "recorded-today", "current")
+
+#: ``OPENBLAS_L2_SIZE`` values (KiB) tried besides unset: 256 KiB (OpenBLAS's own fallback
+#: where the CPU reports none), 512 (the AMD preset host kind's), 1024 (Zen 4's own L2),
+#: 2048 (what some projects set against OpenBLAS's Zen 4 GEMM override).
+L2_SIZES = (256, 512, 1024, 2048)
+
+#: The axes the search tries first at each distance from the baseline (issue 52).
+NEW_AXES = ("stack", "L2 size")
 
 
 @dataclass(frozen=True)
@@ -70,49 +90,66 @@ class ExplainResult:
     finding: str
 
 
-def _config(stack, kernels, avx512, threads, base) -> dict:
+def _config(stack, kernels, avx512, threads, l2, base, kernelspec=None) -> dict:
     changed = [name for name, here, there in (
         ("stack", stack, base["stack"]), ("numpy kernel", kernels["numpy"], base["numpy"]),
         ("scipy kernel", kernels["scipy"], base["scipy"]),
         ("pyscf kernel", kernels["pyscf"], base["pyscf"]),
         ("numpy AVX-512 loops", avx512, base["avx512"]),
-        ("threads", threads, base["threads"])) if here != there]
-    return {"stack": stack, "kernels": dict(kernels), "avx512": avx512, "threads": threads,
-            "changed": changed}
+        ("threads", threads, base["threads"]), ("L2 size", l2, base["l2"])) if here != there]
+    return {"stack": stack, "kernelspec": kernelspec, "kernels": dict(kernels),
+            "avx512": avx512, "threads": threads, "l2": l2, "changed": changed}
 
 
-def grid(entry, db=None) -> tuple[list[dict], dict]:
+def stacks(entry, db=None, log=None) -> dict:
+    """``{stack word: kernelspec or None}`` of the stacks searched (:data:`STACKS`, None:
+    this environment), each environment once: a stack whose kernelspec an earlier one
+    has, or whose lock this environment holds where an earlier one is this environment,
+    is left out; so is one that cannot be resolved or built (``log`` says why)."""
+    from qencode_nb.environment.choice import choose
+
+    out: dict = {}
+    for word in STACKS:
+        choice = choose(word, [entry], db, log=log)[entry]
+        if choice.why:
+            (log or (lambda line: None))(f"explain: the {word} stack is left out: {choice.why}")
+        elif choice.kernelspec not in out.values():
+            out[word] = choice.kernelspec
+    return out
+
+
+def grid(entry, db=None, log=None) -> tuple[list[dict], dict]:
     """The configurations of the search, nearest the entry's recorded environment first.
 
     Args:
         entry: entry file or bundled name.  db: completes a bundled entry.
+        log: ``callable(str)`` told when a stack is built or left out (default: quiet).
 
     Returns:
-        ``(configs, baseline)``: each config ``{"stack": "recorded"|"current",
+        ``(configs, baseline)``: each config ``{"stack": a word of :data:`STACKS`,
+        "kernelspec": its Jupyter kernelspec or None (this environment),
         "kernels": {copy: coretype}, "avx512": bool (numpy's AVX-512 loops on),
-        "threads": 1|2, "changed": [axes changed]}``; ``baseline`` the first one's values.
+        "threads": 1|2, "l2": None|KiB, "changed": [axes changed]}``; ``baseline`` the
+        first one's values.
     """
-    from qencode_nb.batch.stack_choice import kernels_for
-    from qencode_nb.entry.lookup import load
-    from qencode_nb.entry.recorded_env import recorded_environment
+    from qencode_nb.environment.choice import release_triple
     from qencode_nb.notebook.blas_profiles import COPIES, cpu_flags, resolve, runnable_coretypes
 
-    release = recorded_environment(load(entry, db=db).tool_versions).release
-    ref = resolve("reference", release=release)
+    ref = resolve("reference", release=release_triple(entry, db))
     runnable = runnable_coretypes()
     kernels = {c: ref.coretypes.get(c) or "Haswell" for c in COPIES}
     avx512_cpu = "avx512f" in cpu_flags()
-    base = {"stack": "current", **kernels, "avx512": not ref.numpy_disable, "threads": 1}
-    stacks = ["current"]
-    if any(kernels_for("recorded", [entry], db, log=lambda line: None).values()):
-        stacks = ["recorded", "current"]
-        base["stack"] = "recorded"
+    found = stacks(entry, db, log=log or (lambda line: None)) or {"current": None}
+    base = {"stack": next(iter(found)), **kernels, "avx512": not ref.numpy_disable,
+            "threads": 1, "l2": None}
     variants = [dict(kernels)] + [{**kernels, copy: k} for copy in COPIES for k in runnable
                                   if k != kernels[copy]]
-    configs = [_config(s, v, a, t, base) for s in stacks for v in variants
+    configs = [_config(s, v, a, t, size, base, found[s]) for s in found for v in variants
                for a in ((True, False) if avx512_cpu else (base["avx512"],))
-               for t in (1, 2)]
-    configs.sort(key=lambda c: len(c["changed"]))       # stable: grid order within a distance
+               for t in (1, 2) for size in (None, *L2_SIZES)]
+    # stable: grid order within a distance, the new axes first (the stacks first of them)
+    configs.sort(key=lambda c: (len(c["changed"]), sum(a not in NEW_AXES for a in c["changed"]),
+                                "stack" not in c["changed"]))
     return configs, base
 
 
@@ -120,9 +157,10 @@ def _params(config) -> dict:
     from qencode_nb.notebook.blas_profiles import kernel_spec
 
     extra = {"blas_threads": config["threads"],
-             "blas_coretype": kernel_spec(config["kernels"], config["avx512"])}
-    if config["stack"] == "recorded":
-        extra["stack"] = "recorded"
+             "blas_coretype": kernel_spec(config["kernels"], config["avx512"],
+                                          config.get("l2"))}
+    if config["stack"] != "current":
+        extra["stack"] = config["stack"]
     return extra
 
 
@@ -136,9 +174,12 @@ def _row(rank: int, config: dict, kernel: str | None, run: dict) -> dict:
         r = {}
     diff = r.get("difference") or {}
     measured = ((r.get("blas_profile") or {}).get("kernels")) or {}
+    blas = (r.get("provenance") or {}).get("blas") or {}     # in force, as the run recorded
+    l2 = blas.get("OPENBLAS_L2_SIZE") if blas else config.get("l2")
     return {"rank": rank, "stack": config["stack"], "kernelspec": kernel or "python3",
             "blas_threads": config["threads"],
             "numpy_avx512": "on" if config["avx512"] else "off",
+            "l2_size": str(l2) if l2 else "unset",
             "numpy_kernel": config["kernels"]["numpy"], "scipy_kernel": config["kernels"]["scipy"],
             "pyscf_kernel": config["kernels"]["pyscf"],
             "changed": ", ".join(config["changed"]) or "none (baseline)",
@@ -176,23 +217,20 @@ def explain(entry, out_dir="runs/explain", options: RunOptions | None = None, *,
     import pandas as pd
 
     from qencode_nb.batch.study_jobs import entry_stem, run_jobs
-    from qencode_nb.batch.stack_choice import kernels_for
 
     from qencode_nb.options import check_count
 
     check_count(budget, "budget")   # runs at most
     opts = with_changes(options, {**changes, "stack": None}, mode="rerun")
-    # the recorded stack first (built once, saying so), then the grid that runs in it
-    recorded_kernel = kernels_for("recorded", [entry], opts.db)[entry]
-    configs, _ = grid(entry, opts.db)
+    # the stacks first (each built once, saying so), then the grid that runs in them
+    configs, _ = grid(entry, opts.db, log=_say)
     out, stem, rows, done = Path(out_dir), entry_stem(entry), [], 0
     step = max(1, opts.workers)
     while done < min(budget, len(configs)):
         batch = configs[done:min(budget, done + step)]
         jobs = [(i, 0, f"{stem}__x{i:03d}", _params(c)) for i, c in
                 enumerate(batch, start=done)]
-        kernels = {name: (recorded_kernel if c["stack"] == "recorded" else None)
-                   for (_, _, name, _), c in zip(jobs, batch)}
+        kernels = {name: c["kernelspec"] for (_, _, name, _), c in zip(jobs, batch)}
         runs = run_jobs(entry, jobs, out, opts, desc=f"explain {done + 1}-{done + len(batch)}",
                         kernelspecs=kernels)
         rows += [_row(i, c, kernels[name], run)
@@ -220,6 +258,12 @@ def explain(entry, out_dir="runs/explain", options: RunOptions | None = None, *,
     return result
 
 
+def _say(line: str) -> None:
+    import sys
+
+    print(f"qencode-nb: {line}", file=sys.stderr, flush=True)
+
+
 def _exact(row: dict) -> bool:
     """Whether a row's re-run energy equals the published one to the last bit (a
     ``difference.identical`` read back as a bool or a numpy bool)."""
@@ -245,10 +289,13 @@ def _rebuilt(row: dict) -> bool:
 
 def describe(row: dict) -> str:
     """One configuration in words: ``recorded stack, numpy=Haswell,scipy=Haswell,
-    pyscf=Haswell, numpy AVX-512 loops on, 1 thread``."""
+    pyscf=Haswell, numpy AVX-512 loops on, 1 thread`` (then ``, OPENBLAS_L2_SIZE=512``
+    where one was in force)."""
+    l2 = row.get("l2_size")
     return (f"{row['stack']} stack, numpy={row['numpy_kernel']},scipy={row['scipy_kernel']},"
             f"pyscf={row['pyscf_kernel']}, numpy AVX-512 loops {row['numpy_avx512']}, "
-            f"{row['blas_threads']} thread{'s' if row['blas_threads'] != 1 else ''}")
+            f"{row['blas_threads']} thread{'s' if row['blas_threads'] != 1 else ''}"
+            + (f", OPENBLAS_L2_SIZE={l2}" if l2 not in (None, "unset") else ""))
 
 
 def explain_finding(table, grid_size: int, budget: int) -> str:
