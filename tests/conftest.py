@@ -196,11 +196,13 @@ NETWORK_FIXTURES = frozenset({"stack",      # test_environments.py: SciPy 1.16.3
 def private_stacks(base: Path):
     """Stacks (``QENCODE_NB_STACKS``) and their kernelspecs under ``base``, which Jupyter
     here and in every child process finds through ``JUPYTER_PATH``; yields the Jupyter
-    prefix to give :func:`qencode_nb.environment.build.create_stack`.  Both variables are
-    restored afterwards."""
+    prefix to give :func:`qencode_nb.environment.build.create_stack`, also the default
+    where none is given (``QENCODE_NB_JUPYTER_PREFIX``).  The variables are restored
+    afterwards."""
     prefix = base / "jupyter"
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("JUPYTER_PATH", str(prefix / "share" / "jupyter"))
+        mp.setenv("QENCODE_NB_JUPYTER_PREFIX", str(prefix))
         mp.setenv("QENCODE_NB_STACKS", str(base / "stacks"))
         yield prefix
 

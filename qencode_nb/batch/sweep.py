@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from qencode_nb.options import RunOptions, proof_budget_parameter, with_changes
+from qencode_nb.options import RunOptions, with_changes
 from qencode_nb.batch.pool import longest_first
 from qencode_nb.batch.targets import SUBSETS, resolve_targets, select_subset  # noqa: F401
 
@@ -127,6 +127,20 @@ def run_one(target: str, out_dir: str, parameters: dict, timeout: float | None =
         for stale in (nb_path, out / f"{name}.outcome.json"):   # a lost run keeps only its own
             stale.unlink(missing_ok=True)
         return _run_one(target, out, parameters, timeout, cell_timeout, name, kernelspec)
+
+
+def run_one_in_stack(stack: dict, *args) -> dict:
+    """:func:`run_one` (``args``) on a Dask worker in the locked stack ``stack`` describes
+    (:func:`qencode_nb.environment.build.stack_description`), built or attached there
+    first (:func:`~qencode_nb.environment.build.ensure_described`): the worker's
+    kernelspec, or None where it cannot be built (the run's ``stack`` record says why)."""
+    import sys
+
+    from qencode_nb.environment.build import ensure_described
+
+    args = [*args, *[None] * (7 - len(args))]
+    args[6] = ensure_described(stack, lambda line: print(f"qencode-nb: {line}", file=sys.stderr))
+    return run_one(*args)
 
 
 def _stored_outcome(out: Path, name: str) -> dict:
@@ -240,13 +254,21 @@ def run_dask(jobs, scheduler: str, submit_args):
     """As :func:`run_local`, on the Dask distributed cluster at ``scheduler``
     (``tcp://host:port``); each job is one task, never cached (``pure=False``).
     A task Dask gives up on (``KilledWorker``: its workers died while running it;
-    any other error of the task) is a failed run (:func:`lost_run`) naming why."""
+    any other error of the task) is a failed run (:func:`lost_run`) naming why.  A run
+    in a locked stack of the store carries the stack's description: each worker builds
+    or attaches it before the run (:func:`run_one_in_stack`)."""
     from distributed import Client, as_completed
 
+    from qencode_nb.environment.build import stack_description
+
     with Client(scheduler, set_as_default=False) as client:
-        futures = {client.submit(run_one, *submit_args(job), pure=False,
-                                 key=f"qencode-nb-audit-{run_name(job[0])}-{time.time_ns()}"):
-                   tuple(submit_args(job)) for job in jobs}
+        futures = {}
+        for job in jobs:
+            args = tuple(submit_args(job))
+            stack = stack_description(args[6] if len(args) > 6 else None)
+            task = (run_one,) if stack is None else (run_one_in_stack, stack)
+            futures[client.submit(*task, *args, pure=False, key=f"qencode-nb-audit-"
+                                  f"{run_name(job[0])}-{time.time_ns()}")] = args
         # The client's own loop: as_completed otherwise needs a default client, which
         # a caller outside a `with Client(...)` block (the CLI) does not have.
         for fut in as_completed(list(futures), loop=client.loop):
@@ -275,7 +297,7 @@ def sweep(targets, out_dir, options: RunOptions | None = None, *, subset: str | 
             default ``RunOptions()``): ``mode`` (full, replay, rerun), ``workers``
             (local processes, ignored with ``scheduler``), ``blas_threads``,
             ``blas_coretype``, ``db``, ``engine``, ``stack``, ``proof_budget`` (audit.ipynb parameters;
-            ``stack`` also picks each run's kernel, :mod:`qencode_nb.batch.stack_choice`),
+            ``stack`` also picks each run's kernel, :mod:`qencode_nb.environment.choice`),
             ``timeout`` (per run, s), ``cell_timeout`` (per cell, s), ``scheduler``
             (a Dask address; None runs locally), ``progress`` (a bar on stderr,
             :func:`qencode_nb.batch.progress_bar.progress_bar`; in a kernel too),
@@ -335,9 +357,9 @@ def plan_folder(targets, out_dir, opts: RunOptions, *, subset: str | None = None
     """
     from qencode_nb.batch.resume import Resume
     from qencode_nb.batch.run_folder import writable_folder
-    from qencode_nb.batch.stack_choice import kernels_for, stack_parameter
+    from qencode_nb.batch.run_spec import job, notebook_parameters
+    from qencode_nb.environment.choice import kernels_for
 
-    engine = opts.engine
     selected = select_subset(resolve_targets(targets), subset)   # a typo: nothing written
     out = writable_folder(out_dir)   # before any run: a clear error naming the folder
     kernels = kernels_for(opts.stack, selected, opts.db)   # built once, here
@@ -346,21 +368,11 @@ def plan_folder(targets, out_dir, opts: RunOptions, *, subset: str | None = None
     for target in selected:
         # resume: a run killed in an earlier sweep continues from its checkpoint
         # (qencode_nb.rerun.checkpoint); a fresh run has none and starts at zero.
-        params = {"entry": target, "blas_threads": opts.blas_threads, "mode": opts.mode,
-                  "resume": True}
-        if engine is not None:
-            params["engine"] = engine
-        if opts.blas_coretype:
-            params["blas_coretype"] = opts.blas_coretype
-        if opts.db is not None:
-            params["db"] = str(Path(opts.db).resolve())
-        params.update(stack_parameter(opts.stack))
-        params.update(proof_budget_parameter(opts))
+        params = notebook_parameters(opts, target, resume=True)
         names.append(run_name(target))
         if not resume.done(out, run_name(target), inputs_of(target, params, kernels[target]),
                            kernels[target]):
-            jobs.append((target, folder, params, opts.timeout, opts.cell_timeout, None,
-                         kernels[target]))
+            jobs.append(job(opts, target, folder, params, kernel=kernels[target]))
     return FolderPlan(out, selected, names, jobs, resume, opts)
 
 

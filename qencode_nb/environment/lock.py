@@ -180,3 +180,34 @@ def resolve_lock(requirements, created_utc: str | None, *, dated: bool = True,
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, json.dumps(lock.__dict__, indent=1).encode())
     return lock
+
+
+def cached_as(key: str, root=None) -> list[str]:
+    """The file names under ``<stacks>/locks/`` that keep the resolution of key ``key``
+    (one per distinct input that resolved to it), sorted: what another host keeps it as
+    (:func:`keep`), so that its kernels find the same stack the same way."""
+    folder = stacks_root(root) / LOCKS_FOLDER
+    names = []
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else ():
+        try:
+            if json.loads(path.read_text()).get("key") == key:
+                names.append(path.name)
+        except (OSError, ValueError, AttributeError):
+            continue
+    return names
+
+
+def keep(lock: Lock, names, root=None) -> None:
+    """Keep ``lock`` under ``<stacks>/locks/`` as each of ``names`` (:func:`cached_as` on
+    the host that resolved it; a name not of the cache's form is skipped) where nothing
+    is kept yet: :func:`resolve_lock` here then finds it without resolving."""
+    import re
+
+    from qencode_nb.atomic import write_atomic
+
+    folder = stacks_root(root) / LOCKS_FOLDER
+    for name in names:
+        path = folder / str(name)
+        if re.fullmatch(r"[0-9a-f]{16}\.json", str(name)) and not path.exists():
+            folder.mkdir(parents=True, exist_ok=True)
+            write_atomic(path, json.dumps(lock.__dict__, indent=1).encode())

@@ -8,9 +8,10 @@ notebook is driven from the current environment, the kernel's Python and package
 the stack's.  Stacks live under :func:`qencode_nb.paths.stacks_root`
 (``$QENCODE_NB_STACKS``, else ``~/.local/share/qencode-nb/stacks``), one folder each
 with ``stack.json`` (name, recipe or lock, Python, the installed versions, kernelspec,
-status; :mod:`qencode_nb.environment.build` makes them) and ``create.log``;
-kernelspecs under ``<jupyter_prefix>/share/jupyter/kernels`` (default this environment's
-``sys.prefix``).  A failed creation keeps its folder, log and a record with ``status:
+status; :mod:`qencode_nb.environment.build` makes them), ``create.log`` and, for a
+locked stack, its lock text (``stack.lock``); kernelspecs under
+``<jupyter_prefix>/share/jupyter/kernels`` (default ``$QENCODE_NB_JUPYTER_PREFIX``, else
+this environment's ``sys.prefix``).  A failed creation keeps its folder, log and a record with ``status:
 "failed"`` and the reason, and registers no kernel.
 """
 
@@ -28,6 +29,9 @@ from qencode_nb.paths import ROOT, STACK_NAME_PATTERN, STACK_RECORD, stacks_root
 
 #: Prefix of every kernelspec the store registers (``qencode-nb-<stack name>``).
 KERNELSPEC_PREFIX = "qencode-nb-"
+
+#: The file holding a locked stack's lock text in its folder (``uv pip sync``'s input).
+LOCK_FILE = "stack.lock"
 
 #: Accepted stack names (:data:`qencode_nb.paths.STACK_NAME_PATTERN`).
 NAME_PATTERN = re.compile(STACK_NAME_PATTERN)
@@ -87,6 +91,15 @@ def _read(path: Path) -> dict | None:
 def find_stack(name: str, root=None) -> dict | None:
     """The record of stack ``name``, or None (no such stack, or an unreadable record)."""
     return _read(stacks_root(root) / check_name(name) / STACK_RECORD)
+
+
+def lock_text(name: str, root=None) -> str | None:
+    """The lock text of stack ``name`` (its :data:`LOCK_FILE`), or None: no such stack, or
+    one built from a recipe or requirements (no lock)."""
+    try:
+        return (stacks_root(root) / check_name(name) / LOCK_FILE).read_text(encoding="utf-8")
+    except OSError:
+        return None
 
 
 def read_stack(name: str, root=None) -> dict:
@@ -163,8 +176,14 @@ def status(env_dir: Path) -> str:
 
 
 def jupyter_prefix_of(jupyter_prefix) -> Path:
-    """The Jupyter prefix a kernelspec goes to: ``jupyter_prefix``, else ``sys.prefix``."""
-    return Path(jupyter_prefix) if jupyter_prefix is not None else Path(sys.prefix)
+    """The Jupyter prefix a kernelspec goes to: ``jupyter_prefix``, else
+    ``$QENCODE_NB_JUPYTER_PREFIX`` (a Dask worker's own, beside its own
+    ``QENCODE_NB_STACKS``; Jupyter finds it through ``JUPYTER_PATH``), else ``sys.prefix``."""
+    import os
+
+    if jupyter_prefix is None:
+        jupyter_prefix = os.environ.get("QENCODE_NB_JUPYTER_PREFIX") or sys.prefix
+    return Path(jupyter_prefix)
 
 
 def site_packages(py: Path) -> str:
