@@ -208,7 +208,9 @@ def test_importing_the_package_or_a_room_loads_no_numpy(name):
 #: The pipeline order of docs/layout.md: a module imports only from its own room
 #: or from rooms before it.  Top-level modules count as rooms of their own.
 ROOM_ORDER = ("qencode_nb.rules", "qencode_nb.paths", "qencode_nb.errors", "qencode_nb.atomic",
-              "qencode_nb.figstyle", "qencode_nb.notebook", "qencode_nb.entry", "qencode_nb.trust",
+              "qencode_nb.file_lock",
+              "qencode_nb.figstyle", "qencode_nb.notebook", "qencode_nb.entry", "qencode_nb.environment",
+              "qencode_nb.trust",
               "qencode_nb.hamiltonian", "qencode_nb.engines", "qencode_nb.options", "qencode_nb.rerun",
               "qencode_nb.verdict", "qencode_nb.claims", "qencode_nb.readout", "qencode_nb.executor",
               "qencode_nb.batch",
@@ -301,8 +303,9 @@ def _cell_rooms(source: str) -> list[str]:
 
 def test_the_audit_notebook_runs_forward_through_the_rooms():
     """After its frame cell (pins, the card, the parameters' values), audit.ipynb's
-    cells use the rooms in pipeline order: entry -> trust (integrity) -> problem ->
-    engines / rerun (replay, re-run) -> verdict (tiers, figure, card); never back."""
+    cells use the rooms in pipeline order: entry -> environment (the recorded one, the
+    stack in force) -> trust (integrity) -> problem -> engines / rerun (replay, re-run) ->
+    verdict (tiers, figure, card); never back."""
     import json
 
     cells = [c for c in json.loads((ROOT / "notebooks" / "audit.ipynb").read_text())["cells"]
@@ -316,8 +319,8 @@ def test_the_audit_notebook_runs_forward_through_the_rooms():
             seen.append(room) if not seen or rank[room] >= rank[seen[-1]] else None
     assert not back, back
     assert [r for i, r in enumerate(seen) if i == 0 or r != seen[i - 1]] == [
-        "qencode_nb.entry", "qencode_nb.trust", "qencode_nb.hamiltonian", "qencode_nb.rerun",
-        "qencode_nb.verdict"]
+        "qencode_nb.entry", "qencode_nb.environment", "qencode_nb.trust",
+        "qencode_nb.hamiltonian", "qencode_nb.rerun", "qencode_nb.verdict"]
 
 
 # --------------------------------------------------------------------------- benchmarks/

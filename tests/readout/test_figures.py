@@ -122,7 +122,8 @@ def test_optimizers_summary_finding_and_figure(opt_run):
 def test_optimizers_study_refuses_bad_input_before_any_run(tmp_path):
     with pytest.raises(EntryError, match="ADAPT entry"):
         optimizers_study(str(H4_ADAPT), ("COBYLA",), out_dir=tmp_path, progress=False)
-    with pytest.raises(EntryError, match="Nelder-Mead.*accepted"):
+    with pytest.raises(ParameterError, match="^optimizer 'Nelder-Mead' is not accepted; "
+                                             "accepted: COBYLA"):
         optimizers_study(str(H2_JW_UCCSD), ("Nelder-Mead",), out_dir=tmp_path,
                          progress=False)
     with pytest.raises(ParameterError, match="optimizers is empty"):
@@ -364,7 +365,7 @@ def test_collect_reads_only_audit_record_names_and_keeps_its_columns():
         "replay_engine", "active_space_warning", "blas_profile",
         "numeric_fingerprint", "hamiltonian_status",
         "hamiltonian_source", "stack", "stack_key",
-        "stack_not_used")   # new columns are appended
+        "stack_not_used", "stack_lock", "stack_resolved_at")   # new columns are appended
 
 
 # ------------------------------------------------------------------ figures a journal takes
