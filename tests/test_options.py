@@ -114,3 +114,51 @@ def test_each_entry_point_refuses_a_wrong_value_the_same_way(name, tmp_path):
     error = read_records(nb)["error"]
     assert (error["stage"], error["type"], error["message"]) == (
         "parameters", "ParameterError", f"{name} {detail}")
+
+
+def test_an_unknown_optimizer_is_refused_by_one_class_with_one_accepted_set(tmp_path):
+    """``optimizer`` is checked with the other parameters (issue 52, item 4): the options'
+    check, the re-run, the VQE loop and the optimisers study refuse an unknown or ADAPT
+    optimiser alike, a ParameterError naming ``optimizer``, the value and
+    :data:`qencode_nb.options.OPTIMIZERS`."""
+    from types import SimpleNamespace
+
+    from qencode_nb.options import OPTIMIZERS, check_optimizer, parse_optimizer
+    from qencode_nb.rerun import rerun as rerun_module
+    from qencode_nb.rerun.vqe import run_vqe
+    from qencode_nb.studies.optimizers import check_optimizers
+
+    said = {}
+    for bad in ("nelder-mead", "ADAPT-VQE (COBYLA inner)"):
+        places = {
+            "parse_optimizer": lambda: parse_optimizer(bad),
+            "check_optimizer": lambda: check_optimizer(bad),
+            "audit_parameters": lambda: audit_parameters(
+                mode="rerun", engine=None, blas_threads=1, blas_coretype=None,
+                proof_budget=60, stack="current", optimizer=bad),
+            "rerun": lambda: rerun_module._dispatch(   # before the problem is used
+                SimpleNamespace(optimizer=None), SimpleNamespace(is_adapt=False), bad,
+                None, None, None),
+            "run_vqe": lambda: run_vqe(lambda p: 0.0, 1, optimizer=bad, max_iterations=1,
+                                       restarts=1, seed=0),
+            "optimizers study": lambda: check_optimizers([bad]),
+        }
+        for place, call in places.items():
+            with pytest.raises(ParameterError) as info:
+                call()
+            said[place, bad] = (info.value.parameter, str(info.value))
+        assert {s for (_, b), s in said.items() if b == bad} == {
+            ("optimizer", f"optimizer {bad!r} is not accepted; accepted: {OPTIMIZERS}")}
+    assert check_optimizer(None) is None and check_optimizer("Adam(lr=0.1)") == "Adam(lr=0.1)"
+    assert parse_optimizer("bfgs").name == "l-bfgs-b"
+
+
+@pytest.mark.notebook
+def test_the_notebook_refuses_an_unknown_optimizer_with_the_same_sentence(tmp_path):
+    from qencode_nb.executor.execute import run_notebook
+    from qencode_nb.options import OPTIMIZERS
+
+    with pytest.raises(RunFailed, match=re.escape(
+            f"ParameterError: optimizer 'nelder-mead' is not accepted; accepted: {OPTIMIZERS}")):
+        run_notebook(AUDIT_NB, tmp_path / "nb.ipynb",
+                     {"entry": "h2", "mode": "rerun", "optimizer": "nelder-mead"})

@@ -9,6 +9,8 @@
 - :mod:`~qencode_nb.batch.run_folder`: the output folder checked writable before any
   run, a lock per run, ``.sweep.lock``, atomic ``summary.csv``;
 - :mod:`~qencode_nb.batch.study_jobs`: one study's runs through the pool, one row each;
+- :mod:`~qencode_nb.batch.run_spec`: the run specification (each run option's flag and
+  meaning) and the one builder of a run's audit.ipynb parameters;
 - :mod:`~qencode_nb.batch.progress_bar`: the text progress bar over the runs;
 - :mod:`~qencode_nb.batch.history`: a record folder's releases as groups of targets.
 

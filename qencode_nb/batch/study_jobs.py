@@ -2,10 +2,12 @@
 
 A study (:mod:`qencode_nb.studies.blas`, :mod:`~qencode_nb.studies.optimizers`,
 :mod:`~qencode_nb.studies.environments`) re-runs one entry as a list of jobs
-``(group value, repeat, run name, extra audit.ipynb parameters)``.
-:func:`run_jobs` checks the inputs every study shares (mode, engine, timeout,
-entry), sends the jobs through the sweep's local process pool
-(:func:`qencode_nb.batch.sweep.run_local`, each job
+``(group value, repeat, run name, the study's axis values)``.
+:func:`run_jobs` checks the inputs every study shares (mode, entry), builds each
+job's parameters from the run options and its axis values (the one builder,
+:func:`qencode_nb.batch.run_spec.notebook_parameters`), sends the jobs through the
+sweep's local process pool or a Dask cluster
+(:func:`qencode_nb.batch.sweep.run_local`, :func:`~qencode_nb.batch.sweep.run_dask`; each job
 :func:`~qencode_nb.batch.sweep.run_one`: its own process, kernel and pins)
 and returns one row per job, in job order, read by
 :func:`qencode_nb.readout.run_rows.run_row` from the run's records (never from cell
@@ -35,14 +37,17 @@ def run_jobs(entry, jobs, out_dir, options: RunOptions, *, desc: str,
 
     Args:
         entry: entry file or bundled name (not a folder).
-        jobs: ``[(group value, repeat, run name, extra audit.ipynb parameters)]``.
+        jobs: ``[(group value, repeat, run name, axis values)]``: the audit.ipynb
+            parameters the study varies, replacing the options'
+            (:func:`~qencode_nb.batch.run_spec.notebook_parameters`' ``axis``).
         out_dir: folder for the executed notebooks (created).
-        options: :class:`~qencode_nb.options.RunOptions`; used here: ``mode``
-            ("rerun" or "full", :data:`qencode_nb.options.STUDY_MODES`), ``engine``, ``db``, ``workers``,
-            ``timeout`` (per run, s), ``stack`` (the package stack of every job,
-            :mod:`qencode_nb.batch.stack_choice`) and ``progress`` (a bar titled ``desc`` on stderr,
-            :func:`qencode_nb.batch.progress_bar.progress_bar`; in a kernel too).  The
-            BLAS pins are each job's extra parameters.
+        options: :class:`~qencode_nb.options.RunOptions`: every field but ``plot``;
+            ``mode`` "rerun" or "full" (:data:`qencode_nb.options.STUDY_MODES`), the
+            notebook parameters (:func:`~qencode_nb.batch.run_spec.notebook_parameters`),
+            ``timeout`` (per run, s), ``cell_timeout`` (per cell, s), ``stack`` (also the
+            kernel of every job, :mod:`qencode_nb.environment.choice`), ``workers`` or
+            ``scheduler``, and ``progress`` (a bar titled ``desc`` on stderr,
+            :func:`qencode_nb.batch.progress_bar.progress_bar`; in a kernel too).
         desc: the progress bar's title.
         kernelspecs: ``{run name: Jupyter kernelspec}`` (default the notebook's, or the
             ``stack`` option's kernel).
@@ -53,9 +58,9 @@ def run_jobs(entry, jobs, out_dir, options: RunOptions, *, desc: str,
         EntryError: an entry that does not exist or is a folder.
     """
     from qencode_nb.batch.progress_bar import advance, progress_bar
-    from qencode_nb.batch.sweep import run_local
+    from qencode_nb.batch.sweep import run_dask, run_local
 
-    mode, timeout, engine = check_mode(options.mode, study=True), options.timeout, options.engine
+    check_mode(options.mode, study=True)
     if Path(str(entry)).is_dir():
         raise EntryError(f"{entry!r} is a folder; accepted: one entry file or a bundled name",
                          field="entry")
@@ -65,23 +70,21 @@ def run_jobs(entry, jobs, out_dir, options: RunOptions, *, desc: str,
     from qencode_nb.batch.run_folder import writable_folder
 
     out = writable_folder(Path(out_dir).resolve())   # before any run, naming the folder
-    base = {"entry": target, "mode": mode}
-    if engine is not None:
-        base["engine"] = engine
-    if options.db is not None:
-        base["db"] = str(Path(options.db).resolve())
-    from qencode_nb.batch.stack_choice import kernels_for, stack_parameter
+    from qencode_nb.batch.run_spec import job, notebook_parameters
+    from qencode_nb.environment.choice import kernels_for
 
     stack = options.stack
-    base.update(stack_parameter(stack))
     if kernelspecs is None and stack != "current":    # every job in the --stack kernel
         kernel = kernels_for(stack, [target], options.db)[target]
         kernelspecs = {name: kernel for _, _, name, _ in jobs}
-    todo = [(target, str(out), {**base, **extra}, timeout, None, name,
-             (kernelspecs or {}).get(name)) for _, _, name, extra in jobs]
+    todo = [job(options, target, out, notebook_parameters(options, target, axis), name,
+                (kernelspecs or {}).get(name)) for _, _, name, axis in jobs]
     outcomes = {}
     with progress_bar(len(todo), desc, "run", enabled=options.progress) as bar:
-        for outcome in run_local(todo, options.workers, lambda job: job):
+        dispatched = (run_dask(todo, options.scheduler, lambda args: args)
+                      if options.scheduler else
+                      run_local(todo, options.workers, lambda args: args))
+        for outcome in dispatched:
             outcomes[outcome["name"]] = outcome
             advance(bar, f"{outcome['name'][-16:]} {outcome['status']}")
     return [run_row(out, outcomes[name]) for _, _, name, _ in jobs]

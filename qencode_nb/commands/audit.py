@@ -1,9 +1,13 @@
 """``qencode-nb audit ENTRY [--threads N] [--coretype K] [--mode M] [--db DIR]
 [--engine sector|fast] [--stack current|recorded|NAME] [--out OUT.ipynb] [--json]
-[--resume] [--public-key PUB] [--proof-budget SECONDS]``: one audit in an executed notebook.
+[--resume] [--public-key PUB] [--proof-budget SECONDS] [--cell-timeout S] [--timeout S]``:
+one audit in an executed notebook.  Its run options are every run command's
+(:func:`qencode_nb.commands.run_args.add_run_options`): ``--timeout`` limits the whole
+run (it then runs in a process of its own, killed with its kernel past the limit:
+:func:`run_within`), ``--cell-timeout`` each cell.
 
 ``--stack recorded`` runs it in the Jupyter kernel of the entry's recorded package stack,
-built once (:mod:`qencode_nb.batch.stack_choice`); a v4 entry in this environment needs
+built once (:mod:`qencode_nb.environment.choice`); a v4 entry in this environment needs
 none.
 
 It runs ``notebooks/audit.ipynb`` through the pinned papermill engine
@@ -18,7 +22,8 @@ alerts (integrity or replay failed, inconsistent published numbers), 1 when it f
 (stderr: the reason, the notebook kept, ``--traceback``), 2 on bad arguments, refused
 before any kernel starts and with nothing written (an ENTRY that is neither an existing
 file nor a bundled name, with "did you mean ..." for a name; a bad ``--mode``,
-``--engine``, ``--timeout``, ``--threads``, ``--coretype``, ``--stack`` or ``--out``),
+``--engine``, ``--timeout``, ``--cell-timeout``, ``--proof-budget``, ``--threads``,
+``--coretype``, ``--stack`` or ``--out``),
 each refusal naming the flag as typed (``--coretype``, not the notebook parameter
 ``blas_coretype``: :mod:`qencode_nb.commands.flags`).
 
@@ -37,8 +42,7 @@ import sys
 from pathlib import Path
 
 from qencode_nb.commands.flags import as_typed
-from qencode_nb.commands.run_args import (coretype_help, engine_help, mode_help,
-                                          add_proof_budget_argument, add_stack_argument)
+from qencode_nb.commands.run_args import add_run_options
 from qencode_nb.errors import QencodeNbError
 
 #: Where ``qencode-nb audit`` writes the executed notebook without ``--out``:
@@ -53,22 +57,11 @@ def add_parsers(sub) -> None:
     """Add ``audit`` to the subparsers ``sub``."""
     audit = sub.add_parser("audit", help="audit one entry in an executed notebook")
     audit.add_argument("entry", help="a name in params/ (lih, h2, h6, bh) or a .yaml/.json path")
-    audit.add_argument("--threads", type=int, default=1, dest="blas_threads", metavar="THREADS",
-                       help="BLAS threads (default 1)")
-    audit.add_argument("--coretype", default=None, dest="blas_coretype", metavar="CORETYPE",
-                       help=coretype_help())
-    audit.add_argument("--mode", default="full", help=mode_help())
-    audit.add_argument("--db", default=None,
-                       help="folder of QEncode JSON files to complete a params/ entry")
+    add_run_options(audit, dispatch=False)   # one run: no --workers, --scheduler
     audit.add_argument("--out", default=None, help="executed notebook path; .ipynb is "
                        "appended to a name without it (default runs/audit/ENTRY.ipynb)")
-    audit.add_argument("--timeout", type=int, default=None,
-                       help="per-cell timeout in seconds (default: none)")
     audit.add_argument("--json", action="store_true", help="print all records as JSON")
     audit.add_argument("--traceback", action="store_true", help="a failure's cell traceback")
-    audit.add_argument("--engine", default=None, help=engine_help())
-    add_stack_argument(audit)
-    add_proof_budget_argument(audit)
     audit.add_argument("--resume", action="store_true", help="continue an interrupted "
                        "re-run from its checkpoint (finished restarts / ADAPT steps)")
     audit.add_argument("--public-key", default=None, help="Ed25519 public key (PEM) to "
@@ -99,6 +92,33 @@ def notebook_out(out, entry) -> Path:
                                                                            + NOTEBOOK_SUFFIX)
 
 
+def run_within(out: Path, params: dict, opts, kernel: str | None) -> dict:
+    """audit.ipynb into ``out`` in a process of its own
+    (:func:`qencode_nb.executor.run_process.run_isolated`), its process tree killed past
+    ``opts.timeout`` seconds (the whole run; ``opts.cell_timeout`` each cell), as a
+    sweep runs it; returns its records.
+
+    Raises:
+        RunFailed: the run failed, or was killed at ``--timeout`` (its notebook then
+            holds an ``error`` record saying so, as a sweep's does).
+    """
+    from qencode_nb.errors import RunFailed, RunTimedOut
+    from qencode_nb.executor.execute import NOTEBOOKS, mark_failed, stopped_stage
+    from qencode_nb.executor.run_process import run_isolated
+    from qencode_nb.notebook.record import read_records
+    from qencode_nb.paths import ROOT
+
+    try:
+        failure = run_isolated(NOTEBOOKS / "audit.ipynb", out, params, timeout=opts.timeout,
+                               cell_timeout=opts.cell_timeout, kernel=kernel, cwd=str(ROOT))
+    except RunTimedOut:
+        failure = f"the run exceeded the per-run timeout of {opts.timeout:g} s and was killed"
+        mark_failed(out, stopped_stage(out), "RunTimeout", failure)
+    if failure:
+        raise RunFailed(failure)
+    return read_records(out)
+
+
 def _audit(args) -> int:
     from qencode_nb.commands.run_args import run_options
     from qencode_nb.notebook.record import encode, read_records
@@ -114,27 +134,18 @@ def _audit(args) -> int:
         print(f"qencode-nb: {as_typed(exc, args)}", file=sys.stderr)
         return 2
     out.parent.mkdir(parents=True, exist_ok=True)
-    params = {"entry": entry, "blas_threads": opts.blas_threads, "mode": opts.mode}
-    if opts.blas_coretype:
-        params["blas_coretype"] = opts.blas_coretype
-    if opts.engine:
-        params["engine"] = opts.engine
-    if opts.db:
-        params["db"] = str(Path(opts.db).resolve())
-    if args.resume:
-        params["resume"] = True
-    if args.public_key:
-        params["public_key"] = str(Path(args.public_key).resolve())
-    from qencode_nb.batch.stack_choice import kernels_for, stack_parameter
-    from qencode_nb.options import proof_budget_parameter
+    from qencode_nb.batch.run_spec import notebook_parameters
+    from qencode_nb.environment.choice import kernels_for
 
-    params.update(proof_budget_parameter(opts))
-    params.update(stack_parameter(opts.stack))
+    params = notebook_parameters(opts, entry, resume=args.resume, public_key=args.public_key)
     kernel = kernels_for(opts.stack, [entry], params.get("db"))[entry]   # built once if needed
     try:
-        records = run_notebook(NOTEBOOKS / "audit.ipynb", out.resolve(), params,
-                               timeout=opts.timeout, progress_bar=not args.json,
-                               kernel_name=kernel)
+        if opts.timeout is None:
+            records = run_notebook(NOTEBOOKS / "audit.ipynb", out.resolve(), params,
+                                   timeout=opts.cell_timeout, progress_bar=not args.json,
+                                   kernel_name=kernel)
+        else:     # the whole run in a process of its own, killed at --timeout
+            records = run_within(out.resolve(), params, opts, kernel)
     except QencodeNbError as exc:
         from qencode_nb.verdict.card import redraw_card
 

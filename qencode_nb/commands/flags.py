@@ -39,7 +39,17 @@ class FlagParser(argparse.ArgumentParser):
         self.set_defaults(**{FLAGS_ATTRIBUTE: self.flags})
 
     def add_argument(self, *args, **kwargs):
-        action = super().add_argument(*args, **kwargs)
+        return self._record(super().add_argument(*args, **kwargs))
+
+    def add_argument_group(self, *args, **kwargs):
+        """An argument group whose arguments are recorded as the parser's own (a group's
+        ``add_argument`` is argparse's, not this class's)."""
+        group = super().add_argument_group(*args, **kwargs)
+        add = group.add_argument
+        group.add_argument = lambda *a, **k: self._record(add(*a, **k))
+        return group
+
+    def _record(self, action):
         spellings = action.option_strings
         if spellings:
             longs = [s for s in spellings if s.startswith("--")]

@@ -1,6 +1,7 @@
 """``qencode-nb robustness DIR_OR_NAMES… [--threads 1 2] [--coretypes Haswell SkylakeX]
 [--numpy-dispatch on off] [--kernelspecs python3 qencode-nb-latest] [--engine E] [--mode M]
-[--subset ci] [--db DIR] [--workers N] [--scheduler ADDR] [--timeout S] [--out DIR]``:
+[--subset ci] [--db DIR] [--stack STACK] [--proof-budget SECONDS] [--workers N]
+[--scheduler ADDR] [--timeout S] [--cell-timeout S] [--out DIR]``:
 every entry re-run under every perturbation (the Cartesian product of the axes given; each
 axis defaults to its baseline: 1 thread, no coretype, numpy's CPU dispatch as the kernel
 profile has it, ``python3``), one process and kernel per run, resumable
@@ -18,7 +19,7 @@ from __future__ import annotations
 import sys
 
 from qencode_nb.commands.flags import as_typed
-from qencode_nb.commands.run_args import engine_help, add_stack_argument, mode_help, run_options
+from qencode_nb.commands.run_args import add_run_options, run_options
 from qencode_nb.commands.sweep import print_failures
 from qencode_nb.errors import QencodeNbError
 
@@ -40,17 +41,9 @@ def add_parsers(sub) -> None:
                          "'default' for the kernel profile's own (default: the profile's)")
     rb.add_argument("--kernelspecs", nargs="+", default=None,
                     help="Jupyter kernelspecs (default python3; see `qencode-nb stack`)")
-    rb.add_argument("--engine", default=None, help=engine_help())
-    add_stack_argument(rb)
-    rb.add_argument("--mode", default="full", help=mode_help(study=True))
+    # the --threads and --coretypes axes replace --threads and --coretype
+    add_run_options(rb, study=True, replaced=("blas_threads", "blas_coretype"))
     rb.add_argument("--subset", default=None, help="run a named subset of the targets: ci")
-    rb.add_argument("--db", default=None, help="folder completing bundled entries")
-    rb.add_argument("--workers", type=int, default=1, help="parallel runs (default 1)")
-    rb.add_argument("--scheduler", default=None,
-                    help="Dask distributed scheduler address, e.g. tcp://127.0.0.1:8786 "
-                         "(default: a local process pool)")
-    rb.add_argument("--timeout", type=float, default=None,
-                    help="per-run wall-clock timeout in seconds (default: none)")
     rb.add_argument("--out", default="runs/robustness",
                     help="folder for notebooks, CSVs and figure (default runs/robustness)")
     rb.set_defaults(func=_robustness)

@@ -1,7 +1,8 @@
-"""What the run commands (``audit``, ``sweep``, ``study``, ``robustness``) share: the
-help texts of ``--engine`` (from the engines registry), ``--coretype`` and ``--stack``,
-and :func:`run_options`, the :class:`~qencode_nb.options.RunOptions` of a
-command's parsed arguments."""
+"""What the run commands (``audit``, ``sweep``, ``study``, ``robustness``) share: their
+one group of run options (:func:`add_run_options`, built from the run specification
+:data:`qencode_nb.batch.run_spec.RUN_SPEC`), the help texts of ``--mode``, ``--engine``
+(from the engines registry), ``--coretype`` and ``--stack``, and :func:`run_options`,
+the :class:`~qencode_nb.options.RunOptions` of a command's parsed arguments."""
 
 from __future__ import annotations
 
@@ -45,30 +46,60 @@ def mode_help(default: str = "full", *, study: bool = False) -> str:
                                       for m in (STUDY_MODES if study else MODES))
 
 
-#: --stack's help (audit.ipynb's stack; qencode_nb.batch.stack_choice).
+#: --stack's help (audit.ipynb's stack; qencode_nb.environment.choice).
 STACK_HELP = ("package stack: current (default: this environment), recorded (each entry's "
-              "own recorded stack, built once under the user's stacks folder and reused; "
-              "none is built where this environment already holds its pins; where it "
-              "cannot be built the audit runs here and tier 3 says why), or the name of a "
+              "own recorded stack: its pins and every other package as PyPI served them "
+              "at the entry's created_utc, locked, built once by uv under the user's "
+              "stacks folder and reused; none is built where this environment holds the "
+              "lock; where it cannot be resolved or built the audit runs here and tier 3 "
+              "says why), recorded-today (the same pins resolved today), or the name of a "
               "stack (`qencode-nb stack list`)")
 
 
-def add_stack_argument(parser) -> None:
-    """``--stack`` (``dest="stack"``, :data:`STACK_HELP`) on a run command's parser."""
-    parser.add_argument("--stack", default=None, metavar="STACK", help=STACK_HELP)
+#: The argument group's title and description (``--help``; the CLI reference page).
+RUN_OPTIONS_TITLE = "run options"
+RUN_OPTIONS_DESCRIPTION = ("how each audit runs, the same options with the same meaning in "
+                           "every command that runs audits (qencode_nb.batch.run_spec); a "
+                           "study's own axis replaces the option it varies")
 
 
-def add_proof_budget_argument(parser) -> None:
-    """``--proof-budget SECONDS`` (``dest="proof_budget"``, audit.ipynb's ``proof_budget``)
-    on a run command's parser; default :data:`qencode_nb.rules.PROOF_BUDGET_S`."""
+def add_run_options(parser, *, mode: str = "full", study: bool = False, replaced=(),
+                    dispatch: bool = True):
+    """The one argument group of the run options (:data:`qencode_nb.batch.run_spec.RUN_SPEC`)
+    on a run command's parser: each flag with its ``dest`` the
+    :class:`~qencode_nb.options.RunOptions` field and its default the field's
+    (``--mode``'s ``mode``).
+
+    Args:
+        parser: the command's parser (a :class:`~qencode_nb.commands.flags.FlagParser`).
+        mode: ``--mode``'s default; ``study``: the modes that re-run the optimiser.
+        replaced: the fields a command's own axis replaces (``study threads``:
+            ``blas_threads``; ``study kernels``: ``blas_coretype``).
+        dispatch: offer ``--workers`` and ``--scheduler`` (the commands that run many
+            audits; ``audit`` runs one).
+
+    Returns:
+        the argument group.
+    """
+    from qencode_nb.batch.run_spec import RUN_SPEC
     from qencode_nb.rules import PROOF_BUDGET_S
 
-    parser.add_argument("--proof-budget", type=float, default=PROOF_BUDGET_S,
-                        dest="proof_budget", metavar="SECONDS",
-                        help="seconds a cold build of another Hamiltonian path (PennyLane's "
-                             "native) may be estimated to take; over it the Hamiltonian "
-                             "check reads unverified: native build skipped (default "
-                             f"{PROOF_BUDGET_S:g})")
+    defaults = {f.name: f.default for f in fields(RunOptions)}
+    defaults["mode"] = mode
+    helps = {"mode": mode_help(mode, study=study), "engine": engine_help(),
+             "blas_coretype": coretype_help(), "stack": STACK_HELP}
+    group = parser.add_argument_group(RUN_OPTIONS_TITLE, RUN_OPTIONS_DESCRIPTION)
+    for option in RUN_SPEC:
+        if option.field in replaced or (option.dispatch and not dispatch):
+            continue
+        text = helps.get(option.field, option.meaning)
+        if option.field == "proof_budget":
+            text += f" (default {PROOF_BUDGET_S:g})"
+        kwargs = {"default": defaults[option.field], "dest": option.field, "help": text}
+        kwargs.update({k: v for k, v in (("type", option.type), ("metavar", option.metavar))
+                       if v is not None})
+        group.add_argument(option.flag, **kwargs)
+    return group
 
 
 def run_options(args) -> RunOptions:

@@ -2,15 +2,17 @@
 entry re-run many times, each run its own process and kernel
 (:func:`qencode_nb.studies.run`).
 
-``qencode-nb study threads ENTRY [--threads 1 2 4] [--repeats R] [--mode M]
-[--db DIR] [--workers N] [--out DIR]`` re-runs one entry R times per BLAS
-thread count, and ``qencode-nb study kernels ENTRY [--coretypes A B ...]
-[--repeats R] [--mode M] [--db DIR] [--workers N] [--out DIR]`` once per
-OpenBLAS kernel at 1 thread (default: every kernel this CPU can run), and
-``qencode-nb study optimizers ENTRY [--optimizers COBYLA L-BFGS-B
-"Adam(lr=0.05)"] [--repeats R] [--threads N] [--mode M] [--db DIR]
-[--workers N] [--out DIR]`` once per optimiser replacing the recorded one
-(hea and uccsd entries) at N BLAS threads (default 1).  Prints the per-group
+``qencode-nb study threads ENTRY [--threads 1 2 4] [--repeats R] [run options]
+[--out DIR]`` re-runs one entry R times per BLAS thread count, and ``qencode-nb study
+kernels ENTRY [--coretypes A B ...] [--repeats R] [run options] [--out DIR]`` once per
+OpenBLAS kernel at --threads (default 1; default kernels: every one this CPU can run),
+and ``qencode-nb study optimizers ENTRY [--optimizers COBYLA L-BFGS-B
+"Adam(lr=0.05)"] [--repeats R] [run options] [--out DIR]`` once per optimiser
+replacing the recorded one (hea and uccsd entries) at --threads (default 1).  The run
+options are every run command's (:func:`qencode_nb.commands.run_args.add_run_options`:
+--mode, --engine, --threads, --coretype, --stack, --db, --proof-budget, --timeout per
+run, --cell-timeout per cell, --workers, --scheduler), less the one a study's own axis
+replaces (:data:`STUDY_AXES`).  Prints the per-group
 summary (errors in mHa, median nfev and wall time in s side by side) and the
 finding; writes ``threads.csv`` / ``kernels.csv`` / ``optimizers.csv`` and
 the figure ``threads.{png,pdf,svg}`` / ``kernels.{png,pdf,svg}`` /
@@ -33,9 +35,17 @@ from __future__ import annotations
 import sys
 
 from qencode_nb.commands.flags import as_typed
-from qencode_nb.commands.run_args import engine_help, add_stack_argument, mode_help, run_options
+from qencode_nb.commands.run_args import add_run_options, run_options
 from qencode_nb.commands.sweep import print_failures
 from qencode_nb.errors import QencodeNbError
+
+
+#: The run options each study's own axis replaces: the thread counts of ``threads``
+#: (``--threads 1 2``), the kernels of ``kernels`` (``--coretypes``), the stacks of
+#: ``environments`` (``--kernelspecs``); ``optimizers`` replaces the recorded optimiser,
+#: which only the recorded backend runs, so it takes no ``--engine``.
+STUDY_AXES = {"threads": ("blas_threads",), "kernels": ("blas_coretype",),
+              "optimizers": ("engine",), "environments": ("stack",)}
 
 
 def add_parsers(sub) -> None:
@@ -59,16 +69,12 @@ def add_parsers(sub) -> None:
     op.add_argument("--optimizers", nargs="+", default=list(DEFAULT_OPTIMIZERS),
                     help="optimisers (default: " + " ".join(DEFAULT_OPTIMIZERS) + ")")
     op.add_argument("--repeats", type=int, default=1, help="runs per optimiser (default 1)")
-    op.add_argument("--threads", type=int, default=1, dest="blas_threads", metavar="THREADS",
-                    help="BLAS threads of every run (default 1)")
     en = kinds.add_parser("environments", help="re-run in Jupyter kernels with different "
                           "package stacks (see `qencode-nb stack`); writes environments.csv")
     en.add_argument("--kernelspecs", nargs="+", default=None,
                     help="kernelspecs, the first the baseline (default: python3 and every "
                          "qencode-nb-* stack)")
     en.add_argument("--repeats", type=int, default=1, help="runs per kernel (default 1)")
-    en.add_argument("--threads", type=int, default=1, dest="blas_threads", metavar="THREADS",
-                    help="BLAS threads of every run (default 1)")
     en.add_argument("--explain", action="store_true",
                     help="search which environment re-runs the entry to its published bits: "
                          "the recorded and current stack, each OpenBLAS copy's kernel, "
@@ -76,17 +82,10 @@ def add_parsers(sub) -> None:
                          "bit-identical run (qencode_nb.studies.explain); writes explain.csv")
     en.add_argument("--budget", type=int, default=None,
                     help="--explain: at most this many runs (default 48)")
-    for p in (th, ke, en):
-        p.add_argument("--engine", default=None, help=engine_help())
-    for p in (th, ke, op):      # environments: its --kernelspecs are the stacks
-        add_stack_argument(p)
+    for p, axis in STUDY_AXES.items():   # each study's own axis replaces the option it varies
+        add_run_options(kinds.choices[p], mode="rerun", study=True, replaced=axis)
     for p in (th, ke, op, en):
         p.add_argument("entry", help="a name in params/ (lih, h2, h6, bh) or a .yaml/.json path")
-        p.add_argument("--mode", default="rerun", help=mode_help("rerun", study=True))
-        p.add_argument("--db", default=None, help="folder completing bundled entries")
-        p.add_argument("--workers", type=int, default=1, help="parallel runs (default 1)")
-        p.add_argument("--timeout", type=float, default=None,
-                       help="per-run wall-clock timeout in seconds (default: none)")
         p.add_argument("--out", default=None,
                        help="folder for notebooks, CSV and figure (default runs/KIND)")
         p.set_defaults(func=_study)
@@ -99,6 +98,10 @@ def _explain(args) -> int:
     if args.kernelspecs:
         print("qencode-nb: --explain searches the stacks itself (the entry's recorded one "
               "and the current one); give it without --kernelspecs", file=sys.stderr)
+        return 2
+    if args.blas_threads != 1 or args.blas_coretype is not None:
+        print("qencode-nb: --explain searches the BLAS threads and kernels itself; give it "
+              "without --threads and --coretype", file=sys.stderr)
         return 2
     try:
         result = explain(args.entry, args.out or "runs/explain", run_options(args),

@@ -1,6 +1,6 @@
 """``qencode-nb sweep DIR_OR_NAMES… [--mode M] [--workers N] [--scheduler ADDR]
-[--subset ci] [--timeout S] [--engine sector|fast] [--stack current|recorded|NAME]
-[--out RUNS_DIR]``: audits many
+[--subset ci] [--timeout S] [--cell-timeout S] [--engine sector|fast]
+[--stack current|recorded|NAME] [--proof-budget SECONDS] [--out RUNS_DIR]``: audits many
 entries (:mod:`qencode_nb.batch.sweep`), one process and kernel each, and writes
 ``RUNS_DIR/summary.csv`` and ``RUNS_DIR/margins.{png,svg}``; it prints the tier,
 replay and boundary counts (:mod:`qencode_nb.readout.counts`).  A record folder among the
@@ -18,10 +18,7 @@ import sys
 from pathlib import Path
 
 from qencode_nb.commands.flags import as_typed
-from qencode_nb.commands.run_args import (coretype_help, engine_help, mode_help,
-                                          add_proof_budget_argument,
-                                          add_stack_argument,
-                                          run_options)
+from qencode_nb.commands.run_args import add_run_options, run_options
 from qencode_nb.errors import QencodeNbError
 
 
@@ -33,26 +30,10 @@ def add_parsers(sub) -> None:
                          "record folder (releases/<release>/db|trusted|curves, as QEncode's "
                          "repository: each release into its own folder, all in one pool, the "
                          "claims and the curves)")
-    sw.add_argument("--mode", default="full", help=mode_help())
-    sw.add_argument("--workers", type=int, default=1, help="parallel runs (default 1)")
-    sw.add_argument("--threads", type=int, default=1, dest="blas_threads", metavar="THREADS",
-                    help="BLAS threads per run (default 1)")
-    sw.add_argument("--coretype", default=None, dest="blas_coretype", metavar="CORETYPE",
-                    help=coretype_help())
-    sw.add_argument("--db", default=None, help="folder completing bundled entries")
+    add_run_options(sw)
     sw.add_argument("--out", default="runs", help="folder for executed notebooks (default runs)")
-    sw.add_argument("--timeout", type=float, default=None,
-                    help="per-run wall-clock timeout in seconds (default: none)")
-    sw.add_argument("--cell-timeout", type=int, default=None,
-                    help="per-cell timeout in seconds (default: none)")
-    sw.add_argument("--scheduler", default=None,
-                    help="Dask distributed scheduler address, e.g. tcp://127.0.0.1:8786 "
-                         "(default: a local process pool)")
     sw.add_argument("--subset", default=None,
                     help="run a named subset of the targets: ci")
-    sw.add_argument("--engine", default=None, help=engine_help())
-    add_stack_argument(sw)
-    add_proof_budget_argument(sw)
     sw.set_defaults(func=_sweep)
 
 

@@ -138,12 +138,12 @@ def rerun(entry, problem, optimizer: str | None = None, resume: bool = False,
 def _dispatch(entry, problem, optimizer: str | None, progress, checkpoint, paths) -> Rerun:
     opt = entry.optimizer
     if optimizer is not None:
-        from qencode_nb.entry import vocabulary
+        from qencode_nb.options import parse_optimizer
 
-        opt = vocabulary.optimizer(optimizer, "optimizer")
-        if problem.is_adapt or opt.name == "adapt":
-            raise EntryError(f"{optimizer!r} is not accepted for an ADAPT entry or as an "
-                             "override; accepted: COBYLA, L-BFGS-B, Adam(lr=<float>) on "
+        opt = parse_optimizer(optimizer)   # the one check: ParameterError, the one set
+        if problem.is_adapt:
+            raise EntryError(f"{optimizer!r} is not accepted for an ADAPT entry (it "
+                             "refuses an optimiser override); accepted: an override on "
                              "a hea or uccsd entry", field="optimizer")
     if problem.is_adapt:
         return _rerun_adapt(entry, problem, progress.adapt_step, checkpoint)

@@ -52,7 +52,8 @@ def run_vqe(energy, num_params: int, *, optimizer: str = "cobyla", max_iteration
             must be a PennyLane QNode-backed :class:`~qencode_nb.engines.qnode.energy.Energy`
             or have an exact ``energy_and_grad`` (:class:`qencode_nb.engines.fast.compiled.Energy`).
         num_params: number of ansatz parameters.
-        optimizer: "cobyla", "l-bfgs-b" or "adam".
+        optimizer: "cobyla", "l-bfgs-b" or "adam" (or another spelling
+            :func:`qencode_nb.options.parse_optimizer` accepts).
         max_iterations: the entry's ``run_config.max_iterations`` (never capped).
         restarts: the entry's ``run_config.multistart_requested``.
         seed: the entry's ``run_config.seed``.
@@ -70,14 +71,16 @@ def run_vqe(energy, num_params: int, *, optimizer: str = "cobyla", max_iteration
             bit is taken without running COBYLA), or None.
 
     Raises:
-        ValueError: unknown optimiser (names the accepted ones).
+        ParameterError: an unknown optimiser (:func:`qencode_nb.options.parse_optimizer`:
+            names the accepted ones).
     """
     import numpy as np
 
+    from qencode_nb.options import parse_optimizer
+
     runners = {"cobyla": _cobyla, "l-bfgs-b": _lbfgsb, "adam": _adam}
-    if optimizer not in runners:
-        raise ValueError(f"optimizer {optimizer!r} is not accepted; accepted: "
-                         + ", ".join(runners))
+    if optimizer not in runners:      # the one check (its class and accepted set)
+        optimizer = parse_optimizer(optimizer).name
     rng = np.random.default_rng(seed)
     best_energy, best_params = np.inf, None
     out = VQEResult(best_energy=np.inf, best_params=[], nfev=0, restarts_run=0,

@@ -40,9 +40,10 @@ def threads_study(entry, threads=(1, 2), repeats: int = 3, out_dir="runs/threads
     """Re-run one entry ``repeats`` times at each BLAS thread count.
 
     Every run is audit.ipynb in its own process and kernel with the parameters
-    ``{"entry", "blas_threads": t, "mode"}`` (plus ``db``, ``blas_coretype``),
-    named ``<entry-stem>__t{t}__r{repeat}`` in ``out_dir``.  Every run is
-    executed afresh (a study measures; nothing is resumed).
+    of the run options with ``blas_threads`` t
+    (:func:`qencode_nb.batch.run_spec.notebook_parameters`), named
+    ``<entry-stem>__t{t}__r{repeat}`` in ``out_dir``.  Every run is executed afresh
+    (a study measures; nothing is resumed).
 
     Args:
         entry: entry file (QEncode JSON or params YAML) or bundled name.
@@ -85,20 +86,19 @@ def threads_study(entry, threads=(1, 2), repeats: int = 3, out_dir="runs/threads
         raise ParameterError("is empty; accepted: one or more integers >= 1",
                              parameter="threads")
     repeats = check_count(repeats, "repeats")
-    coretype = opts.blas_coretype
-    extra = {"blas_coretype": coretype} if coretype else {}
     stem = entry_stem(entry)
-    jobs = [(t, r, f"{stem}__t{t}__r{r}", {"blas_threads": t, **extra})
+    jobs = [(t, r, f"{stem}__t{t}__r{r}", {"blas_threads": t})
             for t in dict.fromkeys(threads) for r in range(repeats)]
     return _run_table(entry, jobs, out_dir, opts, "threads", THREADS_COLUMNS)
 
 
 def kernels_study(entry, coretypes=None, repeats: int = 1, out_dir="runs/kernels",
                   options: RunOptions | None = None, **changes):
-    """Re-run one entry at 1 BLAS thread under each OpenBLAS kernel.
+    """Re-run one entry under each OpenBLAS kernel, at the options' BLAS threads (default 1).
 
-    Each run is audit.ipynb in its own process and kernel with
-    ``{"entry", "blas_threads": 1, "blas_coretype": c, "mode"}``, named
+    Each run is audit.ipynb in its own process and kernel with the parameters of the
+    run options with ``blas_coretype`` c
+    (:func:`qencode_nb.batch.run_spec.notebook_parameters`), named
     ``<entry-stem>__{c}__r{repeat}``; OpenBLAS reads ``OPENBLAS_CORETYPE``
     when it loads, so only a fresh process can change the kernel.
 
@@ -110,8 +110,8 @@ def kernels_study(entry, coretypes=None, repeats: int = 1, out_dir="runs/kernels
         repeats: runs per coretype (int >= 1).
         out_dir: folder for the notebooks, ``kernels.csv`` and
             ``kernels.png`` / ``.pdf`` / ``.svg``.
-        options, changes: as :func:`threads_study` (``blas_threads`` and
-            ``blas_coretype`` are not used: 1 thread, ``coretypes`` varied).
+        options, changes: as :func:`threads_study` (``blas_threads``, default 1, is
+            every run's; ``blas_coretype`` is not used: ``coretypes`` is varied).
 
     Returns:
         DataFrame with :data:`KERNELS_COLUMNS`, one row per run ordered by
@@ -142,7 +142,7 @@ def kernels_study(entry, coretypes=None, repeats: int = 1, out_dir="runs/kernels
                              parameter="coretypes")
     repeats = check_count(repeats, "repeats")
     stem = entry_stem(entry)
-    jobs = [(c, r, f"{stem}__{c}__r{r}", {"blas_threads": 1, "blas_coretype": c})
+    jobs = [(c, r, f"{stem}__{c}__r{r}", {"blas_coretype": c})
             for c in coretypes for r in range(repeats)]
     return _run_table(entry, jobs, out_dir, opts, "kernels", KERNELS_COLUMNS)
 

@@ -45,7 +45,8 @@ def environments_study(entry, kernelspecs=None, repeats: int = 1, out_dir="runs/
     papermill engine, its kernel the given kernelspec (a stack made by
     :func:`qencode_nb.environment.build.create_stack`, or ``python3``, this
     environment), with the parameters of the run options
-    (:func:`qencode_nb.batch.run_spec.notebook_parameters`), named ``<entry-stem>__<kernel>__r{repeat}``.
+    (:func:`qencode_nb.batch.run_spec.notebook_parameters`), named
+    ``<entry-stem>__<kernel>__r{repeat}``.
     Threads and kernel are pinned alike in every stack, so what differs is the
     packages (QEncode's reports: once threads were pinned, H6 ADAPT agreed to 7
     decimals across two stacks).

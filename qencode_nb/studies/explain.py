@@ -154,6 +154,8 @@ def grid(entry, db=None, log=None) -> tuple[list[dict], dict]:
 
 
 def _params(config) -> dict:
+    """A configuration's axis values: what it replaces in the run options' parameters
+    (:func:`qencode_nb.batch.run_spec.notebook_parameters`, called by ``run_jobs``)."""
     from qencode_nb.notebook.blas_profiles import kernel_spec
 
     extra = {"blas_threads": config["threads"],
@@ -200,8 +202,12 @@ def explain(entry, out_dir="runs/explain", options: RunOptions | None = None, *,
         entry: entry file or bundled name (one that publishes an energy).
         out_dir: folder for the notebooks, ``explain.csv`` and the figure.
         options: :class:`~qencode_nb.options.RunOptions` (mode "rerun" by default;
-            ``db``, ``engine``, ``workers``, ``timeout``, ``progress``, ``plot``;
-            ``blas_threads``, ``blas_coretype`` and ``stack`` are the grid's).
+            ``db``, ``engine``, ``proof_budget``, ``workers`` or ``scheduler``,
+            ``timeout`` (per run), ``cell_timeout`` (per cell), ``progress``, ``plot``;
+            ``blas_threads``, ``blas_coretype`` and ``stack`` are the grid's: each
+            configuration is the axis values of
+            :func:`qencode_nb.batch.run_spec.notebook_parameters`, through
+            :func:`~qencode_nb.batch.study_jobs.run_jobs`).
         budget: at most this many runs (an int >= 1; :data:`DEFAULT_BUDGET`).
         **changes: fields of ``options`` replaced.
 

@@ -38,10 +38,10 @@ def check_optimizers(optimizers) -> list[tuple[str, object]]:
     """``[(as given, parsed Optimizer)]``, first spelling kept for repeats of one optimiser.
 
     Raises:
-        ParameterError: empty, or an ADAPT optimiser (no override exists for it).
-        EntryError: a name outside the vocabulary (lists the accepted ones).
+        ParameterError: empty, or a name :func:`qencode_nb.options.parse_optimizer`
+            refuses (an unknown or an ADAPT optimiser; lists the accepted ones).
     """
-    from qencode_nb.entry import vocabulary
+    from qencode_nb.options import parse_optimizer
 
     names = [optimizers] if isinstance(optimizers, str) else list(optimizers or ())
     if not names:
@@ -49,10 +49,7 @@ def check_optimizers(optimizers) -> list[tuple[str, object]]:
                              + ", ".join(DEFAULT_OPTIMIZERS), parameter="optimizers")
     chosen = {}
     for name in names:
-        parsed = vocabulary.optimizer(name, "optimizer")
-        if parsed.name == "adapt":
-            raise ParameterError(f"{name!r} is not accepted; accepted: COBYLA, "
-                                 "L-BFGS-B, Adam(lr=<float>)", parameter="optimizer")
+        parsed = parse_optimizer(name)
         chosen.setdefault(parsed, str(name))
     return [(name, parsed) for parsed, name in chosen.items()]
 
@@ -62,9 +59,10 @@ def optimizers_study(entry, optimizers=DEFAULT_OPTIMIZERS, repeats: int = 1,
                      **changes):
     """Re-run one hea or uccsd entry with each optimiser, at a fixed BLAS thread count.
 
-    Each run is audit.ipynb in its own process and kernel with
-    ``{"entry", "blas_threads", "mode", "optimizer": o}`` (plus ``db``,
-    ``blas_coretype``), named ``<entry-stem>__<optimiser slug>__r{repeat}``
+    Each run is audit.ipynb in its own process and kernel with the parameters of
+    the run options and ``optimizer`` o
+    (:func:`qencode_nb.batch.run_spec.notebook_parameters`), named
+    ``<entry-stem>__<optimiser slug>__r{repeat}``
     (slug: "cobyla", "l-bfgs-b", "adam-lr-0.05").  The override replaces
     only the optimiser: the recorded iteration cap, restarts, seed, early
     stop and backend stay, and tier 1 of each run reports the deviation.
@@ -95,13 +93,13 @@ def optimizers_study(entry, optimizers=DEFAULT_OPTIMIZERS, repeats: int = 1,
         failed.
 
     Raises:
-        ParameterError: an engine (first), no optimiser or an ADAPT one, ``repeats`` < 1,
+        ParameterError: an engine (first), no optimiser, an unknown or ADAPT one (lists
+            the accepted ones: :data:`qencode_nb.options.OPTIMIZERS`), ``repeats`` < 1,
             ``mode`` "replay", any option :class:`~qencode_nb.options.RunOptions`
             refuses (``blas_threads`` not an int >= 1, an unknown or unrunnable
             coretype, ``timeout`` <= 0).
-        EntryError: an unknown optimiser name (lists the accepted ones), an
-            ADAPT entry (it refuses an override), an entry that does not
-            exist or is a folder.
+        EntryError: an ADAPT entry (it refuses an override), an entry that does
+            not exist or is a folder.
     """
     import pandas as pd
 
@@ -115,14 +113,11 @@ def optimizers_study(entry, optimizers=DEFAULT_OPTIMIZERS, repeats: int = 1,
                              "accepted: None", parameter="engine")
     chosen = check_optimizers(optimizers)
     repeats = check_count(repeats, "repeats")
-    extra = {"blas_threads": opts.blas_threads}
-    if opts.blas_coretype:
-        extra["blas_coretype"] = opts.blas_coretype
     if not Path(str(entry)).is_dir() and load(entry, opts.db).ansatz == "adapt":
         raise EntryError(f"{entry!r} is an ADAPT entry, which refuses an optimiser "
                          "override; accepted: a hea or uccsd entry", field="entry")
     stem = entry_stem(entry)
-    jobs = [(name, r, f"{stem}__{optimizer_slug(name)}__r{r}", {**extra, "optimizer": name})
+    jobs = [(name, r, f"{stem}__{optimizer_slug(name)}__r{r}", {"optimizer": name})
             for name, _ in chosen for r in range(repeats)]
     rows = run_jobs(entry, jobs, out_dir, opts, desc="optimizers study")
     wanted = {name: parsed.name for name, parsed in chosen}

@@ -179,9 +179,10 @@ def robustness(targets, out_dir="runs/robustness", options: RunOptions | None = 
     """Re-run every target under every perturbation; tabulate, summarise, plot.
 
     Each (entry, perturbation) is audit.ipynb in its own process and Jupyter
-    kernel (:func:`qencode_nb.batch.sweep.run_one`) with ``{"entry",
-    "blas_threads", "mode"}`` (plus ``blas_coretype``, ``engine``, ``db``),
-    kernelspec the perturbation's, named ``<entry stem>__<perturbation slug>``
+    kernel (:func:`qencode_nb.batch.sweep.run_one`) with the parameters of the run
+    options and the perturbation's ``blas_threads`` and ``blas_coretype``
+    (:func:`qencode_nb.batch.run_spec.notebook_parameters`), kernelspec the
+    perturbation's, named ``<entry stem>__<perturbation slug>``
     (``blas_coretype`` with the dispatch axis:
     :func:`~qencode_nb.studies.robustness_axes.audit_coretype`).
     A run that recorded ``done`` with the same inputs is read back, not re-run;
@@ -200,10 +201,11 @@ def robustness(targets, out_dir="runs/robustness", options: RunOptions | None = 
             backend, or a registered engine), passed through; ``mode`` "full" (default) or
             "rerun" (modes that re-run the optimiser); ``db``; ``workers`` (local
             processes, ignored with ``scheduler``); ``scheduler`` (a Dask address,
-            ``tcp://host:port``); ``timeout`` (per run, s); ``progress`` (a bar on
+            ``tcp://host:port``); ``timeout`` (per run, s); ``cell_timeout`` (per cell,
+            s); ``proof_budget``; ``progress`` (a bar on
             stderr, :func:`qencode_nb.batch.progress_bar.progress_bar`; in a kernel
             too); ``plot`` (the figure); ``stack``
-            (:mod:`qencode_nb.batch.stack_choice`: "recorded" runs each entry's baseline
+            (:mod:`qencode_nb.environment.choice`: "recorded" runs each entry's baseline
             kernelspec, ``python3``, in its recorded stack instead).  ``blas_threads``
             and ``blas_coretype`` are not used: the axes are.
         threads, coretypes, kernelspecs, numpy_dispatch: the axes (:func:`check_axes`;
@@ -227,12 +229,12 @@ def robustness(targets, out_dir="runs/robustness", options: RunOptions | None = 
     from qencode_nb.options import check_mode
     from qencode_nb.batch.pool import cobyla_path_key, longest_first
     from qencode_nb.batch.resume import Resume
-    from qencode_nb.entry.recorded_env import entry_release
+    from qencode_nb.environment.choice import release_of_entry as entry_release
     from qencode_nb.batch.sweep import inputs_of, run_dask, run_local, run_name
     from qencode_nb.batch.targets import resolve_targets, select_subset
 
     opts = with_changes(options, changes)
-    mode, timeout, workers = check_mode(opts.mode, study=True), opts.timeout, opts.workers
+    check_mode(opts.mode, study=True)
     engine = opts.engine
     perturbations = check_axes(threads, coretypes, kernelspecs, numpy_dispatch)
     if isinstance(targets, (str, Path)):
@@ -241,7 +243,8 @@ def robustness(targets, out_dir="runs/robustness", options: RunOptions | None = 
                                                 subset)))   # one run per entry and perturbation
     from qencode_nb.batch.run_folder import writable_folder
 
-    from qencode_nb.batch.stack_choice import kernels_for, stack_parameter
+    from qencode_nb.batch.run_spec import job, notebook_parameters
+    from qencode_nb.environment.choice import kernels_for
 
     stack = opts.stack
     releases = ({t: entry_release(t, opts.db) for t in resolved}   # the dispatch axis
@@ -254,15 +257,8 @@ def robustness(targets, out_dir="runs/robustness", options: RunOptions | None = 
     runs, todo, resume = [], [], Resume()
     for target in resolved:
         for p in perturbations:
-            params = {"entry": target, "blas_threads": p.threads, "mode": mode}
-            coretype = coretypes[target, p]
-            if coretype:
-                params["blas_coretype"] = coretype
-            if engine is not None:
-                params["engine"] = engine
-            if opts.db is not None:
-                params["db"] = str(Path(opts.db).resolve())
-            params.update(stack_parameter(stack))
+            params = notebook_parameters(opts, target, {"blas_threads": p.threads,
+                                                        "blas_coretype": coretypes[target, p]})
             kernel = p.kernelspec
             if kernel == BASELINE.kernelspec and stack_kernels[target]:
                 kernel = stack_kernels[target]
@@ -270,15 +266,15 @@ def robustness(targets, out_dir="runs/robustness", options: RunOptions | None = 
             runs.append((run_name(target), p, name, params))
             if not resume.done(out, name, inputs_of(target, params, kernel), kernel):
                 (out / f"{name}.ipynb").unlink(missing_ok=True)   # never read a stale run
-                todo.append((target, str(out), params, timeout, None, name, kernel))
+                todo.append(job(opts, target, out, params, name, kernel))
     outcomes = {}
     todo = longest_first(todo)
     with progress_bar(len(runs), "robustness", "run", initial=len(runs) - len(todo),
                       enabled=opts.progress) as bar:
         # an entry whose COBYLA keeps its path: one perturbation at a time, so that the
         # first stores the path and the others verify it (qencode_nb.rerun.cobyla_path)
-        dispatched = run_dask(todo, opts.scheduler, lambda job: job) if opts.scheduler else \
-            run_local(todo, workers, lambda job: job,
+        dispatched = run_dask(todo, opts.scheduler, lambda args: args) if opts.scheduler else \
+            run_local(todo, opts.workers, lambda args: args,
                       apart=lambda args: cobyla_path_key(args[0]))
         for outcome in dispatched:
             outcomes[outcome["name"]] = outcome

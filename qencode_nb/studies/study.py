@@ -105,7 +105,7 @@ def run(kind: str, entry, *, threads=(1, 2), coretypes=None, optimizers=None,
 
     Args:
         kind: "threads" (vary the BLAS thread count), "kernels" (vary the
-            OpenBLAS CPU kernel, ``OPENBLAS_CORETYPE``, at 1 thread),
+            OpenBLAS CPU kernel, ``OPENBLAS_CORETYPE``),
             "optimizers" (replace the recorded optimiser of a hea/uccsd
             entry) or "environments" (Jupyter kernelspecs with other package
             stacks).
@@ -123,12 +123,15 @@ def run(kind: str, entry, *, threads=(1, 2), coretypes=None, optimizers=None,
             (None: ``runs/<kind>``).
         options: how every run runs (:class:`~qencode_nb.options.RunOptions`;
             default: mode "rerun"): ``mode`` ("rerun" or "full"), ``db`` (completing
-            a bundled entry), ``blas_threads`` (every run of an optimizers or
-            environments study; a threads study takes ``threads``, a kernels study
-            runs at 1 thread), ``blas_coretype`` (every run of a threads, optimizers
-            or environments study; a kernels study varies it), ``engine`` (None: the
+            a bundled entry), ``blas_threads`` (every run of a kernels, optimizers or
+            environments study; a threads study varies it), ``blas_coretype``
+            (every run of a threads, optimizers or environments study; a kernels
+            study varies it), ``engine`` (None: the
             recorded backend; "sector", "fast"; not accepted by an optimizers
-            study), ``workers``, ``timeout`` (per run, s), ``progress``, ``plot``.
+            study), ``stack``, ``proof_budget``, ``workers`` or ``scheduler``,
+            ``timeout`` (per run, s), ``cell_timeout`` (per cell, s), ``progress``,
+            ``plot``; the parameters of each run from
+            :func:`qencode_nb.batch.run_spec.notebook_parameters`.
         **changes: fields of ``options`` replaced, the keyword form of the
             notebooks (``mode="full", blas_threads=2``).
 
