@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from qencode_nb.environment.store import CURRENT, RECORDED, RECORDED_TODAY
 from qencode_nb.options import RunOptions, with_changes
 
 #: Columns of ``explain.csv``: ``rank`` the run's place in the search order, ``changed``
@@ -60,7 +61,7 @@ DEFAULT_BUDGET = 48
 
 #: The stacks searched, nearest the entry's recorded environment first
 #: (:data:`qencode_nb.environment.store.STACK_WORDS`).
-STACKS = ("recorded", "recorded-today", "current")
+STACKS = (RECORDED, RECORDED_TODAY, CURRENT)
 
 #: ``OPENBLAS_L2_SIZE`` values (KiB) tried besides unset: 256 KiB (OpenBLAS's own fallback
 #: where the CPU reports none), 512 (the AMD preset host kind's), 1024 (Zen 4's own L2),
@@ -139,7 +140,7 @@ def grid(entry, db=None, log=None) -> tuple[list[dict], dict]:
     runnable = runnable_coretypes()
     kernels = {c: ref.coretypes.get(c) or "Haswell" for c in COPIES}
     avx512_cpu = "avx512f" in cpu_flags()
-    found = stacks(entry, db, log=log or (lambda line: None)) or {"current": None}
+    found = stacks(entry, db, log=log or (lambda line: None)) or {CURRENT: None}
     base = {"stack": next(iter(found)), **kernels, "avx512": not ref.numpy_disable,
             "threads": 1, "l2": None}
     variants = [dict(kernels)] + [{**kernels, copy: k} for copy in COPIES for k in runnable
@@ -161,7 +162,7 @@ def _params(config) -> dict:
     extra = {"blas_threads": config["threads"],
              "blas_coretype": kernel_spec(config["kernels"], config["avx512"],
                                           config.get("l2"))}
-    if config["stack"] != "current":
+    if config["stack"] != CURRENT:
         extra["stack"] = config["stack"]
     return extra
 

@@ -40,6 +40,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from qencode_nb.environment.store import RECORDED, RECORDED_TODAY
+
+#: The --stack words that run each release in a stack of its entries' own (and again in
+#: the current stack where it differs).
+RECORDED_WORDS = (RECORDED, RECORDED_TODAY)
+
 #: The manifest of a record sweep's output folder.
 HISTORY_MANIFEST = "record.json"
 
@@ -81,7 +87,7 @@ def sweep_history(history, out_dir, options=None):
             print(f"release {group.label}: {len(group.targets)} entries -> "
                   f"{out / group.slug}", flush=True)
         plan = plan_folder(group.targets, out / group.slug, opts)
-        here = _in_current_stack(group, out, opts) if opts.stack == "recorded" else None
+        here = _in_current_stack(group, out, opts) if opts.stack in RECORDED_WORDS else None
         planned.append((group, plan, here))
     plans = [p for _, plan, here in planned for p in (plan, here) if p is not None]
     run_plans(plans, opts)
@@ -97,7 +103,7 @@ def sweep_history(history, out_dir, options=None):
         reruns += [{"release": group.label, **r} for r in table.attrs.get("reruns", [])]
         table.insert(0, RELEASE_COLUMN, group.label)
         tables.append(table)
-        if opts.stack == "recorded":
+        if opts.stack in RECORDED_WORDS:
             if here is None:     # the recorded stack is the current one: the same runs
                 current.append(table)
             else:
@@ -114,7 +120,7 @@ def sweep_history(history, out_dir, options=None):
     counts = release_counts(table, labels)
     write_text_atomic(out / "releases.csv", published_csv(counts, out, sources))
     environments = None
-    if opts.stack == "recorded":
+    if opts.stack in RECORDED_WORDS:
         from qencode_nb.readout.history_counts import environment_rates
 
         rates = environment_rates(table, frame(current), labels)
@@ -148,7 +154,7 @@ def _in_current_stack(group, out: Path, opts):
     from qencode_nb.environment.choice import kernels_for
     from qencode_nb.batch.sweep import plan_folder
 
-    if not any(kernels_for("recorded", group.targets, opts.db, log=lambda line: None).values()):
+    if not any(kernels_for(opts.stack, group.targets, opts.db, log=lambda line: None).values()):
         return None
     if opts.progress:
         print(f"release {group.label} again in the current stack -> "
