@@ -85,11 +85,8 @@ def threads_study(entry, threads=(1, 2), repeats: int = 3, out_dir="runs/threads
     if not threads:
         raise ParameterError("is empty; accepted: one or more integers >= 1",
                              parameter="threads")
-    repeats = check_count(repeats, "repeats")
-    stem = entry_stem(entry)
-    jobs = [(t, r, f"{stem}__t{t}__r{r}", {"blas_threads": t})
-            for t in dict.fromkeys(threads) for r in range(repeats)]
-    return _run_table(entry, jobs, out_dir, opts, "threads", THREADS_COLUMNS)
+    return _run_table(entry, list(dict.fromkeys(threads)), "blas_threads", check_count(
+        repeats, "repeats"), out_dir, opts, "threads", THREADS_COLUMNS)
 
 
 def kernels_study(entry, coretypes=None, repeats: int = 1, out_dir="runs/kernels",
@@ -140,19 +137,22 @@ def kernels_study(entry, coretypes=None, repeats: int = 1, out_dir="runs/kernels
     if not coretypes:
         raise ParameterError("is empty; accepted: one or more OpenBLAS coretypes",
                              parameter="coretypes")
-    repeats = check_count(repeats, "repeats")
-    stem = entry_stem(entry)
-    jobs = [(c, r, f"{stem}__{c}__r{r}", {"blas_coretype": c})
-            for c in coretypes for r in range(repeats)]
-    return _run_table(entry, jobs, out_dir, opts, "kernels", KERNELS_COLUMNS)
+    return _run_table(entry, coretypes, "blas_coretype", check_count(repeats, "repeats"),
+                      out_dir, opts, "kernels", KERNELS_COLUMNS)
 
 
-def _run_table(entry, jobs, out_dir, opts, kind: str, columns):
-    """Run a threads or kernels study's ``jobs`` and write ``<out_dir>/<kind>.csv`` (and
-    the figure): one row per job, its group value under ``columns[0]`` (``threads`` or
+def _run_table(entry, values, parameter: str, repeats: int, out_dir, opts, kind: str,
+               columns):
+    """Run a threads or kernels study, ``repeats`` runs at each of ``values`` of the audit
+    parameter ``parameter`` (``blas_threads``: runs ``<stem>__t{t}__r{r}``;
+    ``blas_coretype``: ``<stem>__{c}__r{r}``), and write ``<out_dir>/<kind>.csv`` (and
+    the figure): one row per run, its value under ``columns[0]`` (``threads`` or
     ``coretype``), then ``repeat`` and the run's row."""
     import pandas as pd
 
+    stem, tag = entry_stem(entry), ("t" if parameter == "blas_threads" else "")
+    jobs = [(v, r, f"{stem}__{tag}{v}__r{r}", {parameter: v})
+            for v in values for r in range(repeats)]
     rows = run_jobs(entry, jobs, out_dir, opts, desc=f"{kind} study")
     table = pd.DataFrame([{columns[0]: value, "repeat": r, **row}
                           for (value, r, _, _), row in zip(jobs, rows)], columns=list(columns))
