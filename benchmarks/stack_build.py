@@ -12,7 +12,7 @@ temporary folder:
 - *uv*: :func:`qencode_nb.environment.build.create_stack` (``uv venv`` + ``uv pip sync``
   of the lock, ``ipykernel install``), what ``--stack recorded`` does since issue 52;
 - *pip*: the way before it: a stdlib venv with pip, ``pip install -r`` the same lock
-  (``--require-hashes``), ``ipykernel install``.
+  (``--require-hashes --no-deps``: the lock holds the whole tree), ``ipykernel install``.
 
 A first, untimed build each way warms uv's and pip's caches.  Prints the wall seconds of
 each (median and range) and their ratio.  Wall-clock on a shared machine: compare the
@@ -57,7 +57,7 @@ def build_pip(lock, folder: Path) -> float:
     req.write_text(lock.text)
     py = env_dir / "bin" / "python"
     subprocess.run([str(py), "-m", "pip", "install", "--disable-pip-version-check", "-q",
-                    "--require-hashes", "-r", str(req)], check=True)
+                    "--no-deps", "--require-hashes", "-r", str(req)], check=True)
     subprocess.run([str(py), "-m", "ipykernel", "install", "--prefix",
                     str(folder / "jupyter"), "--name", "bench-pip"], check=True,
                    capture_output=True)
