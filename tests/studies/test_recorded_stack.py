@@ -173,7 +173,9 @@ def test_stack_recorded_runs_each_entry_in_its_stack(v3_stack, tmp_path, capsys)
                   mode="full", stack="recorded", workers=2, progress=False, plot=False)
     assert list(table["status"]) == ["done"] * 3, table["failure"].tolist()
     assert set(table["stack"]) == {v3_stack["name"]}
-    assert set(table["stack_key"]) == {v3_stack["name"].split("-", 1)[1]}
+    assert set(table["stack_lock"]) == {v3_stack["name"].split("-", 1)[1]} \
+        == {v3_stack["lock"]["key"]}
+    assert set(table["stack_resolved_at"]) == {v3_stack["lock"]["resolved_at"]}
     assert list(table["tier_bit_identical"]) == ["pass"] * 3, table["verdict"].tolist()
     assert table["bit_identical"].all()
     inputs = json.loads((tmp_path / "runs" / f"{H2_STO3G.stem}.inputs.json").read_text())
@@ -206,9 +208,9 @@ def test_stack_from_an_entry_refuses_what_names_no_stack(args, said, capsys, tmp
 @pytest.mark.slow
 def test_a_history_sweep_gives_each_release_in_both_environments(v3_stack, tmp_path):
     """``--stack recorded`` over a record (two entries of the v3 stack in its v3 folder, one
-    v4 entry): v3 runs in its
-    stack and again in the current one, v4 once (its recorded stack is the current one);
-    environments.csv and the record page give the rates side by side."""
+    v4 entry): each release runs in its recorded stack, resolved at its entries' date (v4's
+    too since issue 52: the lock of 2026-07-15 is not this environment's), and again in the
+    current one; environments.csv and the record page give the rates side by side."""
     import shutil
 
     import pandas as pd
@@ -232,7 +234,7 @@ def test_a_history_sweep_gives_each_release_in_both_environments(v3_stack, tmp_p
                             plot=False))
     rates = pd.read_csv(out / "environments.csv").set_index("release")
     v3, v4 = rates.loc["v3"], rates.loc["v4"]
-    assert v3["recorded_stack"] == v3_stack["name"] and v4["recorded_stack"] == "current"
+    assert v3["recorded_stack"] == v3_stack["name"] and v4["recorded_stack"].startswith("v4-")
     assert (v3["audited_recorded"], v3["bit_identical_recorded"]) == (2, 2)
     # the current (v4) stack: certification holds, the last bits do not (issue 35: 0/36)
     assert (v3["audited_current"], v3["bit_identical_current"]) == (2, 0)
@@ -240,7 +242,7 @@ def test_a_history_sweep_gives_each_release_in_both_environments(v3_stack, tmp_p
     assert pd.isna(v3["not_bit_identical_recorded"])
     assert [v4[f"{c}_recorded"] for c in ("audited", "bit_identical", "certification_held")] \
         == [v4[f"{c}_current"] for c in ("audited", "bit_identical", "certification_held")]
-    assert (out / CURRENT_FOLDER / "v3").is_dir() and not (out / CURRENT_FOLDER / "v4").exists()
+    assert (out / CURRENT_FOLDER / "v3").is_dir() and (out / CURRENT_FOLDER / "v4").is_dir()
     page = write_history_report(out, notebooks=False).read_text()
     assert '<h2 id="environments">Recorded and current environment</h2>' in page
     assert str(tmp_path) not in page
