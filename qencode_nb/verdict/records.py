@@ -14,8 +14,8 @@ AUDIT_RECORDS = {
     "blas_coretype": "OPENBLAS_CORETYPE in force when numpy's OpenBLAS loaded, or None "
                      "(each copy's kernel: blas_profile)",
     "blas_profile": "the blas_coretype asked for, what was used (a profile, host or one "
-                    "coretype; the reason for a fallback) and the OpenBLAS kernel each copy "
-                    "measured",
+                    "coretype; the reason for a fallback), the OpenBLAS kernel each copy "
+                    "measured, and l2 (KiB, OPENBLAS_L2_SIZE) where a kernel spec set it",
     "kernel_mismatches": "OpenBLAS pools not running the requested kernel",
     "entry_id": "QEncode entry_id",
     "entry_source": "the file the entry was read from",
