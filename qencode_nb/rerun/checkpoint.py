@@ -148,11 +148,15 @@ class Checkpoint:
         write_atomic(self.path, json.dumps(doc).encode())
 
     def done(self) -> None:
-        """The run completed: its checkpoint is no longer needed."""
-        try:
-            Path(self.path).unlink()
-        except OSError:
-            pass
+        """The run completed: its checkpoint is no longer needed, nor the temporary file a
+        killed run may have left mid-save (:func:`qencode_nb.atomic.write_atomic`'s
+        ``.tmp-<key>-*.json``: a SIGKILL lands between its creation and its rename)."""
+        path = Path(self.path)
+        for stale in (path, *path.parent.glob(f".tmp-{path.stem[:16]}-*.json")):
+            try:
+                stale.unlink()
+            except OSError:
+                pass
 
     def record(self) -> dict:
         """``{"path", "resumed_parts", "discarded"}`` for the ``rerun`` record."""

@@ -117,6 +117,22 @@ def test_a_killed_adapt_rerun_resumes_bit_identically(tmp_path):
     assert b["rerun"]["max_gradients"] == a["rerun"]["max_gradients"]
 
 
+def test_a_finished_run_removes_what_a_killed_save_left(tmp_path):
+    """A SIGKILL between write_atomic's temporary file and its rename leaves
+    ``.tmp-<key>-*.json`` beside the checkpoint (seen once in .ci/run's resume test); the
+    run that finishes removes it with its checkpoint, and nothing of another key."""
+    material = {"format": 1, "kind": "vqe", "entry_sha256": "cd"}
+    cp = Checkpoint(material, cache_dir=tmp_path)
+    cp.save(0, {"energy": -1.0, "x": [0.5], "nfev": 3, "stop_inside": False, "calls": 3,
+                "trace": [-1.0]})
+    left = cp.path.with_name(f".tmp-{cp.path.stem[:16]}-killed.json")
+    left.write_text("{")
+    other = cp.path.with_name(".tmp-0123456789abcdef-other.json")
+    other.write_text("{")
+    cp.done()
+    assert not cp.path.exists() and not left.exists() and other.exists()
+
+
 def test_a_corrupt_or_foreign_checkpoint_is_set_aside_naming_it(tmp_path):
     """An unusable checkpoint is never resumed from: it is moved to
     ``<key>.json.corrupt`` with a CheckpointWarning naming both files, and the run
