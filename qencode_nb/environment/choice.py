@@ -81,6 +81,10 @@ def recorded_lock(recorded, asked: str):
                         dated=asked == RECORDED)
 
 
+#: What :func:`choose` keeps for a lock this environment already holds (no stack built).
+_HELD = object()
+
+
 def _recorded_choice(target, db, asked: str, built: dict, log) -> Choice:
     from qencode_nb.entry.lookup import load
     from qencode_nb.environment import build
@@ -100,10 +104,10 @@ def _recorded_choice(target, db, asked: str, built: dict, log) -> Choice:
             f"stack: {exc}")
         return Choice(asked, why=f"the recorded stack could not be resolved ({exc})")
     name = stack_name(recorded.release, lock)
-    if holds(lock):
+    if name not in built:           # once per lock: its entries share the answer
+        built[name] = _HELD if holds(lock) else build.ensure_stack(name, lock, log)
+    if built[name] is _HELD:
         return Choice(asked, stack=None, lock=lock, why=None)
-    if name not in built:
-        built[name] = build.ensure_stack(name, lock, log)
     if built[name] is None:
         return Choice(asked, stack=name, lock=lock, why=f"stack {name} could not be built")
     return Choice(asked, stack=name, kernelspec=built[name], lock=lock)
