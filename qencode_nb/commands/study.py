@@ -28,11 +28,16 @@ energy/error differences; it writes ``environments.csv``,
 With ``--explain [--budget N]`` it instead searches which environment re-runs the entry
 to its published bits (:mod:`qencode_nb.studies.explain`): ``explain.csv``, the figure
 ``explain.{png,pdf,svg}``, the answer printed last (exit 0; 1 when a run failed).
+Given a sweep's ``--out`` folder instead of an entry, it explains or bounds every miss of
+the sweep (:mod:`qencode_nb.studies.misses`): one search per miss in
+``<out>/<run name>/`` (default ``out`` ``<folder>/misses``; a folder with an
+``explain.csv`` is read, not searched again) and ``misses.csv``.
 """
 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from qencode_nb.commands.flags import as_typed
 from qencode_nb.commands.run_args import add_run_options, run_options
@@ -85,7 +90,9 @@ def add_parsers(sub) -> None:
     for p, axis in STUDY_AXES.items():   # each study's own axis replaces the option it varies
         add_run_options(kinds.choices[p], mode="rerun", study=True, replaced=axis)
     for p in (th, ke, op, en):
-        p.add_argument("entry", help="a name in params/ (lih, h2, h6, bh) or a .yaml/.json path")
+        p.add_argument("entry", help="a name in params/ (lih, h2, h6, bh) or a .yaml/.json "
+                       "path; with environments --explain also a sweep's --out folder "
+                       "(every miss explained, misses.csv)")
         p.add_argument("--out", default=None,
                        help="folder for notebooks, CSV and figure (default runs/KIND)")
         p.set_defaults(func=_study)
@@ -103,6 +110,8 @@ def _explain(args) -> int:
         print("qencode-nb: --explain searches the BLAS threads and kernels itself; give it "
               "without --threads and --coretype", file=sys.stderr)
         return 2
+    if Path(args.entry).is_dir():
+        return _explain_misses(args)
     try:
         result = explain(args.entry, args.out or "runs/explain", run_options(args),
                          budget=DEFAULT_BUDGET if args.budget is None else args.budget)
@@ -115,6 +124,24 @@ def _explain(args) -> int:
     print(f"table: {result.out_dir / 'explain.csv'}")
     failed = result.table[result.table["status"] != "done"]
     return 1 if len(failed) else 0
+
+
+def _explain_misses(args) -> int:
+    """``study environments SWEEP_FOLDER --explain``: every miss of a sweep explained or
+    bounded (qencode_nb.studies.misses); writes misses.csv."""
+    from qencode_nb.studies.misses import explain_misses
+
+    try:
+        result = explain_misses(args.entry, args.out, run_options(args), budget=args.budget)
+    except QencodeNbError as exc:
+        print(f"qencode-nb: {as_typed(exc, args)}", file=sys.stderr)
+        return 2
+    table = result.table
+    print(f"{len(table)} of {result.runs} done runs miss the published energy's bits")
+    for row in table.to_dict("records"):
+        print(f"- {row['entry_id']}: {row['ulps']} ulps; {row['cause']}")
+    print(f"table: {result.out_dir / 'misses.csv'}")
+    return 0
 
 
 def _study(args) -> int:

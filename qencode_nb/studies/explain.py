@@ -33,12 +33,14 @@ release triple, the loops as the release's profile has them, 1 thread, no L2 siz
 how many of those are not :data:`NEW_AXES` (the stacks and the L2 size are tried first
 at each distance), then grid order, ``workers`` at a time, at most ``budget`` runs.
 Written in ``out_dir``: the notebooks,
-``explain.csv`` (:data:`EXPLAIN_COLUMNS`) and the figure ``explain.{png,pdf,svg}``
+``explain.csv`` (:data:`EXPLAIN_COLUMNS`), ``explain.json`` (:data:`SEARCH_FILE`) and the
+figure ``explain.{png,pdf,svg}``
 (:func:`qencode_nb.readout.explain_plot.explain_plot`).
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -55,6 +57,10 @@ EXPLAIN_COLUMNS = ("rank", "stack", "kernelspec", "blas_threads", "numpy_avx512"
                    "l2_size", "numpy_kernel", "scipy_kernel", "pyscf_kernel", "changed",
                    "kernels_measured", "status", "identical", "ulps", "delta_ha",
                    "energy_hex", "tier_bit_identical", "seconds", "notebook", "failure")
+
+#: The search's size and answer beside ``explain.csv``: ``{"grid", "budget", "tried",
+#: "finding"}`` (:mod:`qencode_nb.studies.misses` reads the grid from it).
+SEARCH_FILE = "explain.json"
 
 #: Runs at most, unless ``budget`` says otherwise.
 DEFAULT_BUDGET = 48
@@ -223,6 +229,7 @@ def explain(entry, out_dir="runs/explain", options: RunOptions | None = None, *,
     """
     import pandas as pd
 
+    from qencode_nb.batch.run_folder import write_text_atomic
     from qencode_nb.batch.study_jobs import entry_stem, run_jobs
 
     from qencode_nb.options import check_count
@@ -258,6 +265,9 @@ def explain(entry, out_dir="runs/explain", options: RunOptions | None = None, *,
     reproduced = next((r for r in table.to_dict("records") if _exact(r)), None)
     result = ExplainResult(out, table, len(configs), reproduced,
                            explain_finding(table, len(configs), budget))
+    write_text_atomic(out / SEARCH_FILE, json.dumps(
+        {"grid": len(configs), "budget": budget, "tried": len(table),
+         "finding": result.finding}, indent=1) + "\n")
     if opts.plot and len(table):
         from qencode_nb.readout.explain_plot import explain_plot
 

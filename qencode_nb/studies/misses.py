@@ -1,0 +1,233 @@
+"""Every miss of a sweep explained or bounded (issue 53, item 4).
+
+A *miss* is a done run of a sweep folder whose re-run energy is not the published one to
+the last bit (``bit_identical`` False: tier 3 ``fail`` in the recorded environment, ``n/a``
+in another, where the bits are compared all the same).  For each one :func:`explain_misses` gathers, in one row of
+``misses.csv`` (:data:`MISS_COLUMNS`):
+
+1. the **replay** of the published optimum in the same run: bit-exact or not
+   (``replay_identical``, ``replay_ulps``).  Bit-exact says the energy function is the
+   recorded one at that point, so the re-run's optimiser took another path; not bit-exact
+   says the energy function itself differs;
+2. the re-run's ``nfev`` against the published one (``same_nfev``);
+3. the **explain search** (:func:`qencode_nb.studies.explain.explain`) in its own folder,
+   ``<out_dir>/<run name>/``: the configuration that reproduces the published energy, or
+   the closest one with its ulps and how many configurations were tried.  A folder that
+   already holds an ``explain.csv`` is read, not searched again (a search is as costly as
+   ``budget`` re-runs), so a killed or extended study resumes entry by entry;
+4. ``cause``: the sentence :func:`cause` writes from the above (the one rule).
+
+CLI: ``qencode-nb study environments SWEEP_FOLDER --explain [--budget N]``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+#: Columns of ``misses.csv``.  ``ulps``/``delta_ha`` (Ha): the sweep's re-run against the
+#: published energy; ``hamiltonian_status`` the Hamiltonian check (``fail``: the stored
+#: terms equal no generator path) and ``max_abs_dcoeff`` (Ha) its largest coefficient
+#: difference; ``replay_*`` the replay of the published optimum (``replay_ulps`` between
+#: the replayed and the published energy); ``explain_tried`` the configurations the search
+#: ran of ``explain_grid``; ``explain_reproduced`` the one that re-ran to the published
+#: bits (empty: none); ``explain_closest``/``explain_closest_ulps`` the nearest otherwise.
+MISS_COLUMNS = ("entry_id", "notebook", "tier_bit_identical", "ulps", "delta_ha",
+                "hamiltonian_status",
+                "max_abs_dcoeff", "replay_status", "replay_identical", "replay_ulps",
+                "replay_abs_delta_ha", "rerun_nfev", "published_nfev", "same_nfev",
+                "explain_tried", "explain_grid", "explain_reproduced", "explain_closest",
+                "explain_closest_ulps", "explain_folder", "cause")
+
+
+@dataclass(frozen=True)
+class MissesResult:
+    """What :func:`explain_misses` found.
+
+    Attributes:
+        out_dir: the folder of ``misses.csv`` and one explain folder per miss.
+        table: one row per miss (:data:`MISS_COLUMNS`), in the sweep's order.
+        runs: how many done runs the sweep folder holds (misses included).
+    """
+
+    out_dir: Path
+    table: Any
+    runs: int
+
+
+def misses(folder):
+    """The misses of a sweep folder: ``(done runs, [(audit row, replay record)])``.
+
+    Args:
+        folder: a sweep's ``--out`` (its executed audit notebooks).
+
+    Raises:
+        EntryError: ``folder`` is not a folder of executed audits.
+    """
+    from qencode_nb.errors import EntryError
+    from qencode_nb.readout.collect import audit_notebooks, audit_row
+
+    folder = Path(folder)
+    notebooks = audit_notebooks(folder) if folder.is_dir() else []
+    if not notebooks:
+        raise EntryError(f"{str(folder)!r} holds no executed audit notebooks; accepted: a "
+                         "sweep's --out folder", field="entry")
+    done, out = 0, []
+    for path in notebooks:
+        row = audit_row(path)
+        if row["status"] != "done":
+            continue
+        done += 1
+        if row["bit_identical"] is False or row["bit_identical"] == False:  # noqa: E712
+            out.append((row, _records(path)))
+    return done, out
+
+
+def _records(path) -> dict:
+    """The notebook's ``replay`` record and its papermill parameters."""
+    import nbformat
+
+    from qencode_nb.notebook.record import iter_records
+
+    nb = nbformat.read(str(path), as_version=4)
+    records = dict(iter_records(nb))
+    params = nb.metadata.get("papermill", {}).get("parameters", {})
+    return {"replay": records.get("replay") or {}, "parameters": dict(params),
+            "entry_source": records.get("entry_source")}
+
+
+def cause(row: dict) -> str:
+    """The miss in one sentence, from a :data:`MISS_COLUMNS` row: the Hamiltonian check,
+    then what the replay says (energy function or optimiser path), the nfev comparison and
+    the explain search's answer."""
+    parts = []
+    if row.get("hamiltonian_status") == "fail":
+        parts.append("the stored Hamiltonian equals no generator path (largest coefficient "
+                     f"difference {_g(row.get('max_abs_dcoeff'))} Ha)")
+    if row.get("replay_identical") is True:
+        parts.append("the published optimum replays bit for bit, so the energy function is "
+                     "the recorded one there and the optimiser's path differs")
+    elif row.get("replay_identical") is False:
+        parts.append(f"the published optimum replays {_g(row.get('replay_ulps'))} ulps "
+                     f"({_g(row.get('replay_abs_delta_ha'))} Ha) away: the energy function "
+                     "itself differs")
+    else:
+        parts.append("no replay of the published optimum")
+    if row.get("same_nfev") is False:
+        parts.append(f"nfev {row['rerun_nfev']} against {row['published_nfev']} published")
+    elif row.get("same_nfev") is True:
+        parts.append(f"the same nfev ({row['rerun_nfev']})")
+    if row.get("explain_reproduced"):
+        parts.append(f"reproduced by {row['explain_reproduced']}")
+    elif row.get("explain_tried"):
+        parts.append(f"not reproduced in {row['explain_tried']} configurations; closest "
+                     f"{row['explain_closest']}, {_g(row['explain_closest_ulps'])} ulps")
+    else:
+        parts.append("no explain search run")
+    return "; ".join(parts)
+
+
+def _g(value) -> str:
+    if value is None or value != value:   # None or NaN
+        return "?"
+    return f"{int(value):,}" if float(value).is_integer() else f"{float(value):.3g}"
+
+
+def explain_misses(folder, out_dir=None, options=None, *, budget: int | None = None,
+                   search: bool = True) -> MissesResult:
+    """Explain or bound every miss of a sweep folder; write ``misses.csv``.
+
+    Args:
+        folder: a sweep's ``--out`` folder.
+        out_dir: folder for ``misses.csv`` and the explain folders (default
+            ``<folder>/misses``).
+        options: :class:`~qencode_nb.options.RunOptions` of the explain runs (``db``,
+            ``workers``, ``timeout``, ...; the grid sets threads, kernels and stack).
+        budget: explain runs per miss at most (default
+            :data:`qencode_nb.studies.explain.DEFAULT_BUDGET`).
+        search: False: read the explain folders that exist and search none (a miss
+            without one reads "no explain search run").
+
+    Raises:
+        EntryError: ``folder`` holds no executed audits.
+        ParameterError: as :func:`qencode_nb.studies.explain.explain`.
+    """
+    import pandas as pd
+
+    from qencode_nb.readout.published import published_csv
+    from qencode_nb.studies.explain import DEFAULT_BUDGET
+
+    runs, found = misses(folder)
+    out = Path(out_dir) if out_dir is not None else Path(folder) / "misses"
+    rows = []
+    for audit, rec in found:
+        row = _miss_row(audit, rec["replay"])
+        name = Path(audit["notebook"]).stem
+        searched = _explained(out / name, rec, options,
+                              DEFAULT_BUDGET if budget is None else budget, search)
+        row.update(searched)
+        row["explain_folder"] = str(out / name) if searched else None
+        row["cause"] = cause(row)
+        rows.append(row)
+    table = pd.DataFrame(rows, columns=list(MISS_COLUMNS))
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "misses.csv").write_text(published_csv(table, out), encoding="utf-8")
+    return MissesResult(out_dir=out, table=table, runs=runs)
+
+
+def _miss_row(audit: dict, replay: dict) -> dict:
+    row = {k: audit.get(k) for k in MISS_COLUMNS if k in audit}
+    row["notebook"] = Path(audit["notebook"]).name
+    row["replay_ulps"] = replay.get("ulps")
+    rerun, published = audit.get("rerun_nfev"), audit.get("published_nfev")
+    row["same_nfev"] = (None if rerun is None or published is None
+                        else int(rerun) == int(published))
+    return row
+
+
+def _explained(where: Path, rec: dict, options, budget: int, search: bool) -> dict:
+    """The explain columns of one miss: its folder's ``explain.csv`` where one exists,
+    else a new search (``search``), else none."""
+    import pandas as pd
+
+    table_file = where / "explain.csv"
+    if not table_file.exists():
+        if not search:
+            return {}
+        from qencode_nb.studies.explain import explain
+
+        entry = rec["parameters"].get("entry") or rec["entry_source"]
+        explain(entry, where, options, budget=budget)
+    table = pd.read_csv(table_file, keep_default_na=False, na_values=[""])
+    grid = _grid_size(where)
+    return _explain_columns(table, grid)
+
+
+def _grid_size(where: Path):
+    """The grid's size from ``explain.json``; a search written before it existed names it
+    in its figure caption's finding (``... of a grid of G ...``); else None."""
+    import re
+
+    from qencode_nb.studies.explain import SEARCH_FILE
+
+    meta = where / SEARCH_FILE
+    if meta.exists():
+        return json.loads(meta.read_text(encoding="utf-8")).get("grid")
+    caption = where / "explain.caption.md"
+    found = re.search(r"a grid of (\d+)", caption.read_text(encoding="utf-8")
+                      if caption.exists() else "")
+    return int(found.group(1)) if found else None
+
+
+def _explain_columns(table, grid) -> dict:
+    from qencode_nb.studies.explain import describe
+
+    done = table[table["status"] == "done"]
+    hit = done[done["identical"].astype(str) == "True"]
+    best = done.sort_values("ulps").head(1).to_dict("records")
+    return {"explain_tried": len(table), "explain_grid": grid,
+            "explain_reproduced": describe(hit.iloc[0].to_dict()) if len(hit) else None,
+            "explain_closest": describe(best[0]) if best else None,
+            "explain_closest_ulps": int(best[0]["ulps"]) if best else None}
