@@ -139,7 +139,7 @@ def _explain_misses(args) -> int:
     table = result.table
     print(f"{len(table)} of {result.runs} done runs miss the published energy's bits")
     for row in table.to_dict("records"):
-        print(f"- {row['entry_id']}: {row['ulps']} ulps; {row['cause']}")
+        print(f"- {row['entry_id']}: {int(row['ulps']):,} ulps; {row['cause']}")
     print(f"table: {result.out_dir / 'misses.csv'}")
     return 0
 

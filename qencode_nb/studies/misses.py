@@ -2,8 +2,8 @@
 
 A *miss* is a done run of a sweep folder whose re-run energy is not the published one to
 the last bit (``bit_identical`` False: tier 3 ``fail`` in the recorded environment, ``n/a``
-in another, where the bits are compared all the same).  For each one :func:`explain_misses` gathers, in one row of
-``misses.csv`` (:data:`MISS_COLUMNS`):
+in another, where the bits are compared all the same).  For each one
+:func:`explain_misses` gathers, in one row of ``misses.csv`` (:data:`MISS_COLUMNS`):
 
 1. the **replay** of the published optimum in the same run: bit-exact or not
    (``replay_identical``, ``replay_ulps``).  Bit-exact says the energy function is the
@@ -31,13 +31,14 @@ from typing import Any
 #: published energy; ``hamiltonian_status`` the Hamiltonian check (``fail``: the stored
 #: terms equal no generator path) and ``max_abs_dcoeff`` (Ha) its largest coefficient
 #: difference; ``replay_*`` the replay of the published optimum (``replay_ulps`` between
-#: the replayed and the published energy); ``explain_tried`` the configurations the search
-#: ran of ``explain_grid``; ``explain_reproduced`` the one that re-ran to the published
-#: bits (empty: none); ``explain_closest``/``explain_closest_ulps`` the nearest otherwise.
+#: the replayed and the published energy, ``replay_reason`` why there is none);
+#: ``explain_tried`` the configurations the search ran of ``explain_grid``;
+#: ``explain_reproduced`` the one that re-ran to the published bits (empty: none);
+#: ``explain_closest``/``explain_closest_ulps`` the nearest otherwise.
 MISS_COLUMNS = ("entry_id", "notebook", "tier_bit_identical", "ulps", "delta_ha",
-                "hamiltonian_status",
-                "max_abs_dcoeff", "replay_status", "replay_identical", "replay_ulps",
-                "replay_abs_delta_ha", "rerun_nfev", "published_nfev", "same_nfev",
+                "hamiltonian_status", "max_abs_dcoeff", "replay_status", "replay_identical",
+                "replay_ulps", "replay_abs_delta_ha", "replay_reason", "rerun_nfev",
+                "published_nfev", "same_nfev",
                 "explain_tried", "explain_grid", "explain_reproduced", "explain_closest",
                 "explain_closest_ulps", "explain_folder", "cause")
 
@@ -113,6 +114,9 @@ def cause(row: dict) -> str:
         parts.append(f"the published optimum replays {_g(row.get('replay_ulps'))} ulps "
                      f"({_g(row.get('replay_abs_delta_ha'))} Ha) away: the energy function "
                      "itself differs")
+    elif row.get("replay_reason"):
+        parts.append("the published optimum cannot be replayed ("
+                     + str(row["replay_reason"]).split(": ")[0] + ")")
     else:
         parts.append("no replay of the published optimum")
     if row.get("same_nfev") is False:
@@ -181,6 +185,7 @@ def _miss_row(audit: dict, replay: dict) -> dict:
     row = {k: audit.get(k) for k in MISS_COLUMNS if k in audit}
     row["notebook"] = Path(audit["notebook"]).name
     row["replay_ulps"] = replay.get("ulps")
+    row["replay_reason"] = replay.get("reason")
     rerun, published = audit.get("rerun_nfev"), audit.get("published_nfev")
     row["same_nfev"] = (None if rerun is None or published is None
                         else int(rerun) == int(published))
