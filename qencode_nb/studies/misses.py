@@ -81,7 +81,7 @@ def misses(folder):
         if row["status"] != "done":
             continue
         done += 1
-        if row["bit_identical"] is False or row["bit_identical"] == False:  # noqa: E712
+        if row["bit_identical"] is False or row["bit_identical"] == False:
             out.append((row, _records(path)))
     return done, out
 

@@ -16,8 +16,8 @@ import sys
 
 import pandas as pd
 import pytest
-
 from conftest import SHARED_HISTORY
+
 from qencode_nb.studies.misses import MISS_COLUMNS, cause, explain_misses
 
 LIH_BK_HEA = (SHARED_HISTORY / "releases" / "v3" / "db" /
@@ -52,7 +52,7 @@ def test_a_real_miss_is_explained_once_and_read_back(tmp_path, monkeypatch):
     row = result.table.iloc[0].to_dict()
     assert row["entry_id"] == LIH_BK_HEA.stem
     assert row["hamiltonian_status"] == "fail" and row["max_abs_dcoeff"] > 0.1   # Ha
-    assert row["replay_identical"] is False or row["replay_identical"] == False  # noqa: E712
+    assert row["replay_identical"] is False or row["replay_identical"] == False
     assert row["replay_ulps"] > 10**12 and row["replay_abs_delta_ha"] > 0.01
     assert row["same_nfev"] == (row["rerun_nfev"] == row["published_nfev"])
     # one configuration tried, the recorded triple in this stack: the sweep's own energy
