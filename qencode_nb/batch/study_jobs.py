@@ -24,14 +24,13 @@ from qencode_nb.options import RunOptions, check_mode
 from qencode_nb.readout.run_rows import run_row
 
 
-
 def entry_stem(entry) -> str:
     """The file stem that names a study's runs: ``<entry-stem>__<group>__r<repeat>``."""
     return Path(str(entry)).stem
 
 
 def run_jobs(entry, jobs, out_dir, options: RunOptions, *, desc: str,
-             kernelspecs: dict | None = None) -> list[dict]:
+             kernelspecs: dict | None = None, resume: bool = False) -> list[dict]:
     """Run a study's jobs; one row per job (:func:`qencode_nb.readout.run_rows.run_row`),
     in job order.
 
@@ -51,6 +50,10 @@ def run_jobs(entry, jobs, out_dir, options: RunOptions, *, desc: str,
         desc: the progress bar's title.
         kernelspecs: ``{run name: Jupyter kernelspec}`` (default the notebook's, or the
             ``stack`` option's kernel).
+        resume: keep a job whose run in ``out_dir`` is done under the same inputs and
+            environment, as a sweep keeps one (:class:`qencode_nb.batch.resume.Resume`:
+            the same parameters, entry and kernelspec, and the same measured kernels and
+            packages); its row is read from the folder.  The explain search resumes so.
 
     Raises:
         ParameterError: ``mode`` "replay" (the rest of ``options`` was checked when it
@@ -80,7 +83,10 @@ def run_jobs(entry, jobs, out_dir, options: RunOptions, *, desc: str,
     todo = [job(options, target, out, notebook_parameters(options, target, axis), name,
                 (kernelspecs or {}).get(name)) for _, _, name, axis in jobs]
     outcomes = {}
-    with progress_bar(len(todo), desc, "run", enabled=options.progress) as bar:
+    if resume:
+        outcomes, todo = _kept(target, out, todo)
+    with progress_bar(len(todo) + len(outcomes), desc, "run", initial=len(outcomes),
+                      enabled=options.progress) as bar:
         dispatched = (run_dask(todo, options.scheduler, lambda args: args)
                       if options.scheduler else
                       run_local(todo, options.workers, lambda args: args))
@@ -103,3 +109,20 @@ def write_table(table, kind: str, out: Path, plot: bool) -> None:
         from qencode_nb.readout.plots import study_plot
 
         study_plot(table, kind, out / kind)
+
+
+def _kept(target, out: Path, todo: list) -> tuple[dict, list]:
+    """``({name: stored outcome}, jobs still to run)``: the jobs of ``todo`` whose run in
+    ``out`` is done under the same inputs and environment
+    (:meth:`qencode_nb.batch.resume.Resume.done`) are kept."""
+    from qencode_nb.batch.resume import Resume
+    from qencode_nb.batch.sweep import _stored_outcome, inputs_of
+
+    keep, rest, resume = {}, [], Resume()
+    for args in todo:
+        _, _, params, _, _, name, kernel = args
+        if resume.done(out, name, inputs_of(target, params, kernel), kernel):
+            keep[name] = _stored_outcome(out, name)
+        else:
+            rest.append(args)
+    return keep, rest

@@ -31,7 +31,10 @@ The grid (every value an audit.ipynb parameter, each run its own process and ker
 Runs go in the order of how many axes differ from the baseline (the recorded stack, the
 release triple, the loops as the release's profile has them, 1 thread, no L2 size), then
 how many of those are not :data:`NEW_AXES` (the stacks and the L2 size are tried first
-at each distance), then grid order, ``workers`` at a time, at most ``budget`` runs.
+at each distance), then grid order, ``workers`` at a time, at most ``budget`` runs.  A
+run already done in ``out_dir`` under the same inputs and environment is kept, not run
+again (:func:`qencode_nb.batch.study_jobs.run_jobs`' ``resume``): a search given a larger
+budget later, or killed, goes on where it stopped.
 Written in ``out_dir``: the notebooks,
 ``explain.csv`` (:data:`EXPLAIN_COLUMNS`), ``explain.json`` (:data:`SEARCH_FILE`) and the
 figure ``explain.{png,pdf,svg}``
@@ -246,7 +249,7 @@ def explain(entry, out_dir="runs/explain", options: RunOptions | None = None, *,
                 enumerate(batch, start=done)]
         kernels = {name: c["kernelspec"] for (_, _, name, _), c in zip(jobs, batch)}
         runs = run_jobs(entry, jobs, out, opts, desc=f"explain {done + 1}-{done + len(batch)}",
-                        kernelspecs=kernels)
+                        kernelspecs=kernels, resume=True)
         rows += [_row(i, c, kernels[name], run)
                  for (i, _, name, _), c, run in zip(jobs, batch, runs)]
         done += len(batch)

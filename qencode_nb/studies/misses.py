@@ -12,9 +12,11 @@ in another, where the bits are compared all the same).  For each one
 2. the re-run's ``nfev`` against the published one (``same_nfev``);
 3. the **explain search** (:func:`qencode_nb.studies.explain.explain`) in its own folder,
    ``<out_dir>/<run name>/``: the configuration that reproduces the published energy, or
-   the closest one with its ulps and how many configurations were tried.  A folder that
-   already holds an ``explain.csv`` is read, not searched again (a search is as costly as
-   ``budget`` re-runs), so a killed or extended study resumes entry by entry;
+   the closest one with its ulps and how many configurations were tried.  A folder whose
+   ``explain.csv`` reproduced the energy or tried ``budget`` configurations is read, not
+   searched again (a search is as costly as ``budget`` re-runs); a shorter one goes on
+   from where it stopped, keeping its runs (the explain search resumes), so a killed or
+   extended study costs only what it has not run;
 4. ``cause``: the sentence :func:`cause` writes from the above (the one rule).
 
 CLI: ``qencode-nb study environments SWEEP_FOLDER --explain [--budget N]``.
@@ -134,7 +136,9 @@ def cause(row: dict) -> str:
 
 
 def _g(value) -> str:
-    if value is None or value != value:   # None or NaN
+    import math
+
+    if value is None or math.isnan(float(value)):
         return "?"
     return f"{int(value):,}" if float(value).is_integer() else f"{float(value):.3g}"
 
@@ -193,21 +197,34 @@ def _miss_row(audit: dict, replay: dict) -> dict:
 
 
 def _explained(where: Path, rec: dict, options, budget: int, search: bool) -> dict:
-    """The explain columns of one miss: its folder's ``explain.csv`` where one exists,
-    else a new search (``search``), else none."""
-    import pandas as pd
+    """The explain columns of one miss: its folder's ``explain.csv`` where that search
+    reproduced the energy or tried at least ``budget`` configurations; else the search
+    (``search``), which keeps the runs an earlier one did (``run_jobs``' resume); else
+    what the folder holds, or nothing."""
 
     table_file = where / "explain.csv"
-    if not table_file.exists():
-        if not search:
-            return {}
+    table = _read(table_file)
+    short = table is None or (len(table) < budget and not _reproduced(table))
+    if short and search:
         from qencode_nb.studies.explain import explain
 
         entry = rec["parameters"].get("entry") or rec["entry_source"]
         explain(entry, where, options, budget=budget)
-    table = pd.read_csv(table_file, keep_default_na=False, na_values=[""])
-    grid = _grid_size(where)
-    return _explain_columns(table, grid)
+        table = _read(table_file)
+    return {} if table is None else _explain_columns(table, _grid_size(where))
+
+
+def _read(table_file: Path):
+    import pandas as pd
+
+    if not table_file.exists():
+        return None
+    return pd.read_csv(table_file, keep_default_na=False, na_values=[""])
+
+
+def _reproduced(table) -> bool:
+    done = table[table["status"] == "done"]
+    return bool((done["identical"].astype(str) == "True").any())
 
 
 def _grid_size(where: Path):

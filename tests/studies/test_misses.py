@@ -64,15 +64,22 @@ def test_a_real_miss_is_explained_once_and_read_back(tmp_path, monkeypatch):
     assert "not reproduced in 1 configurations" in row["cause"]
     written = pd.read_csv(result.out_dir / "misses.csv")
     assert written["entry_id"].tolist() == [LIH_BK_HEA.stem]
-    # the explain folder is read again, not searched again (the CLI, no run started)
+    # the explain folder is read again, not searched again (the CLI, no run started): it
+    # tried the budget asked for
     folder = result.out_dir / LIH_BK_HEA.stem
     before = {p.name: p.stat().st_mtime_ns for p in folder.glob("*.ipynb")}
     cli = subprocess.run([sys.executable, "-m", "qencode_nb.cli", "study", "environments",
-                          str(runs), "--explain", "--budget", "5"],
+                          str(runs), "--explain", "--budget", "1"],
                          capture_output=True, text=True, timeout=300)
     assert cli.returncode == 0, cli.stderr
     assert "1 of 1 done runs miss the published energy's bits" in cli.stdout
     assert {p.name: p.stat().st_mtime_ns for p in folder.glob("*.ipynb")} == before
+    # a larger budget goes on from the search's first run: it is kept, not run again
+    again = explain_misses(runs, budget=2)
+    assert again.table.iloc[0]["explain_tried"] == 2
+    assert {p.name: p.stat().st_mtime_ns for p in folder.glob("*.ipynb")
+            if p.name in before} == before
+    assert len(list(folder.glob("*__x001.ipynb"))) == 1
 
 
 def test_the_cause_says_which_part_differs():
