@@ -143,9 +143,11 @@ def _cobyla_options(max_iterations: int):
     return run
 
 
-def _gradient_fn(energy):
+def gradient_fn(energy):
     """``f(p) -> (E, dE/dp)``: the energy's own exact gradient when it has one
-    (the compiled statevector engine's adjoint), else ``qml.grad`` of its QNode."""
+    (the compiled statevector engine's adjoint), else ``qml.grad`` of its QNode: what
+    L-BFGS-B calls once per step (``scipy`` nfev).  A plan times it
+    (:mod:`qencode_nb.batch.plan_probe`)."""
     if hasattr(energy, "energy_and_grad"):
         return energy.energy_and_grad
     import numpy as np
@@ -170,7 +172,7 @@ def _gradient_fn(energy):
 def _lbfgsb(energy, x0, max_iterations, e_target, learning_rate):
     from scipy.optimize import minimize
 
-    f_and_grad = _gradient_fn(energy)
+    f_and_grad = gradient_fn(energy)
 
     res = minimize(f_and_grad, x0, jac=True, method="L-BFGS-B",
                    options={"maxiter": max_iterations, "ftol": LBFGSB_FTOL,
