@@ -18,7 +18,8 @@ accepted set, taken from where that set lives:
 - ``optimizer``: :data:`OPTIMIZERS` (:func:`parse_optimizer`; the re-run and the
   optimisers study refuse with it too);
 - counts (``blas_threads``, ``workers``, ``repeats``) and seconds (``timeout``,
-  ``cell_timeout``, ``proof_budget``: :data:`qencode_nb.rules.PROOF_BUDGET_S`).
+  ``cell_timeout``, ``proof_budget``: :data:`qencode_nb.rules.PROOF_BUDGET_S`);
+- ``shard`` (a sweep's ``--shard K/N``): :func:`check_shard`.
 
 Importing this module imports nothing heavy (the pin cell calls it before numpy
 loads).
@@ -117,6 +118,24 @@ def check_count(value, parameter: str) -> int:
 def check_threads(blas_threads, parameter: str = "blas_threads") -> int:
     """A BLAS thread count checked (:func:`check_count`)."""
     return check_count(blas_threads, parameter)
+
+
+def check_shard(value, parameter: str = "shard") -> tuple[int, int] | None:
+    """A sweep's shard checked: None stays None (no sharding); else ``"K/N"``, two whole
+    numbers with ``1 <= K <= N``, returned as ``(K, N)``
+    (:mod:`qencode_nb.batch.shards`).
+
+    Raises:
+        ParameterError: anything else (``0/3``, ``4/3``, ``x``, ``1/0``), naming
+            ``parameter``, the value and the accepted form.
+    """
+    if value is None:
+        return None
+    match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", str(value))
+    if not match or not 1 <= int(match.group(1)) <= int(match.group(2)):
+        _refuse(value, "K/N, whole numbers with 1 <= K <= N (shard K of N, e.g. 1/3)",
+                parameter)
+    return int(match.group(1)), int(match.group(2))
 
 
 def check_coretype(blas_coretype, parameter: str = "blas_coretype") -> str | None:

@@ -275,3 +275,38 @@ deepest real entry (8 levels; every file of ``../shared/qencode-v4/db`` and
 ``../shared/qencode-history/releases``, measured 2026-12 for issue 36), far below
 Python's recursion limit, so that no later stage (the hash rules, the records) meets a
 nesting it cannot walk (:mod:`qencode_nb.entry.jsontext`)."""
+
+# ---------------------------------------------------------------------------
+# Plans: a sweep's predicted wall time (qencode-nb sweep --plan, batch/plan.py)
+# ---------------------------------------------------------------------------
+PLAN_WARM_MIN_CALLS = 3
+"""A plan times at least this many warm evaluations of an entry's re-run function (its
+median is the seconds per evaluation; qencode-nb's choice, issue 53: "median of 3")."""
+
+PLAN_WARM_MIN_S = 1.0
+"""... and keeps timing a fast one until this many seconds are spent (s), so that the
+median of millisecond calls samples a shared host over a second, not one quiet moment
+(2026-12-07, BeH2 PAR/HEA beside two sweeps on 2 cores: 0.3 s gave 4.4 ms an evaluation,
+its run took 6.0 ms; qencode-nb's choice)."""
+
+PLAN_WARM_BUDGET_S = 2.0
+"""A plan stops timing warm evaluations (or COBYLA's own steps) of one function once
+this many seconds are spent (s), after at least one (issue 53: "until 2 s spent")."""
+
+PLAN_MEASURE_TIMEOUT_S = 1800.0
+"""The longest one entry's plan measurement may take (s; its child process is killed
+and the entry planned without a prediction, the reason in ``plan.csv``).  H10's cold
+rebuild and statevector replay are the longest (minutes; qencode-nb's choice)."""
+
+PLAN_NOTEBOOK_S = 1.5
+"""Seconds an audit run spends outside what a plan measures: the kernel's start, the
+verdict, the figure and the notebook's saves (s).  Measured 2026-12-07 on a 2-core AMD
+EPYC (Zen 4) shared with two sweeps: H2 JW/UCCSD's full audit, per cell (papermill's
+durations) and as a sweep run, against the plan's measurement of the same entry
+(docs/howto/audit-a-whole-record.md, "Plan and shard a release")."""
+
+PLAN_SWEEP_S = 8.0
+"""Seconds a ``qencode-nb sweep`` spends once, whatever its entries: the command's
+start, the plan of its folder (resume's probe), the pool's warm workers, summary.csv,
+the margin plot and the crate (s).  Measured as :data:`PLAN_NOTEBOOK_S` (the CLI's wall
+time less its one run's)."""

@@ -16,8 +16,10 @@ again unless it ran under other kernels, threads or packages than this sweep's w
 continues from the last finished restart or ADAPT step
 (:mod:`qencode_nb.rerun.checkpoint`).  Each run also leaves ``<name>.outcome.json`` (status, failure, wall
 seconds).  Outputs: the run manifest ``qencode-nb-runs.json`` (:mod:`qencode_nb.readout.manifest`:
-this sweep's notebooks; others left in the folder by an earlier run are stale to every
-reader), ``summary.csv`` (:func:`qencode_nb.readout.collect.audit_table`, no absolute
+this sweep's notebooks and the folder's other runs under the same options,
+:mod:`qencode_nb.batch.folder_rows`; runs under other options are stale to every
+reader), ``summary.csv`` (:func:`qencode_nb.readout.collect.audit_table` of the same runs,
+``waiting`` rows for another shard's entries not run yet; no absolute
 path: :mod:`qencode_nb.readout.published`) and the margin plot ``margins.png`` /
 ``.pdf`` / ``.svg`` (:func:`qencode_nb.readout.plots.margin_plot`), read back as counts by
 :mod:`qencode_nb.readout.counts`; :func:`run_local` and :func:`run_dask` are the two ways runs
@@ -41,7 +43,7 @@ import json
 import os
 import socket
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -334,6 +336,9 @@ class FolderPlan:
         resume: the :class:`~qencode_nb.batch.resume.Resume` that kept the others
             (its ``reruns`` say which done runs are re-run, and why).
         options: the :class:`~qencode_nb.options.RunOptions` of its runs.
+        expected: ``{run name: inputs}`` (:func:`inputs_of`) of the whole target set the
+            folder's summary covers, in order (a shard's sweep: every shard's entries;
+            :mod:`qencode_nb.batch.folder_rows`).
     """
 
     out: Path
@@ -342,13 +347,17 @@ class FolderPlan:
     jobs: list
     resume: Any
     options: RunOptions
+    expected: dict = field(default_factory=dict)
 
 
-def plan_folder(targets, out_dir, opts: RunOptions, *, subset: str | None = None) -> FolderPlan:
+def plan_folder(targets, out_dir, opts: RunOptions, *, subset: str | None = None,
+                whole=None) -> FolderPlan:
     """What a sweep of ``targets`` into ``out_dir`` runs: every target's audit.ipynb
     parameters and kernelspec, less the runs an earlier sweep completed under the same
     inputs and environment (:class:`~qencode_nb.batch.resume.Resume`).  Runs nothing;
-    writes nothing but the folder (created, proven writable).
+    writes nothing but the folder (created, proven writable).  ``whole``: the target set
+    ``targets`` are one shard of (:func:`qencode_nb.batch.shards.sweep_shard`), default
+    ``targets``: the entries the folder's summary covers.
 
     Raises:
         EntryError: as :func:`sweep`.
@@ -373,7 +382,9 @@ def plan_folder(targets, out_dir, opts: RunOptions, *, subset: str | None = None
         if not resume.done(out, run_name(target), inputs_of(target, params, kernels[target]),
                            kernels[target]):
             jobs.append(job(opts, target, folder, params, kernel=kernels[target]))
-    return FolderPlan(out, selected, names, jobs, resume, opts)
+    expected = {run_name(t): inputs_of(t, notebook_parameters(opts, t, resume=True))
+                for t in (selected if whole is None else whole)}
+    return FolderPlan(out, selected, names, jobs, resume, opts, expected)
 
 
 def run_plans(plans, opts: RunOptions, desc: str = "audits") -> None:
@@ -400,23 +411,12 @@ def run_plans(plans, opts: RunOptions, desc: str = "audits") -> None:
 def finish_folder(plan: FolderPlan):
     """Write a planned folder's files once its runs are over: ``summary.csv``, the run
     manifest, the margin plot (``plot``) and the crate, under the folder's lock; return
-    the summary table (``attrs["reruns"]``: the done runs re-run, and why)."""
-    from qencode_nb.batch.run_folder import (folder_lock, write_crate, write_plot,
-                                             write_text_atomic)
-    from qencode_nb.readout.collect import audit_table
-    from qencode_nb.readout.manifest import write_manifest
-    from qencode_nb.readout.published import published_csv
+    the summary table (``attrs["reruns"]``: the done runs re-run, and why).  The rows:
+    the whole target set (``waiting`` where no shard ran an entry yet) and the folder's
+    other runs under the same options (:func:`qencode_nb.batch.folder_rows.finish`)."""
+    from qencode_nb.batch.folder_rows import finish
 
-    out, names = plan.out, plan.names
-    with folder_lock(out):   # another sweep on this folder writes its files before or after
-        table = audit_table([out / f"{n}.ipynb" for n in names])
-        write_text_atomic(out / "summary.csv", published_csv(table, out, plan.selected))
-        write_manifest(out, "sweep", [f"{n}.ipynb" for n in names], plan.resume.reruns)
-        if plan.options.plot and len(table):
-            write_plot(out, table)
-        write_crate(out, [out / f"{n}.ipynb" for n in names])
-    table.attrs["reruns"] = plan.resume.reruns
-    return table
+    return finish(plan)
 
 
 def finish_folders(plans, workers: int) -> list:

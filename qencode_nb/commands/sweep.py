@@ -1,9 +1,14 @@
 """``qencode-nb sweep DIR_OR_NAMES… [--mode M] [--workers N] [--scheduler ADDR]
 [--subset ci] [--timeout S] [--cell-timeout S] [--engine sector|fast]
-[--stack current|recorded|NAME] [--proof-budget SECONDS] [--out RUNS_DIR]``: audits many
+[--stack current|recorded|NAME] [--proof-budget SECONDS] [--shard K/N] [--plan]
+[--out RUNS_DIR]``: audits many
 entries (:mod:`qencode_nb.batch.sweep`), one process and kernel each, and writes
 ``RUNS_DIR/summary.csv`` and ``RUNS_DIR/margins.{png,svg}``; it prints the tier,
-replay and boundary counts (:mod:`qencode_nb.readout.counts`).  A record folder among the
+replay and boundary counts (:mod:`qencode_nb.readout.counts`).  ``--shard K/N`` runs
+shard K of N only (:mod:`qencode_nb.batch.shards`; the summary covers every shard's
+entries, ``waiting`` where none ran yet); ``--plan`` runs no audit but prints each
+entry's predicted wall time and the total, and writes ``RUNS_DIR/plan.csv``
+(:mod:`qencode_nb.batch.plan_table`).  A record folder among the
 targets (:mod:`qencode_nb.batch.history`) sweeps each release into its own sub-folder and
 prints the per-release counts (:mod:`qencode_nb.studies.history_sweep`: every release's
 runs in one pool); an entry refused when
@@ -34,6 +39,15 @@ def add_parsers(sub) -> None:
     sw.add_argument("--out", default="runs", help="folder for executed notebooks (default runs)")
     sw.add_argument("--subset", default=None,
                     help="run a named subset of the targets: ci")
+    sw.add_argument("--shard", default=None, metavar="K/N",
+                    help="run shard K of N only (1-based; e.g. 2/3): the same target set "
+                         "always gives each entry the same shard, on any host; every "
+                         "shard's --out may be one folder, whose summary.csv lists every "
+                         "entry (waiting: not run yet)")
+    sw.add_argument("--plan", action="store_true",
+                    help="run no audit: measure each entry once on this host (kept) and "
+                         "print its predicted wall time in the order the sweep runs them, "
+                         "the total and the total with --workers; writes plan.csv in --out")
     sw.set_defaults(func=_sweep)
 
 
@@ -47,11 +61,20 @@ def _sweep(args) -> int:
         history = discover(args.targets)
         if history.is_history:
             return _sweep_history(history, args)
-        table = sweep(args.targets, args.out, run_options(args), subset=args.subset)
+        if args.plan:
+            return _plan(args)
+        if args.shard is None:
+            table = sweep(args.targets, args.out, run_options(args), subset=args.subset)
+        else:
+            from qencode_nb.batch.shards import sweep_shard
+
+            table = sweep_shard(args.targets, args.out, run_options(args),
+                                subset=args.subset, shard=args.shard)
     except QencodeNbError as exc:
         print(f"qencode-nb: {as_typed(exc, args)}", file=sys.stderr)
         return 2
     print_not_entries(history)
+    whole, table = table, own_rows(table)
     status = print_failures(failed := failures(table), Path(args.out))   # failures first
     from qencode_nb.batch.resume import reruns_text
 
@@ -68,7 +91,46 @@ def _sweep(args) -> int:
               + "/".join(str(replays.get(v, 0)) for v in ("pass", "fail", "n/a")))
         for name, warning in boundary_warnings(table).items():
             print(f"WARNING {name}: {warning}")
+    if len(whole) > len(table):
+        print(folder_text(whole, len(table)))
     return status
+
+
+def own_rows(table):
+    """The rows of the runs this sweep selected (``attrs["ran"]``), without the folder's
+    other runs its summary also lists (:mod:`qencode_nb.batch.folder_rows`)."""
+    ran = set(table.attrs.get("ran", ()))
+    if not ran:
+        return table
+    mine = table[[Path(n).stem in ran for n in table["notebook"]]].reset_index(drop=True)
+    mine.attrs = dict(table.attrs)
+    return mine
+
+
+def folder_text(whole, own: int) -> str:
+    """``summary.csv lists N runs: ...``: what the folder's summary holds beyond this
+    sweep's ``own`` rows (another shard's runs, earlier runs under the same options, and
+    the entries waiting for their shard)."""
+    from qencode_nb.readout.counts import WAITING
+
+    counts = whole["status"].value_counts()
+    waiting = int(counts.get(WAITING, 0))
+    text = (f"summary.csv lists {len(whole)} entries: {own} of this sweep, "
+            f"{len(whole) - own - waiting} run earlier into the folder under the same "
+            f"options ({int(counts.get('done', 0))} done in all)")
+    if waiting:
+        text += f", {waiting} waiting (not run yet by their shard)"
+    return text
+
+
+def _plan(args) -> int:
+    """``--plan``: each entry's line as it is planned, then the total."""
+    from qencode_nb.batch.plan_table import plan_sweep, total_text
+
+    table = plan_sweep(args.targets, args.out, run_options(args), subset=args.subset,
+                       shard=args.shard, say=lambda line: print(line, flush=True))
+    print(total_text(table))
+    return 0
 
 
 def _sweep_history(history, args) -> int:
@@ -85,6 +147,13 @@ def _sweep_history(history, args) -> int:
         raise EntryError(f"{args.subset!r} is not accepted with a record folder; accepted: "
                          "--subset with database folders only (a subset names v4 entries)",
                          field="subset")
+    for flag in ("shard", "plan"):
+        if getattr(args, flag):
+            from qencode_nb.errors import ParameterError
+
+            raise ParameterError(f"{getattr(args, flag)!r} is not accepted with a record "
+                                 "folder; accepted: database folders, entry files and "
+                                 "bundled names (one release)", parameter=flag)
     out = Path(args.out)
     table = sweep_history(history, out, run_options(args))
     status = 0

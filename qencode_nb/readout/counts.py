@@ -60,9 +60,14 @@ def boundary_warnings(table) -> dict:
             if s == "done" and isinstance(w, str) and w}
 
 
+#: The ``status`` of a summary row whose entry no run has audited yet: another shard's
+#: entry of a sharded sweep (:mod:`qencode_nb.batch.folder_rows`); not a failure.
+WAITING = "waiting"
+
+
 def failures(table) -> dict:
-    """``{run name: failure}`` of the rows whose ``status`` is not "done", in table order
-    (a sweep's summary table or a study table: both have ``notebook``, ``status``
-    and ``failure``; the run name is the notebook's file stem)."""
+    """``{run name: failure}`` of the rows whose ``status`` is neither "done" nor
+    :data:`WAITING`, in table order (a sweep's summary table or a study table: both have
+    ``notebook``, ``status`` and ``failure``; the run name is the notebook's file stem)."""
     return {Path(n).stem: f for n, f, s in zip(table["notebook"], table["failure"],
-                                               table["status"]) if s != "done"}
+                                               table["status"]) if s not in ("done", WAITING)}
