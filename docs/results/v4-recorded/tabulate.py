@@ -50,7 +50,7 @@ def tabulate(runs: Path, db: Path):
     table = audit_table(sorted(runs.glob("*.ipynb")))
     table = table[table["entry_id"].isin(entries)].set_index("entry_id")
     plan_file, misses_file = runs / "plan.csv", runs / "misses" / "misses.csv"
-    plan = (pd.read_csv(plan_file).set_index("entry_id") if plan_file.exists() else None)
+    plan = (pd.read_csv(plan_file).set_index("run") if plan_file.exists() else None)
     causes = (pd.read_csv(misses_file).set_index("entry_id")["cause"].to_dict()
               if misses_file.exists() else {})
     rows = []
@@ -68,7 +68,7 @@ def tabulate(runs: Path, db: Path):
         else:
             row["state"] = "waiting"
         if plan is not None and entry in plan.index:
-            row["predicted_s"] = plan.loc[entry].get("predicted_s")
+            row["predicted_s"] = plan.loc[entry].get("predicted_seconds")
         row["cause"] = causes.get(entry)
         rows.append(row)
     return pd.DataFrame(rows, columns=COLUMNS)
