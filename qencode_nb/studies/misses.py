@@ -36,11 +36,15 @@ from typing import Any
 #: the replayed and the published energy, ``replay_reason`` why there is none);
 #: ``explain_tried`` the configurations the search ran of ``explain_grid``;
 #: ``explain_reproduced`` the one that re-ran to the published bits (empty: none);
-#: ``explain_closest``/``explain_closest_ulps`` the nearest otherwise.
+#: ``explain_closest``/``explain_closest_ulps`` the nearest otherwise;
+#: ``nearest_evaluation`` the re-run's energy evaluation (0-based, over its restarts;
+#: ADAPT: its operator; the ``rerun_trace`` record) nearest the published energy and ``nearest_delta_ha`` (Ha) how
+#: near: where along the path the two runs part (late and tiny: the paths agreed almost
+#: to the end).
 MISS_COLUMNS = ("entry_id", "notebook", "tier_bit_identical", "ulps", "delta_ha",
                 "hamiltonian_status", "max_abs_dcoeff", "replay_status", "replay_identical",
                 "replay_ulps", "replay_abs_delta_ha", "replay_reason", "rerun_nfev",
-                "published_nfev", "same_nfev",
+                "published_nfev", "same_nfev", "nearest_evaluation", "nearest_delta_ha",
                 "explain_tried", "explain_grid", "explain_reproduced", "explain_closest",
                 "explain_closest_ulps", "explain_folder", "cause")
 
@@ -98,6 +102,7 @@ def _records(path) -> dict:
     records = dict(iter_records(nb))
     params = nb.metadata.get("papermill", {}).get("parameters", {})
     return {"replay": records.get("replay") or {}, "parameters": dict(params),
+            "trace": (records.get("rerun_trace") or {}).get("energies_ha") or [],
             "entry_source": records.get("entry_source")}
 
 
@@ -171,7 +176,7 @@ def explain_misses(folder, out_dir=None, options=None, *, budget: int | None = N
     out = Path(out_dir) if out_dir is not None else Path(folder) / "misses"
     rows = []
     for audit, rec in found:
-        row = _miss_row(audit, rec["replay"])
+        row = _miss_row(audit, rec["replay"], rec["trace"])
         name = Path(audit["notebook"]).stem
         searched = _explained(out / name, rec, options,
                               DEFAULT_BUDGET if budget is None else budget, search)
@@ -185,8 +190,13 @@ def explain_misses(folder, out_dir=None, options=None, *, budget: int | None = N
     return MissesResult(out_dir=out, table=table, runs=runs)
 
 
-def _miss_row(audit: dict, replay: dict) -> dict:
+def _miss_row(audit: dict, replay: dict, trace: list) -> dict:
     row = {k: audit.get(k) for k in MISS_COLUMNS if k in audit}
+    published = replay.get("published")
+    if trace and published is not None:
+        deltas = [abs(e - published) for e in trace]
+        row["nearest_evaluation"] = deltas.index(min(deltas))
+        row["nearest_delta_ha"] = trace[row["nearest_evaluation"]] - published
     row["notebook"] = Path(audit["notebook"]).name
     row["replay_ulps"] = replay.get("ulps")
     row["replay_reason"] = replay.get("reason")

@@ -55,6 +55,9 @@ def test_a_real_miss_is_explained_once_and_read_back(tmp_path, monkeypatch):
     assert row["replay_identical"] is False or row["replay_identical"] == False
     assert row["replay_ulps"] > 10**12 and row["replay_abs_delta_ha"] > 0.01
     assert row["same_nfev"] == (row["rerun_nfev"] == row["published_nfev"])
+    # where along the re-run's path the published energy lies nearest (Ha)
+    assert 0 <= row["nearest_evaluation"] < row["rerun_nfev"]
+    assert abs(row["nearest_delta_ha"]) <= abs(row["delta_ha"])
     # one configuration tried, the recorded triple in this stack: the sweep's own energy
     assert row["explain_tried"] == 1 and row["explain_grid"] > 1
     assert not row["explain_reproduced"] or pd.isna(row["explain_reproduced"])
