@@ -1,9 +1,11 @@
 """One row per entry of a release re-run in its recorded environment (issue 53).
 
-    .venv/bin/python docs/results/v4-recorded/tabulate.py RUNS DB OUT.csv
+    .venv/bin/python docs/results/v4-recorded/tabulate.py RUNS DB OUT.csv [PLAN.csv]
 
 RUNS is the sweep's --out folder (its executed audits, ``plan.csv`` and
-``misses/misses.csv`` where they exist), DB the release's folder of entry files.  Every
+``misses/misses.csv`` where they exist), DB the release's folder of entry files, PLAN a
+plan of every entry (default ``RUNS/plan.csv``, whose done runs have no prediction when
+it was made after them).  Every
 entry of DB gets a row: ``measured`` (its audit is done), ``failed`` (its audit failed:
 ``failure`` says why) or ``waiting`` (not run yet; ``predicted_s`` from the plan).  The
 columns are the audit's (qencode_nb.readout.collect.AUDIT_COLUMNS) as the issue asks for
@@ -45,11 +47,12 @@ def host_and_kernels(notebook: Path) -> tuple[str | None, str | None]:
     return host, kernels or None
 
 
-def tabulate(runs: Path, db: Path):
+def tabulate(runs: Path, db: Path, plan_file: Path | None = None):
     entries = sorted(p.stem for p in db.glob("*.json"))
     table = audit_table(sorted(runs.glob("*.ipynb")))
     table = table[table["entry_id"].isin(entries)].set_index("entry_id")
-    plan_file, misses_file = runs / "plan.csv", runs / "misses" / "misses.csv"
+    plan_file = plan_file or runs / "plan.csv"
+    misses_file = runs / "misses" / "misses.csv"
     plan = (pd.read_csv(plan_file).set_index("run") if plan_file.exists() else None)
     causes = (pd.read_csv(misses_file).set_index("entry_id")["cause"].to_dict()
               if misses_file.exists() else {})
@@ -76,7 +79,7 @@ def tabulate(runs: Path, db: Path):
 
 if __name__ == "__main__":
     runs, db, out = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
-    result = tabulate(runs, db)
+    result = tabulate(runs, db, Path(sys.argv[4]) if len(sys.argv) > 4 else None)
     out.write_text(published_csv(result, out.parent), encoding="utf-8")
     counts = result["state"].value_counts().to_dict()
     done = result[result["state"] == "measured"]
