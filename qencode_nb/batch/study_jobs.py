@@ -116,13 +116,13 @@ def _kept(target, out: Path, todo: list) -> tuple[dict, list]:
     ``out`` is done under the same inputs and environment
     (:meth:`qencode_nb.batch.resume.Resume.done`) are kept."""
     from qencode_nb.batch.resume import Resume
-    from qencode_nb.batch.sweep import _stored_outcome, inputs_of
+    from qencode_nb.batch.sweep import stored_outcome, inputs_of
 
     keep, rest, resume = {}, [], Resume()
     for args in todo:
         _, _, params, _, _, name, kernel = args
         if resume.done(out, name, inputs_of(target, params, kernel), kernel):
-            keep[name] = _stored_outcome(out, name)
+            keep[name] = stored_outcome(out, name)
         else:
             rest.append(args)
     return keep, rest

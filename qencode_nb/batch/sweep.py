@@ -125,7 +125,7 @@ def run_one(target: str, out_dir: str, parameters: dict, timeout: float | None =
     nb_path = out / f"{name}.ipynb"
     with run_lock(out, name) as waited:
         if waited and is_complete(out, name, inputs_of(target, parameters, kernelspec)):
-            return _stored_outcome(out, name)   # another sweep did it while this one waited
+            return stored_outcome(out, name)   # another sweep did it while this one waited
         for stale in (nb_path, out / f"{name}.outcome.json"):   # a lost run keeps only its own
             stale.unlink(missing_ok=True)
         return _run_one(target, out, parameters, timeout, cell_timeout, name, kernelspec)
@@ -145,7 +145,10 @@ def run_one_in_stack(stack: dict, *args) -> dict:
     return run_one(*args)
 
 
-def _stored_outcome(out: Path, name: str) -> dict:
+def stored_outcome(out: Path, name: str) -> dict:
+    """A done run's ``<name>.outcome.json`` (status, failure, seconds, ...), or a ``done``
+    outcome without its seconds where that file is missing or unreadable: what a kept run
+    reports (a sweep's resume, :func:`qencode_nb.batch.study_jobs.run_jobs`' resume)."""
     try:
         return json.loads((out / f"{name}.outcome.json").read_text())
     except (OSError, ValueError):
@@ -206,7 +209,7 @@ def lost_run(args, reason: str) -> dict:
     nb = out / f"{name}.ipynb"
     with run_lock(out, name):
         if is_complete(out, name, inputs_of(target, parameters, kernelspec)):
-            return _stored_outcome(out, name)
+            return stored_outcome(out, name)
         try:
             done = read_records(nb).get("done") is True
         except (OSError, ValueError):
