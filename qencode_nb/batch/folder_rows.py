@@ -9,8 +9,9 @@ under the folder's lock, gives its rows:
    else the sweep's own targets), in the targets' order.  This sweep's runs are read
    from their notebooks as always.  Another shard's entry is read from its notebook
    where the folder holds one run with this sweep's inputs (``<name>.inputs.json``: the
-   audit parameters and the entry file's SHA-256; the kernelspec is not compared, since
-   ``--stack recorded`` gives each entry its own); otherwise it is a :data:`WAITING`
+   audit parameters and the entry file's SHA-256; not the entry's path, which another
+   shard's machine may keep elsewhere, nor the kernelspec, since ``--stack recorded``
+   gives each entry its own); otherwise it is a :data:`WAITING`
    row (no shard has run it yet, or only under other options), with its predicted
    seconds where the folder holds a ``plan.csv`` (:mod:`qencode_nb.batch.plan_file`);
 2. then the folder's **other runs under the same options** (by run name): every
@@ -59,9 +60,10 @@ def _options(inputs: dict | None) -> dict | None:
 
 
 def same_inputs(stored: dict | None, expected: dict) -> bool:
-    """A run's stored ``<name>.inputs.json`` holds ``expected``'s audit parameters and
-    entry SHA-256 (the kernelspec is not compared)."""
-    return (stored is not None and stored.get("parameters") == expected.get("parameters")
+    """A run's stored ``<name>.inputs.json`` holds ``expected``'s audit parameters but the
+    entry's path, and its entry SHA-256: the same entry file, wherever another machine
+    kept it (the kernelspec is not compared)."""
+    return (stored is not None and _options(stored) == _options(expected)
             and stored.get("entry_sha256") == expected.get("entry_sha256"))
 
 

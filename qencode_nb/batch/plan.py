@@ -3,8 +3,8 @@
 ``qencode-nb sweep TARGETS --plan`` (:func:`qencode_nb.batch.plan_table.plan_sweep`)
 predicts what each run of a sweep will take on this host, without running an audit.
 The prediction of one entry comes from a measurement (:func:`measure`): a child
-process pinned as the run's kernel is (BLAS threads and the entry's release kernels at
-launch, :func:`qencode_nb.executor.papermill_engine.kernel_environment`; numpy not
+process of the run's kernel's Python (its ``--stack``), pinned as the run's kernel is
+(BLAS threads and the entry's release kernels at launch, :func:`qencode_nb.executor.papermill_engine.kernel_environment`; numpy not
 imported before the pin) goes through the audit's stages on the entry -- pin, load,
 Hamiltonian rebuild and check, the engines bound as the sweep would bind them
 (``--engine``, default the recorded engine), one cold replay of the stored optimal
@@ -41,16 +41,19 @@ restarts, an early stop that fires or not, another ADAPT selection: evaluations 
 COBYLA paths kept from an earlier run (:mod:`qencode_nb.rerun.cobyla_path`: the re-run
 then recomputes the energies without COBYLA's own work) and a checkpoint a run resumes
 from; the progress bar and the checkpoints' writes (microseconds a call, milliseconds a
-restart); another stack than this one (``--stack recorded`` runs in the entry's own:
-taken to cost the same); other runs on the host (a sweep with ``--workers`` N is taken to
-have a core per worker) and the host's load while measuring; the rebuild cache (a
+restart); other runs on the host (a sweep with ``--workers`` N is taken to have a core
+per worker) and the host's load, while measuring and while running (on a shared host
+both vary by up to a factor of two); the rebuild cache (a
 measurement made on a cold cache keeps the cold rebuild, what a fresh host or Dask worker
-pays; on a warm one, the warm); the sweep's own start and finish
+pays; on a warm one, the warm); a kernel that starts as a new interpreter (a stack's,
+``--stack recorded``) rather than forked (the child's own start stands for it); the
+sweep's own start and finish
 (:data:`~qencode_nb.rules.PLAN_SWEEP_S`, added once to a plan's total).
 
 Each measurement is kept (:func:`measure`) under the rebuild cache's root, ``plans/``,
-keyed by the entry file's SHA-256, the engine, the host's CPU model and the run options
-that change it (threads, kernels, proof budget, ``db``): planning again is free.  Delete
+keyed by the entry file's SHA-256, the engine, the host's CPU model, the kernelspec and
+the run options that change it (threads, kernels, proof budget, ``db``): planning again
+is free.  Delete
 the folder to measure again.  Importing this module imports no numpy.
 """
 
@@ -70,9 +73,10 @@ FORMAT = 2
 SUBDIR = "plans"
 
 
-def material(target, options) -> dict:
+def material(target, options, kernelspec: str | None = None) -> dict:
     """What a measurement of ``target`` under ``options`` (:class:`~qencode_nb.options.RunOptions`)
-    depends on: the key of the kept one."""
+    in ``kernelspec`` (the run's package stack; None: this environment) depends on: the
+    key of the kept one."""
     import platform
 
     from qencode_nb.batch.sweep import inputs_of
@@ -86,7 +90,7 @@ def material(target, options) -> dict:
             "blas_coretype": options.blas_coretype or blas_profiles.default(),
             "proof_budget": options.proof_budget,
             "db": None if options.db is None else str(Path(options.db).resolve()),
-            "target": str(target) if digest is None else None}
+            "target": str(target) if digest is None else None, "kernelspec": kernelspec}
 
 
 def kept_path(key_material: dict) -> Path:
@@ -97,7 +101,8 @@ def kept_path(key_material: dict) -> Path:
     return cache_root() / SUBDIR / f"{key[:24]}.json"
 
 
-def measure(target, options, *, timeout: float | None = None) -> dict:
+def measure(target, options, *, kernelspec: str | None = None,
+            timeout: float | None = None) -> dict:
     """The measurement of ``target`` (module docstring; :mod:`qencode_nb.batch.plan_probe`'s
     keys plus ``start_s``, the interpreter's start, ``measured_utc`` and ``kept``: True
     when it was read from the kept ones), kept for the next plan.
@@ -106,6 +111,10 @@ def measure(target, options, *, timeout: float | None = None) -> dict:
         target: an entry file or bundled name.
         options: the sweep's :class:`~qencode_nb.options.RunOptions` (``engine``,
             ``blas_threads``, ``blas_coretype``, ``db``, ``proof_budget``).
+        kernelspec: the Jupyter kernelspec the run runs in (``--stack``:
+            :func:`qencode_nb.environment.choice.kernels_for`); the child is that
+            kernel's Python (:func:`qencode_nb.environment.store.kernel_python`), so a
+            stack's own imports are measured; None: this Python.
         timeout: seconds the child may take (default
             :data:`~qencode_nb.rules.PLAN_MEASURE_TIMEOUT_S`).
 
@@ -114,7 +123,6 @@ def measure(target, options, *, timeout: float | None = None) -> dict:
         (not kept: the next plan tries again).
     """
     import subprocess
-    import sys
 
     from qencode_nb.atomic import write_atomic
     from qencode_nb.environment.choice import release_of_entry
@@ -124,7 +132,7 @@ def measure(target, options, *, timeout: float | None = None) -> dict:
     from qencode_nb.paths import ROOT
     from qencode_nb.rules import PLAN_MEASURE_TIMEOUT_S
 
-    key = material(target, options)
+    key = material(target, options, kernelspec)
     path = kept_path(key)
     try:
         kept = json.loads(path.read_text())
@@ -139,7 +147,7 @@ def measure(target, options, *, timeout: float | None = None) -> dict:
                        "release": release, "proof_budget": options.proof_budget})
     spawned = time.time()
     try:
-        done = subprocess.run([sys.executable, "-m", "qencode_nb.batch.plan_probe", args],
+        done = subprocess.run([_python(kernelspec), "-m", "qencode_nb.batch.plan_probe", args],
                               env=kernel_environment(options.blas_threads, coretype,
                                                      release=kernel_profile(release)),
                               cwd=str(ROOT), capture_output=True, text=True, check=False,
@@ -162,6 +170,17 @@ def measure(target, options, *, timeout: float | None = None) -> dict:
     except OSError:   # a plan is advice: an unwritable cache only costs the next plan
         pass
     return {**measured, "kept": False}
+
+
+def _python(kernelspec: str | None) -> str:
+    """The Python a run in ``kernelspec`` runs (this one for None, or for a kernelspec
+    naming a bare ``python``, which Jupyter replaces by this interpreter)."""
+    import sys
+
+    from qencode_nb.environment.store import kernel_python
+
+    found = kernel_python(kernelspec) if kernelspec else None
+    return found if found and Path(found).is_absolute() else sys.executable
 
 
 def evaluations(entry, measured: dict) -> tuple[int, str]:

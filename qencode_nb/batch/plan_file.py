@@ -24,8 +24,11 @@ Columns (:data:`PLAN_COLUMNS`; seconds are wall seconds on the host that measure
   iteration (0 for HEA and UCCSD);
 - ``fixed_seconds``: what a run pays once (kernel, imports, pin, rebuild and check, engine
   setup, replay); ``predicted_seconds``: the prediction;
-- ``rebuild_cache_hit``: whether the measured rebuild was a cache hit; ``cpu``: the
-  measuring host's CPU model; ``measured_utc``; ``failure``: why there is no prediction.
+- ``rebuild_cache_hit``: whether the measured rebuild was a cache hit; ``cpu_share``:
+  the share of a core the timed evaluations got (1: an idle core; 0.5: a host whose
+  other work took half: its predictions run long or short as that load comes and goes);
+  ``cpu``: the measuring host's CPU model; ``measured_utc``; ``failure``: why there is
+  no prediction.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ PLAN_FILE = "plan.csv"
 PLAN_COLUMNS = ("run", "order", "status", "shard", "engine", "optimizer", "evaluations",
                 "evaluations_from", "evaluation", "seconds_per_evaluation", "screenings",
                 "seconds_per_screening", "fixed_seconds", "predicted_seconds",
-                "rebuild_cache_hit", "cpu", "measured_utc", "failure")
+                "rebuild_cache_hit", "cpu_share", "cpu", "measured_utc", "failure")
 
 #: ``status`` of a run the sweep will run, and of one a resumed sweep keeps.
 TO_RUN, DONE = "to run", "done"

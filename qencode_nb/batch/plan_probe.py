@@ -26,7 +26,9 @@ then goes through the audit's stages on the entry and times each (wall seconds,
   ``"energy"`` (COBYLA) or ``"energy+gradient"`` (L-BFGS-B, Adam);
 - ``setup_s``: building that function (a QNode; ADAPT: the engine's loop arithmetic,
   ``adapt_backend``) plus its first call less a warm one; ``eval_s``: the median warm
-  call at the stored parameters (ADAPT: at the recorded selection), ``eval_calls``;
+  call at the stored parameters (ADAPT: at the recorded selection), ``eval_calls``, and
+  ``cpu_share``: the share of a core those calls got (below 1: a shared host, whose
+  timings vary with its load);
 - ADAPT only: ``eval_one_s`` (the same at the selection's first operator alone),
   ``qnode_s`` (a new selection's first call less a warm one: paid once per outer
   iteration), ``screen_empty_s`` and ``screen_full_s`` (one screening of the whole pool,
@@ -49,20 +51,17 @@ import sys
 import time
 
 
-def warm_time(fn, *args) -> tuple[float, int]:
-    """``(median seconds, calls)`` of warm calls ``fn(*args)``: at least
+def warm_time(fn, *args) -> tuple[float, int, float]:
+    """``(median seconds, calls, share of a core)`` of warm calls ``fn(*args)``: at least
     :data:`~qencode_nb.rules.PLAN_WARM_MIN_CALLS` and :data:`~qencode_nb.rules.PLAN_WARM_MIN_S`,
     stopping once :data:`~qencode_nb.rules.PLAN_WARM_BUDGET_S` is spent (one call at
-    least)."""
+    least); the share is this process's CPU seconds over the wall seconds of the calls
+    (1: a core of its own; 0.5: a host whose other work took half of it)."""
     import statistics
 
-    from qencode_nb.rules import (
-        PLAN_WARM_BUDGET_S,
-        PLAN_WARM_MIN_CALLS,
-        PLAN_WARM_MIN_S,
-    )
+    from qencode_nb.rules import PLAN_WARM_BUDGET_S, PLAN_WARM_MIN_CALLS, PLAN_WARM_MIN_S
 
-    times, start = [], time.perf_counter()
+    times, start, cpu = [], time.perf_counter(), time.process_time()
     while True:
         t = time.perf_counter()
         fn(*args)
@@ -70,16 +69,17 @@ def warm_time(fn, *args) -> tuple[float, int]:
         spent = time.perf_counter() - start
         enough = len(times) >= PLAN_WARM_MIN_CALLS and spent >= PLAN_WARM_MIN_S
         if enough or spent >= PLAN_WARM_BUDGET_S:
-            return statistics.median(times), len(times)
+            share = (time.process_time() - cpu) / spent if spent > 0 else 1.0
+            return statistics.median(times), len(times), share
 
 
-def cold_and_warm(fn, *args) -> tuple[float, float, int]:
-    """``(first call s, median warm call s, warm calls)`` of ``fn(*args)``."""
+def cold_and_warm(fn, *args) -> tuple[float, float, int, float]:
+    """``(first call s, median warm call s, warm calls, share of a core)`` of
+    ``fn(*args)`` (:func:`warm_time`)."""
     t = time.perf_counter()
     fn(*args)
     first = time.perf_counter() - t
-    warm, calls = warm_time(fn, *args)
-    return first, warm, calls
+    return (first, *warm_time(fn, *args))
 
 
 class _Budget(Exception):
@@ -135,10 +135,10 @@ def measure_rerun(entry, problem) -> dict:
         make = backend.energy_and_grad if inner == "l-bfgs-b" else backend.energy
         import numpy as np
 
-        first, warm, calls = cold_and_warm(make(selected), np.array(params))
+        first, warm, calls, share = cold_and_warm(make(selected), np.array(params))
         out.update(evaluation="energy+gradient" if inner == "l-bfgs-b" else "energy",
                    setup_s=built + max(0.0, first - warm), eval_s=warm, eval_calls=calls,
-                   qnode_s=max(0.0, first - warm))
+                   cpu_share=share, qnode_s=max(0.0, first - warm))
         out["eval_one_s"] = warm_time(make(selected[:1]), np.array(params[:1]))[0]
         out["screen_empty_s"] = warm_time(
             lambda: screen(backend.pool_gradient([], []), backend.n_pool, [], []))[0]
@@ -155,9 +155,11 @@ def measure_rerun(entry, problem) -> dict:
     energy = engine.energy()
     fn = energy if opt.name == "cobyla" else gradient_fn(energy)
     built = time.perf_counter() - t
-    first, warm, calls = cold_and_warm(fn, np.array(entry.optimal_params, dtype=float))
+    first, warm, calls, share = cold_and_warm(fn, np.array(entry.optimal_params,
+                                                           dtype=float))
     out.update(evaluation="energy" if opt.name == "cobyla" else "energy+gradient",
                setup_s=built + max(0.0, first - warm), eval_s=warm, eval_calls=calls,
+               cpu_share=share,
                cobyla_step_s=cobyla_step(problem.num_params) if opt.name == "cobyla"
                else 0.0)
     return out

@@ -89,12 +89,7 @@ def plan_sweep(targets, out_dir, options=None, *, subset: str | None = None, sha
     from qencode_nb.batch.plan_file import DONE, PLAN_COLUMNS, TO_RUN, write_plan
     from qencode_nb.batch.pool import longest_first
     from qencode_nb.batch.shards import parse_shard, shard_targets
-    from qencode_nb.batch.sweep import (
-        plan_folder,
-        resolve_targets,
-        run_name,
-        select_subset,
-    )
+    from qencode_nb.batch.sweep import plan_folder, resolve_targets, run_name, select_subset
     from qencode_nb.options import with_changes
     from qencode_nb.rules import PLAN_SWEEP_S
 
@@ -102,11 +97,14 @@ def plan_sweep(targets, out_dir, options=None, *, subset: str | None = None, sha
     opts = with_changes(options, changes)
     whole = select_subset(resolve_targets(targets), subset)
     folder = plan_folder(shard_targets(whole, shard), out_dir, opts, whole=whole)
-    to_run = [job[0] for job in longest_first(folder.jobs)]
-    kept = [t for t in folder.selected if t not in set(to_run)]
+    jobs = longest_first(folder.jobs)
+    kernels = {job[0]: job[6] for job in jobs}
+    to_run = [job[0] for job in jobs]
+    kept = [t for t in folder.selected if t not in kernels]
     rows = []
     for order, target in enumerate(to_run + kept, 1):
-        row = plan_row(target, opts, cached_only=target in kept)
+        kernelspec = kernels[target] if target in kernels else ran_in(folder.out, target)
+        row = plan_row(target, opts, kernelspec, cached_only=target in kept)
         row.update(run=run_name(target), order=order, shard=None if shard is None else
                    str(shard), status=DONE if target in kept else TO_RUN)
         rows.append(row)
@@ -116,18 +114,33 @@ def plan_sweep(targets, out_dir, options=None, *, subset: str | None = None, sha
     path = write_plan(folder.out, table, whole)
     todo = [r["predicted_seconds"] for r in rows if r["status"] == TO_RUN]
     known = [s for s in todo if s is not None]
+    workers = 1 if opts.scheduler else opts.workers   # a cluster's size is not known here
     table.attrs.update(total_seconds=sum(known), runs=len(todo),
                        unpredicted=len(todo) - len(known), sweep_seconds=PLAN_SWEEP_S,
-                       workers=1 if opts.scheduler else opts.workers,
-                       makespan_seconds=makespan(known, opts.workers), path=str(path),
-                       shard=None if shard is None else str(shard))
+                       workers=workers, makespan_seconds=makespan(known, workers),
+                       path=str(path), shard=None if shard is None else str(shard))
     return table
 
 
-def plan_row(target, opts, *, cached_only: bool = False) -> dict:
+def ran_in(out, target) -> str | None:
+    """The kernelspec a done run of ``target`` in folder ``out`` ran in (its
+    ``<name>.inputs.json``), None for this environment's or an unreadable file."""
+    import json
+    from pathlib import Path
+
+    try:
+        return json.loads((Path(out) / f"{Path(target).stem}.inputs.json").read_text()).get(
+            "kernelspec")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def plan_row(target, opts, kernelspec: str | None = None, *,
+             cached_only: bool = False) -> dict:
     """One entry's plan row (:data:`qencode_nb.batch.plan_file.PLAN_COLUMNS` but ``run``,
-    ``order``, ``shard``, ``status``).  ``cached_only``: a run the sweep keeps is not
-    measured (only a kept measurement is used)."""
+    ``order``, ``shard``, ``status``), measured in ``kernelspec`` (the run's stack; None:
+    this environment).  ``cached_only``: a run the sweep keeps is not measured (only a
+    kept measurement is used)."""
     from qencode_nb.batch.plan import kept_path, material, measure, predict
     from qencode_nb.entry import load
     from qencode_nb.errors import QencodeNbError
@@ -137,10 +150,10 @@ def plan_row(target, opts, *, cached_only: bool = False) -> dict:
     except (QencodeNbError, OSError, ValueError) as exc:
         return {"failure": f"the entry cannot be read: {exc}"[:300], "predicted_seconds": None,
                 "evaluations": 0, "screenings": 0, "engine": None}
-    if cached_only and not kept_path(material(target, opts)).is_file():
+    if cached_only and not kept_path(material(target, opts, kernelspec)).is_file():
         measured = {"failure": "not measured: the sweep keeps this run (done)"}
     else:
-        measured = measure(target, opts)
+        measured = measure(target, opts, kernelspec=kernelspec)
     p = predict(entry, measured, opts.mode)
     return {"engine": p.engine, "optimizer": p.optimizer, "evaluations": p.evaluations,
             "evaluations_from": p.evaluations_from, "evaluation": p.evaluation,
@@ -148,5 +161,6 @@ def plan_row(target, opts, *, cached_only: bool = False) -> dict:
             "seconds_per_screening": p.seconds_per_screening,
             "fixed_seconds": p.fixed_seconds, "predicted_seconds": p.predicted_seconds,
             "rebuild_cache_hit": measured.get("cache_hit"),
+            "cpu_share": measured.get("cpu_share"),
             "cpu": (material(target, opts) or {}).get("cpu"),
             "measured_utc": measured.get("measured_utc"), "failure": p.failure}

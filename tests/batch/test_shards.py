@@ -152,3 +152,26 @@ def test_a_sweep_of_some_entries_keeps_the_folders_other_runs_under_the_same_opt
                   plot=False)
     assert [r.split("/")[-1] for r in other["notebook"]] == [f"{H2_BK.stem}.ipynb"]
     assert [p.stem for p in stale_notebooks(out)] == [H2_JW_UCCSD.stem]
+
+
+def test_another_machines_run_counts_by_entry_sha_not_by_path(tmp_path):
+    """A shard run elsewhere, its entry at another path, is one of the folder's runs
+    (the same parameters and entry SHA-256); under other options it is waiting, and a
+    run of another entry under the same options is kept after the whole set."""
+    from qencode_nb.batch.folder_rows import folder_runs
+
+    params = {"blas_threads": 1, "mode": "full", "resume": True}
+    expected = {name: {"parameters": {**params, "entry": f"/here/{name}.json"},
+                       "entry_sha256": f"sha-{name}"} for name in ("a", "b", "c")}
+
+    def ran(name, entry, **changed):
+        (tmp_path / f"{name}.ipynb").write_text("{}")
+        (tmp_path / f"{name}.inputs.json").write_text(json.dumps(
+            {"parameters": {**params, **changed, "entry": entry},
+             "entry_sha256": f"sha-{name}", "kernelspec": "qencode-nb-v4-x"}))
+
+    ran("b", "/elsewhere/db/b.json")
+    ran("c", "/here/c.json", mode="replay")
+    ran("z", "/here/z.json")
+    rows, waiting = folder_runs(tmp_path, expected, ["a"])
+    assert rows == ["a", "b", "z"] and waiting == ["c"]
