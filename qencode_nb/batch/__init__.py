@@ -12,7 +12,13 @@
 - :mod:`~qencode_nb.batch.run_spec`: the run specification (each run option's flag and
   meaning) and the one builder of a run's audit.ipynb parameters;
 - :mod:`~qencode_nb.batch.progress_bar`: the text progress bar over the runs;
-- :mod:`~qencode_nb.batch.history`: a record folder's releases as groups of targets.
+- :mod:`~qencode_nb.batch.history`: a record folder's releases as groups of targets;
+- :mod:`~qencode_nb.batch.shards`: ``--shard K/N``, a stable split of a release;
+  :mod:`~qencode_nb.batch.folder_rows`: the runs a folder's summary covers (every
+  shard's, ``waiting`` rows, the folder's other runs under the same options);
+- :mod:`~qencode_nb.batch.plan` (the model), :mod:`~qencode_nb.batch.plan_probe` (the
+  measuring child), :mod:`~qencode_nb.batch.plan_table` (``--plan``) and
+  :mod:`~qencode_nb.batch.plan_file` (``plan.csv``): each entry's predicted wall time.
 
 How every run runs is :class:`qencode_nb.options.RunOptions` (checked once, built
 once).  Reading the results back is :mod:`qencode_nb.readout`'s job; the study designs are
