@@ -151,9 +151,10 @@ def _sweep_history(history, args) -> int:
         if getattr(args, flag):
             from qencode_nb.errors import ParameterError
 
-            raise ParameterError(f"{getattr(args, flag)!r} is not accepted with a record "
-                                 "folder; accepted: database folders, entry files and "
-                                 "bundled names (one release)", parameter=flag)
+            value = "" if flag == "plan" else f"{getattr(args, flag)!r} "
+            raise ParameterError(f"{value}is not accepted with a record folder; accepted: "
+                                 "database folders, entry files and bundled names (one "
+                                 "release)", parameter=flag)
     out = Path(args.out)
     table = sweep_history(history, out, run_options(args))
     status = 0

@@ -175,3 +175,19 @@ def test_another_machines_run_counts_by_entry_sha_not_by_path(tmp_path):
     ran("z", "/here/z.json")
     rows, waiting = folder_runs(tmp_path, expected, ["a"])
     assert rows == ["a", "b", "z"] and waiting == ["c"]
+
+
+def test_a_record_folder_refuses_shard_and_plan(tmp_path):
+    """A record folder sweeps several releases: a shard or a plan of it is refused
+    before anything is written, naming the flag and what is accepted."""
+    from conftest import SHARED_HISTORY
+
+    accepted = "accepted: database folders, entry files and bundled names (one release)"
+    for extra, said in ((["--shard", "1/2"], "--shard '1/2'"), (["--plan"], "--plan")):
+        proc = subprocess.run([CLI, "sweep", str(SHARED_HISTORY), *extra, "--out",
+                               str(tmp_path / "runs")], capture_output=True, text=True,
+                              check=False, timeout=300)
+        assert proc.returncode == 2
+        assert proc.stderr.strip() == (f"qencode-nb: {said} is not accepted with a record "
+                                       f"folder; {accepted}")
+    assert not (tmp_path / "runs").exists()
