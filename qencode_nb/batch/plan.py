@@ -4,8 +4,9 @@
 predicts what each run of a sweep will take on this host, without running an audit.
 The prediction of one entry comes from a measurement (:func:`measure`): a child
 process of the run's kernel's Python (its ``--stack``), pinned as the run's kernel is
-(BLAS threads and the entry's release kernels at launch, :func:`qencode_nb.executor.papermill_engine.kernel_environment`; numpy not
-imported before the pin) goes through the audit's stages on the entry -- pin, load,
+(BLAS threads and the entry's release kernels at launch,
+:func:`qencode_nb.executor.papermill_engine.kernel_environment`; numpy not imported
+before the pin) goes through the audit's stages on the entry -- pin, load,
 Hamiltonian rebuild and check, the engines bound as the sweep would bind them
 (``--engine``, default the recorded engine), one cold replay of the stored optimal
 parameters -- then times the function the re-run calls once per optimiser evaluation,
@@ -50,11 +51,12 @@ pays; on a warm one, the warm); a kernel that starts as a new interpreter (a sta
 sweep's own start and finish
 (:data:`~qencode_nb.rules.PLAN_SWEEP_S`, added once to a plan's total).
 
-Each measurement is kept (:func:`measure`) under the rebuild cache's root, ``plans/``,
-keyed by the entry file's SHA-256, the engine, the host's CPU model, the kernelspec and
-the run options that change it (threads, kernels, proof budget, ``db``): planning again
-is free.  Delete
-the folder to measure again.  Importing this module imports no numpy.
+Each measurement is kept (:func:`measure`) under the rebuild cache's root, ``plans/``
+(or ``$QENCODE_NB_PLANS``: a folder identical hosts share, or a fresh one), keyed by the
+entry file's SHA-256, the engine, the host's CPU model, the kernelspec and the run
+options that change it (threads, kernels, proof budget, ``db``): planning again is free.
+Delete the folder (or name another) to measure again.  Importing this module imports no
+numpy.
 """
 
 from __future__ import annotations
@@ -71,6 +73,10 @@ FORMAT = 2
 
 #: The folder of kept measurements under the rebuild cache's root.
 SUBDIR = "plans"
+
+#: The environment variable naming another folder of kept measurements (one several
+#: identical hosts share, or a fresh one to measure again).
+ENV_PLANS = "QENCODE_NB_PLANS"
 
 
 def material(target, options, kernelspec: str | None = None) -> dict:
@@ -94,11 +100,15 @@ def material(target, options, kernelspec: str | None = None) -> dict:
 
 
 def kept_path(key_material: dict) -> Path:
-    """The file of a kept measurement: ``<cache root>/plans/<key>.json``."""
+    """The file of a kept measurement: ``<folder>/<key>.json``, the folder
+    ``$QENCODE_NB_PLANS`` (:data:`ENV_PLANS`) or ``<cache root>/plans``."""
+    import os
+
     from qencode_nb.hamiltonian.cache import cache_root
 
     key = hashlib.sha256(json.dumps(key_material, sort_keys=True).encode()).hexdigest()
-    return cache_root() / SUBDIR / f"{key[:24]}.json"
+    folder = os.environ.get(ENV_PLANS) or cache_root() / SUBDIR
+    return Path(folder) / f"{key[:24]}.json"
 
 
 def measure(target, options, *, kernelspec: str | None = None,

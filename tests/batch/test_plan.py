@@ -131,7 +131,8 @@ def test_a_shards_plan_lists_that_shard_and_merges_with_the_others(tmp_path, mon
 
 
 @pytest.mark.notebook
-def test_a_plan_predicts_a_real_sweep_of_small_entries_within_a_factor_of_two(tmp_path):
+def test_a_plan_predicts_a_real_sweep_of_small_entries_within_a_factor_of_two(
+        tmp_path, monkeypatch):
     """The CLI's plan of H2 JW/UCCSD (COBYLA, 20 evaluations) and H2CO JW/ADAPT (one
     operator) against a real full sweep of both into the same folder: each run's wall
     time and the sweep's within a factor of two of the plan's; the measurement ran under
@@ -141,6 +142,7 @@ def test_a_plan_predicts_a_real_sweep_of_small_entries_within_a_factor_of_two(tm
     from qencode_nb.notebook.record import read_records
 
     out = tmp_path / "runs"
+    monkeypatch.setenv("QENCODE_NB_PLANS", str(tmp_path / "plans"))   # measured now, here
     targets = [str(H2_JW_UCCSD), str(H2CO_ADAPT)]
     proc = subprocess.run([CLI, "sweep", *targets, "--plan", "--workers", "2", "--out",
                            str(out)], capture_output=True, text=True, check=False, timeout=600)
@@ -184,3 +186,4 @@ def test_a_plan_predicts_a_real_sweep_of_small_entries_within_a_factor_of_two(tm
     replanned = read_plan(out)
     assert set(replanned["status"]) == {"done"}
     assert sorted(replanned["measured_utc"]) == sorted(table["measured_utc"])
+    assert len(list((tmp_path / "plans").glob("*.json"))) == 2   # kept where named
