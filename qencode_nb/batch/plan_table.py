@@ -66,12 +66,14 @@ def plan_sweep(targets, out_dir, options=None, *, subset: str | None = None, sha
     ``out_dir/plan.csv``.
 
     Args:
-        targets, out_dir, options, subset, **changes: as
-            :func:`qencode_nb.batch.sweep.sweep` (``options.mode`` decides which stages
-            count; ``workers`` the closing estimate).
+        targets, out_dir, options, subset: as :func:`qencode_nb.batch.sweep.sweep`
+            (``options.mode`` decides which stages count; ``workers`` the closing
+            estimate).
         shard: ``"K/N"``: plan that shard of the targets only
             (:func:`qencode_nb.batch.shards.parse_shard`).
         say: called with each entry's line (:func:`plan_line`) as it is planned.
+        **changes: fields of ``options`` replaced (``mode="replay"``), as
+            :func:`~qencode_nb.batch.sweep.sweep`.
 
     Returns:
         the table; ``attrs``: ``total_seconds`` (the runs to do, sum of predictions),
