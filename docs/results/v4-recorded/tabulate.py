@@ -7,7 +7,8 @@ RUNS is the sweep's --out folder (its executed audits, ``plan.csv`` and
 plan of every entry (default ``RUNS/plan.csv``, whose done runs have no prediction when
 it was made after them).  Every
 entry of DB gets a row: ``measured`` (its audit is done), ``failed`` (its audit failed:
-``failure`` says why) or ``waiting`` (not run yet; ``predicted_s`` from the plan).  The
+``failure`` says why), ``running`` (a notebook without its sweep's ``.outcome.json`` yet)
+or ``waiting`` (not run yet; ``predicted_s`` from the plan).  The
 columns are the audit's (qencode_nb.readout.collect.AUDIT_COLUMNS) as the issue asks for
 them, plus ``host`` (the CPU the run measured, from its provenance record), ``kernels``
 (the OpenBLAS kernel of each copy, measured), ``certification_as_published`` and, for a
@@ -62,7 +63,9 @@ def tabulate(runs: Path, db: Path, plan_file: Path | None = None):
         if entry in table.index:
             audit = table.loc[entry].to_dict()
             row.update({k: audit.get(k) for k in COLUMNS if k in audit})
-            row["state"] = "measured" if audit["status"] == "done" else "failed"
+            running = not Path(audit["notebook"]).with_suffix(".outcome.json").exists()
+            row["state"] = ("measured" if audit["status"] == "done" else
+                            "running" if running else "failed")
             row["host"], row["kernels"] = host_and_kernels(Path(audit["notebook"]))
             if audit["status"] == "done":
                 row["certification_as_published"] = (
