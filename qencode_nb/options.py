@@ -103,15 +103,17 @@ def check_engine(engine) -> str | None:
     return name
 
 
-def check_count(value, parameter: str) -> int:
+def check_count(value, parameter: str, *, zero: str | None = None) -> int:
     """A count checked: an int >= 1 (a bool is refused), e.g. ``blas_threads``,
-    ``workers``, ``repeats``.
+    ``workers``, ``repeats``; with ``zero`` (what 0 means, said in the error) an int >= 0.
 
     Raises:
         ParameterError: anything else, naming ``parameter``.
     """
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        _refuse(value, "an integer >= 1", parameter)
+    if (isinstance(value, bool) or not isinstance(value, int)
+            or value < (0 if zero else 1)):
+        _refuse(value, f"an integer >= 0 (0: {zero})" if zero else "an integer >= 1",
+                parameter)
     return value
 
 

@@ -31,7 +31,8 @@ to its published bits (:mod:`qencode_nb.studies.explain`): ``explain.csv``, the 
 Given a sweep's ``--out`` folder instead of an entry, it explains or bounds every miss of
 the sweep (:mod:`qencode_nb.studies.misses`): one search per miss in
 ``<out>/<run name>/`` (default ``out`` ``<folder>/misses``; a folder with an
-``explain.csv`` is read, not searched again) and ``misses.csv``.
+``explain.csv`` is read, not searched again; ``--budget 0`` searches none, each miss
+without a folder bounded by the sweep's own run) and ``misses.csv``.
 """
 
 from __future__ import annotations
@@ -86,7 +87,9 @@ def add_parsers(sub) -> None:
                          "numpy's AVX-512 loops on/off, 1/2 threads; stops at the first "
                          "bit-identical run (qencode_nb.studies.explain); writes explain.csv")
     en.add_argument("--budget", type=int, default=None,
-                    help="--explain: at most this many runs (default 48)")
+                    help="--explain: at most this many runs (default 48); given a sweep "
+                         "folder, per miss, and 0 searches none (each miss bounded by the "
+                         "sweep's own run)")
     for p, axis in STUDY_AXES.items():   # each study's own axis replaces the option it varies
         add_run_options(kinds.choices[p], mode="rerun", study=True, replaced=axis)
     for p in (th, ke, op, en):

@@ -256,7 +256,7 @@ def explain(entry, out_dir="runs/explain", options: RunOptions | None = None, *,
         if done == len(batch) and not _rebuilt(rows[0]):      # PySCF's kernel cannot matter
             configs = configs[:done] + [c for c in configs[done:]
                                         if "pyscf kernel" not in c["changed"]]
-        if any(_exact(r) for r in rows):
+        if any(exact(r) for r in rows):
             break
     table = pd.DataFrame(rows, columns=list(EXPLAIN_COLUMNS))
     table = table.sort_values(["identical", "ulps", "rank"], ascending=[False, True, True],
@@ -265,7 +265,7 @@ def explain(entry, out_dir="runs/explain", options: RunOptions | None = None, *,
     from qencode_nb.readout.published import published_csv
 
     (out / "explain.csv").write_text(published_csv(table, out), encoding="utf-8")
-    reproduced = next((r for r in table.to_dict("records") if _exact(r)), None)
+    reproduced = next((r for r in table.to_dict("records") if exact(r)), None)
     result = ExplainResult(out, table, len(configs), reproduced,
                            explain_finding(table, len(configs), budget))
     write_text_atomic(out / SEARCH_FILE, json.dumps(
@@ -284,15 +284,17 @@ def _say(line: str) -> None:
     print(f"qencode-nb: {line}", file=sys.stderr, flush=True)
 
 
-def _exact(row: dict) -> bool:
-    """Whether a row's re-run energy equals the published one to the last bit (a
-    ``difference.identical`` read back as a bool or a numpy bool)."""
-    return bool(row.get("identical")) and row.get("identical") == True  # noqa: E712
+def exact(row: dict) -> bool:
+    """Whether an explain row's re-run energy equals the published one to the last bit:
+    its ``identical`` (``difference.identical``) as written (a bool or a numpy bool) or
+    read back from ``explain.csv`` (the text ``True``).  The one rule, for this module
+    and :mod:`qencode_nb.studies.misses`."""
+    return str(row.get("identical")) == "True"
 
 
 def _sort_key(col):
     if col.name == "identical":
-        return col.map(lambda v: bool(v) and v == True)  # noqa: E712
+        return col.map(lambda v: exact({"identical": v}))
     return col
 
 
@@ -322,7 +324,7 @@ def explain_finding(table, grid_size: int, budget: int) -> str:
     """The search's answer: ``reproduced by <config> (run N of M)``, or ``not reproduced
     by any of N configurations (of a grid of G); closest: <config>, K ulps``."""
     rows = table.to_dict("records")
-    hit = next((r for r in rows if _exact(r)), None)
+    hit = next((r for r in rows if exact(r)), None)
     if hit is not None:
         return (f"reproduced bit for bit by {describe(hit)} (run {hit['rank'] + 1} of "
                 f"{len(rows)} tried, a grid of {grid_size})")

@@ -16,7 +16,9 @@ in another, where the bits are compared all the same).  For each one
    ``explain.csv`` reproduced the energy or tried ``budget`` configurations is read, not
    searched again (a search is as costly as ``budget`` re-runs); a shorter one goes on
    from where it stopped, keeping its runs (the explain search resumes), so a killed or
-   extended study costs only what it has not run;
+   extended study costs only what it has not run.  A miss with no search (``search``
+   False, for example one whose re-run takes an hour) is bounded by the sweep's own run:
+   one configuration tried, the recorded one, at its ulps;
 4. ``cause``: the sentence :func:`cause` writes from the above (the one rule).
 
 CLI: ``qencode-nb study environments SWEEP_FOLDER --explain [--budget N]``.
@@ -132,8 +134,12 @@ def cause(row: dict) -> str:
         parts.append(f"the same nfev ({row['rerun_nfev']})")
     if row.get("explain_reproduced"):
         parts.append(f"reproduced by {row['explain_reproduced']}")
+    elif row.get("explain_tried") and not row.get("explain_folder"):
+        parts.append(f"no explain search run; bounded by {row['explain_closest']}, "
+                     f"{_g(row['explain_closest_ulps'])} ulps")
     elif row.get("explain_tried"):
-        parts.append(f"not reproduced in {row['explain_tried']} configurations; closest "
+        n = int(row["explain_tried"])
+        parts.append(f"not reproduced in {n} configuration{'s' if n != 1 else ''}; closest "
                      f"{row['explain_closest']}, {_g(row['explain_closest_ulps'])} ulps")
     else:
         parts.append("no explain search run")
@@ -158,29 +164,35 @@ def explain_misses(folder, out_dir=None, options=None, *, budget: int | None = N
             ``<folder>/misses``).
         options: :class:`~qencode_nb.options.RunOptions` of the explain runs (``db``,
             ``workers``, ``timeout``, ...; the grid sets threads, kernels and stack).
-        budget: explain runs per miss at most (default
-            :data:`qencode_nb.studies.explain.DEFAULT_BUDGET`).
+        budget: explain runs per miss at most, an int >= 0 (default
+            :data:`qencode_nb.studies.explain.DEFAULT_BUDGET`; 0 searches nothing, as
+            ``search`` False).
         search: False: read the explain folders that exist and search none (a miss
-            without one reads "no explain search run").
+            without one is bounded by the sweep's own run: ``explain_tried`` 1,
+            ``explain_folder`` empty, ``cause`` "no explain search run; bounded by ...").
 
     Raises:
         EntryError: ``folder`` holds no executed audits.
-        ParameterError: as :func:`qencode_nb.studies.explain.explain`.
+        ParameterError: a budget that is not an int >= 0; as
+            :func:`qencode_nb.studies.explain.explain`.
     """
     import pandas as pd
 
+    from qencode_nb.options import check_count
     from qencode_nb.readout.published import published_csv
     from qencode_nb.studies.explain import DEFAULT_BUDGET
 
+    budget = check_count(DEFAULT_BUDGET if budget is None else budget, "budget",
+                         zero="no search; each miss bounded by the sweep's own run")
+    search = search and budget > 0
     runs, found = misses(folder)
     out = Path(out_dir) if out_dir is not None else Path(folder) / "misses"
     rows = []
     for audit, rec in found:
         row = _miss_row(audit, rec["replay"], rec["trace"])
         name = Path(audit["notebook"]).stem
-        searched = _explained(out / name, rec, options,
-                              DEFAULT_BUDGET if budget is None else budget, search)
-        row.update(searched)
+        searched = _explained(out / name, rec, options, budget, search)
+        row.update(searched or _own_run(audit))
         row["explain_folder"] = str(out / name) if searched else None
         row["cause"] = cause(row)
         rows.append(row)
@@ -224,6 +236,18 @@ def _explained(where: Path, rec: dict, options, budget: int, search: bool) -> di
     return {} if table is None else _explain_columns(table, _grid_size(where))
 
 
+def _own_run(audit: dict) -> dict:
+    """The explain columns of a miss no search has run for: the sweep's own run bounds it,
+    one configuration tried (its stack, kernel and BLAS threads, as the audit measured
+    them), at its own ulps."""
+    threads = audit.get("blas_threads")
+    return {"explain_tried": 1, "explain_grid": None, "explain_reproduced": None,
+            "explain_closest": (f"the sweep's own run ({audit.get('stack')} stack, kernel "
+                                f"{audit.get('kernel')}, {threads} BLAS thread"
+                                f"{'s' if threads != 1 else ''})"),
+            "explain_closest_ulps": audit.get("ulps")}
+
+
 def _read(table_file: Path):
     import pandas as pd
 
@@ -233,8 +257,9 @@ def _read(table_file: Path):
 
 
 def _reproduced(table) -> bool:
-    done = table[table["status"] == "done"]
-    return bool((done["identical"].astype(str) == "True").any())
+    from qencode_nb.studies.explain import exact
+
+    return any(exact(r) for r in table[table["status"] == "done"].to_dict("records"))
 
 
 def _grid_size(where: Path):
@@ -254,12 +279,12 @@ def _grid_size(where: Path):
 
 
 def _explain_columns(table, grid) -> dict:
-    from qencode_nb.studies.explain import describe
+    from qencode_nb.studies.explain import describe, exact
 
     done = table[table["status"] == "done"]
-    hit = done[done["identical"].astype(str) == "True"]
+    hit = [r for r in done.to_dict("records") if exact(r)]
     best = done.sort_values("ulps").head(1).to_dict("records")
     return {"explain_tried": len(table), "explain_grid": grid,
-            "explain_reproduced": describe(hit.iloc[0].to_dict()) if len(hit) else None,
+            "explain_reproduced": describe(hit[0]) if hit else None,
             "explain_closest": describe(best[0]) if best else None,
             "explain_closest_ulps": int(best[0]["ulps"]) if best else None}

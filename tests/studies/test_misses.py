@@ -44,6 +44,13 @@ def test_a_real_miss_is_explained_once_and_read_back(tmp_path, monkeypatch):
     runs = tmp_path / "sweep"
     table = sweep([str(LIH_BK_HEA)], runs, mode="full", progress=False)
     assert (table["status"] == "done").all(), table["failure"].tolist()
+    # no search yet: the sweep's own run bounds the miss, one configuration at its ulps
+    bound = explain_misses(runs, budget=0).table.iloc[0].to_dict()
+    assert bound["explain_tried"] == 1 and pd.isna(bound["explain_folder"])
+    assert bound["explain_closest_ulps"] == bound["ulps"] > 10**12
+    assert bound["explain_closest"].startswith("the sweep's own run (current stack, kernel ")
+    assert "no explain search run; bounded by the sweep's own run" in bound["cause"]
+    assert not (runs / "misses" / LIH_BK_HEA.stem).exists()
     _current_stack_only(monkeypatch)
     result = explain_misses(runs, budget=1)
     assert result.runs == 1
@@ -64,7 +71,7 @@ def test_a_real_miss_is_explained_once_and_read_back(tmp_path, monkeypatch):
     assert row["explain_closest_ulps"] == row["ulps"] > 10**12
     assert "equals no generator path" in row["cause"]
     assert "the energy function itself differs" in row["cause"]
-    assert "not reproduced in 1 configurations" in row["cause"]
+    assert "not reproduced in 1 configuration; closest " in row["cause"]
     written = pd.read_csv(result.out_dir / "misses.csv")
     assert written["entry_id"].tolist() == [LIH_BK_HEA.stem]
     # the explain folder is read again, not searched again (the CLI, no run started): it
@@ -90,7 +97,7 @@ def test_the_cause_says_which_part_differs():
     optimiser's path, a replay that differs on the energy function."""
     path = cause({"replay_identical": True, "same_nfev": False, "rerun_nfev": 498,
                   "published_nfev": 500, "explain_tried": 3, "explain_closest": "x",
-                  "explain_closest_ulps": 12})
+                  "explain_closest_ulps": 12, "explain_folder": "misses/x"})
     assert path == ("the published optimum replays bit for bit, so the energy function is "
                     "the recorded one there and the optimiser's path differs; nfev 498 "
                     "against 500 published; not reproduced in 3 configurations; closest x, "
@@ -102,6 +109,11 @@ def test_the_cause_says_which_part_differs():
                       "function itself differs; the same nfev (20); reproduced by current "
                       "stack, 2 threads")
     assert cause({}) == "no replay of the published optimum; no explain search run"
+    bounded = cause({"replay_identical": False, "replay_ulps": 9, "replay_abs_delta_ha": 2e-15,
+                     "explain_tried": 1, "explain_closest": "the sweep's own run (v3 stack)",
+                     "explain_closest_ulps": 40})
+    assert bounded.endswith("; no explain search run; bounded by the sweep's own run (v3 "
+                            "stack), 40 ulps")
 
 
 def test_a_folder_without_audits_is_refused(tmp_path):
@@ -110,3 +122,12 @@ def test_a_folder_without_audits_is_refused(tmp_path):
     with pytest.raises(EntryError, match="holds no executed audit notebooks; accepted: a "
                                          "sweep's --out folder"):
         explain_misses(tmp_path)
+
+
+@pytest.mark.parametrize("budget", [-1, 1.5, True, "3"])
+def test_a_budget_that_is_not_a_count_is_refused(tmp_path, budget):
+    from qencode_nb.errors import ParameterError
+
+    with pytest.raises(ParameterError, match=r"accepted: an integer >= 0 \(0: no search; "
+                                             r"each miss bounded by the sweep's own run\)"):
+        explain_misses(tmp_path, budget=budget)
