@@ -305,6 +305,15 @@ EPYC (Zen 4) shared with two sweeps: H2 JW/UCCSD's full audit, per cell (papermi
 durations) and as a sweep run, against the plan's measurement of the same entry
 (docs/howto/audit-a-whole-record.md, "Plan and shard a release")."""
 
+PLAN_SHARED_CPU_SHARE = 0.9
+"""A plan whose timed evaluations got less than this share of a core (median over its
+entries, ``cpu_share``) says so under its total: its predictions hold for runs under the
+same load.  Issue 53's v4 sweep on a 2-core AMD EPYC (Zen 4) at load 3 to 5: the same
+entry's seconds per evaluation measured 0.051, 0.121 and 0.142 s over one morning (H4
+JW/UCCSD), and the runs took a median 2.3x their plan, made at a quieter moment; one H4
+PAR/HEA evaluation took 0.019 s at half a core against the plan's 0.0081 s
+(qencode-nb's choice of threshold)."""
+
 PLAN_SWEEP_S = 8.0
 """Seconds a ``qencode-nb sweep`` spends once, whatever its entries: the command's
 start, the plan of its folder (resume's probe), the pool's warm workers, summary.csv,

@@ -44,7 +44,8 @@ then recomputes the energies without COBYLA's own work) and a checkpoint a run r
 from; the progress bar and the checkpoints' writes (microseconds a call, milliseconds a
 restart); other runs on the host (a sweep with ``--workers`` N is taken to have a core
 per worker) and the host's load, while measuring and while running (on a shared host
-both vary by up to a factor of two); the rebuild cache (a
+both vary by up to a factor of three: the plan says so under its total, below
+:data:`~qencode_nb.rules.PLAN_SHARED_CPU_SHARE` of a core); the rebuild cache (a
 measurement made on a cold cache keeps the cold rebuild, what a fresh host or Dask worker
 pays; on a warm one, the warm); a kernel that starts as a new interpreter (a stack's,
 ``--stack recorded``) rather than forked (the child's own start stands for it); the

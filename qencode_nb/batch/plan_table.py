@@ -44,8 +44,11 @@ def plan_line(row: dict) -> str:
 def total_text(table) -> str:
     """The plan's closing line: the runs' total, the sweep's own seconds, the wall time
     with the sweep's workers (the pool's longest-first order simulated,
-    :func:`qencode_nb.batch.plan.makespan`) and total / workers."""
+    :func:`qencode_nb.batch.plan.makespan`) and total / workers; measured on a shared
+    host (median ``cpu_share`` below :data:`~qencode_nb.rules.PLAN_SHARED_CPU_SHARE`),
+    that the predictions hold under its load."""
     from qencode_nb.batch.plan import human
+    from qencode_nb.rules import PLAN_SHARED_CPU_SHARE
 
     a = table.attrs
     text = (f"total {human(a['total_seconds'])} for {a['runs']} run(s) to do"
@@ -56,6 +59,11 @@ def total_text(table) -> str:
         text += (f"; with {a['workers']} workers about {human(a['makespan_seconds'])} "
                  f"(longest first, as the pool runs them; total / {a['workers']} = "
                  f"{human(a['total_seconds'] / a['workers'])})")
+    share = a.get("cpu_share")
+    if share is not None and share < PLAN_SHARED_CPU_SHARE:
+        text += (f"; measured with {share:.0%} of a core (median): a shared host, so the "
+                 "predictions hold under that load (an idle host runs faster, a busier "
+                 "one slower)")
     return text + f"; plan: {a['path']}"
 
 
@@ -79,12 +87,15 @@ def plan_sweep(targets, out_dir, options=None, *, subset: str | None = None, sha
         the table; ``attrs``: ``total_seconds`` (the runs to do, sum of predictions),
         ``runs``, ``unpredicted``, ``sweep_seconds``
         (:data:`~qencode_nb.rules.PLAN_SWEEP_S`), ``workers``, ``makespan_seconds``,
-        ``path`` (``plan.csv``), ``shard``.
+        ``path`` (``plan.csv``), ``shard``, ``cpu_share`` (the median share of a core
+        the measurements' timed evaluations got; None where none says).
 
     Raises:
         ParameterError: a bad ``shard`` or option, before anything is written.
         EntryError, OutputFolderError: as :func:`~qencode_nb.batch.sweep.sweep`.
     """
+    import statistics
+
     import pandas as pd
 
     from qencode_nb.batch.plan import makespan
@@ -117,6 +128,8 @@ def plan_sweep(targets, out_dir, options=None, *, subset: str | None = None, sha
     todo = [r["predicted_seconds"] for r in rows if r["status"] == TO_RUN]
     known = [s for s in todo if s is not None]
     workers = 1 if opts.scheduler else opts.workers   # a cluster's size is not known here
+    shares = sorted(r["cpu_share"] for r in rows if r.get("cpu_share") is not None)
+    table.attrs.update(cpu_share=statistics.median(shares) if shares else None)
     table.attrs.update(total_seconds=sum(known), runs=len(todo),
                        unpredicted=len(todo) - len(known), sweep_seconds=PLAN_SWEEP_S,
                        workers=workers, makespan_seconds=makespan(known, workers),

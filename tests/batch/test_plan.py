@@ -101,6 +101,29 @@ def test_human_units_and_the_pools_wall_time():
     assert makespan([], 3) == 0
 
 
+def test_a_plan_measured_on_a_shared_host_says_so_under_its_total():
+    """Below rules.PLAN_SHARED_CPU_SHARE of a core (median), the closing line says the
+    predictions hold under that load; on a core of its own, or without a share, it does
+    not."""
+    import pandas as pd
+
+    from qencode_nb.batch.plan_table import total_text
+
+    def closing(share):
+        table = pd.DataFrame()
+        table.attrs.update(total_seconds=600, runs=2, unpredicted=0, sweep_seconds=8.0,
+                           workers=1, makespan_seconds=600, path="p/plan.csv",
+                           cpu_share=share)
+        return total_text(table)
+
+    assert ("; measured with 45% of a core (median): a shared host, so the predictions "
+            "hold under that load (an idle host runs faster, a busier one slower); "
+            "plan: p/plan.csv") in closing(0.45)
+    assert "shared host" not in closing(0.97) and "shared host" not in closing(None)
+    assert closing(None) == ("total 10 min 00 s for 2 run(s) to do (+ 8.0 s the sweep's "
+                             "own start and finish); plan: p/plan.csv")
+
+
 def test_a_kept_measurement_is_keyed_by_entry_engine_host_and_the_options_that_change_it():
     base = material(str(H2_JW_UCCSD), RunOptions())
     assert base["entry_sha256"] and base["engine"] == "recorded" and base["cpu"]
