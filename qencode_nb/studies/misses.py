@@ -196,7 +196,7 @@ def explain_misses(folder, out_dir=None, options=None, *, budget: int | None = N
         row["explain_folder"] = str(out / name) if searched else None
         row["cause"] = cause(row)
         rows.append(row)
-    table = pd.DataFrame(rows, columns=list(MISS_COLUMNS))
+    table = _whole_numbers(pd.DataFrame(rows, columns=list(MISS_COLUMNS)))
     out.mkdir(parents=True, exist_ok=True)
     (out / "misses.csv").write_text(published_csv(table, out), encoding="utf-8")
     return MissesResult(out_dir=out, table=table, runs=runs)
@@ -234,6 +234,23 @@ def _explained(where: Path, rec: dict, options, budget: int, search: bool) -> di
         explain(entry, where, options, budget=budget)
         table = _read(table_file)
     return {} if table is None else _explain_columns(table, _grid_size(where))
+
+
+#: Columns that hold whole numbers (counts, ulps), written as such where some are empty.
+_COUNTS = ("ulps", "replay_ulps", "rerun_nfev", "published_nfev", "nearest_evaluation",
+           "explain_tried", "explain_grid", "explain_closest_ulps")
+
+
+def _whole_numbers(table):
+    """``table`` with each :data:`_COUNTS` column as pandas' nullable ``Int64`` (an empty
+    cell stays empty, ``1020`` is not written ``1020.0``)."""
+    import pandas as pd
+
+    for col in _COUNTS:
+        values = pd.to_numeric(table[col], errors="coerce")
+        if values.notna().any() and (values.dropna() % 1 == 0).all():
+            table[col] = values.astype("Int64")
+    return table
 
 
 def _own_run(audit: dict) -> dict:
