@@ -47,6 +47,8 @@ def total_text(table) -> str:
     :func:`qencode_nb.batch.plan.makespan`) and total / workers; measured on a shared
     host (median ``cpu_share`` below :data:`~qencode_nb.rules.PLAN_SHARED_CPU_SHARE`),
     that the predictions hold under its load."""
+    import math
+
     from qencode_nb.batch.plan import human
     from qencode_nb.rules import PLAN_SHARED_CPU_SHARE
 
@@ -61,7 +63,8 @@ def total_text(table) -> str:
                  f"{human(a['total_seconds'] / a['workers'])})")
     share = a.get("cpu_share")
     if share is not None and share < PLAN_SHARED_CPU_SHARE:
-        text += (f"; measured with {share:.0%} of a core (median): a shared host, so the "
+        text += (f"; measured with {math.floor(share * 100)}% of a core (median): a "
+                 "shared host, so the "
                  "predictions hold under that load (an idle host runs faster, a busier "
                  "one slower)")
     return text + f"; plan: {a['path']}"
@@ -88,7 +91,8 @@ def plan_sweep(targets, out_dir, options=None, *, subset: str | None = None, sha
         ``runs``, ``unpredicted``, ``sweep_seconds``
         (:data:`~qencode_nb.rules.PLAN_SWEEP_S`), ``workers``, ``makespan_seconds``,
         ``path`` (``plan.csv``), ``shard``, ``cpu_share`` (the median share of a core
-        the measurements' timed evaluations got; None where none says).
+        the measurements' timed evaluations got; None where none says, and with more
+        than one BLAS thread, whose CPU seconds count every thread's).
 
     Raises:
         ParameterError: a bad ``shard`` or option, before anything is written.
@@ -128,8 +132,10 @@ def plan_sweep(targets, out_dir, options=None, *, subset: str | None = None, sha
     todo = [r["predicted_seconds"] for r in rows if r["status"] == TO_RUN]
     known = [s for s in todo if s is not None]
     workers = 1 if opts.scheduler else opts.workers   # a cluster's size is not known here
-    shares = sorted(r["cpu_share"] for r in rows if r.get("cpu_share") is not None)
-    table.attrs.update(cpu_share=statistics.median(shares) if shares else None)
+    shares = [r["cpu_share"] for r in rows if r.get("cpu_share") is not None]
+    one_core = opts.blas_threads == 1   # CPU over wall time is a core's share then
+    table.attrs.update(cpu_share=statistics.median(shares) if shares and one_core
+                       else None)
     table.attrs.update(total_seconds=sum(known), runs=len(todo),
                        unpredicted=len(todo) - len(known), sweep_seconds=PLAN_SWEEP_S,
                        workers=workers, makespan_seconds=makespan(known, workers),

@@ -235,8 +235,13 @@ def explain(entry, out_dir="runs/explain", options: RunOptions | None = None, *,
     from qencode_nb.batch.run_folder import write_text_atomic
     from qencode_nb.batch.study_jobs import entry_stem, run_jobs
 
+    from qencode_nb.errors import ParameterError
     from qencode_nb.options import check_count
 
+    if budget == 0 and not isinstance(budget, bool):
+        raise ParameterError("0 is not accepted for one entry's search; accepted: an "
+                             "integer >= 1 (0, no search, only with a sweep folder: each "
+                             "miss bounded by the sweep's own run)", parameter="budget")
     check_count(budget, "budget")   # runs at most
     opts = with_changes(options, {**changes, "stack": None}, mode="rerun")
     # the stacks first (each built once, saying so), then the grid that runs in them

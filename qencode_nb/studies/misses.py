@@ -132,12 +132,12 @@ def cause(row: dict) -> str:
         parts.append(f"nfev {row['rerun_nfev']} against {row['published_nfev']} published")
     elif row.get("same_nfev") is True:
         parts.append(f"the same nfev ({row['rerun_nfev']})")
-    if row.get("explain_reproduced"):
+    if _given(row.get("explain_reproduced")):
         parts.append(f"reproduced by {row['explain_reproduced']}")
-    elif row.get("explain_tried") and not row.get("explain_folder"):
+    elif _given(row.get("explain_tried")) and not _given(row.get("explain_folder")):
         parts.append(f"no explain search run; bounded by {row['explain_closest']}, "
-                     f"{_g(row['explain_closest_ulps'])} ulps")
-    elif row.get("explain_tried"):
+                     f"{_g(row.get('explain_closest_ulps'))} ulps")
+    elif _given(row.get("explain_tried")):
         n = int(row["explain_tried"])
         parts.append(f"not reproduced in {n} configuration{'s' if n != 1 else ''}; closest "
                      f"{row['explain_closest']}, {_g(row['explain_closest_ulps'])} ulps")
@@ -146,10 +146,17 @@ def cause(row: dict) -> str:
     return "; ".join(parts)
 
 
-def _g(value) -> str:
-    import math
+def _given(value) -> bool:
+    """Whether a cell holds something: not None, NaN, ``pd.NA`` or empty (a row built
+    here or read back from ``misses.csv``)."""
+    import pandas as pd
 
-    if value is None or math.isnan(float(value)):
+    return not (value is None or bool(pd.isna(value))
+                or (isinstance(value, str) and not value))
+
+
+def _g(value) -> str:
+    if not _given(value):
         return "?"
     return f"{int(value):,}" if float(value).is_integer() else f"{float(value):.3g}"
 
@@ -196,7 +203,7 @@ def explain_misses(folder, out_dir=None, options=None, *, budget: int | None = N
         row["explain_folder"] = str(out / name) if searched else None
         row["cause"] = cause(row)
         rows.append(row)
-    table = _whole_numbers(pd.DataFrame(rows, columns=list(MISS_COLUMNS)))
+    table = _whole_numbers(pd.DataFrame(rows, columns=list(MISS_COLUMNS)), rows)
     out.mkdir(parents=True, exist_ok=True)
     (out / "misses.csv").write_text(published_csv(table, out), encoding="utf-8")
     return MissesResult(out_dir=out, table=table, runs=runs)
@@ -241,27 +248,36 @@ _COUNTS = ("ulps", "replay_ulps", "rerun_nfev", "published_nfev", "nearest_evalu
            "explain_tried", "explain_grid", "explain_closest_ulps")
 
 
-def _whole_numbers(table):
-    """``table`` with each :data:`_COUNTS` column as pandas' nullable ``Int64`` (an empty
-    cell stays empty, ``1020`` is not written ``1020.0``)."""
+def _whole_numbers(table, rows: list[dict]):
+    """``table`` (built from ``rows``) with each :data:`_COUNTS` column as pandas'
+    nullable ``Int64``, taken from the rows' own values (an empty cell stays empty,
+    ``1020`` is not written ``1020.0``, and ulps past 2**53 keep every digit, which a
+    float column on the way would round)."""
     import pandas as pd
 
     for col in _COUNTS:
-        values = pd.to_numeric(table[col], errors="coerce")
-        if values.notna().any() and (values.dropna() % 1 == 0).all():
-            table[col] = values.astype("Int64")
+        values = [r.get(col) for r in rows]
+        known = [v for v in values if _given(v)]
+        if known and all(float(v).is_integer() for v in known):
+            table[col] = pd.array([int(v) if _given(v) else None for v in values],
+                                  dtype="Int64")
     return table
 
 
 def _own_run(audit: dict) -> dict:
     """The explain columns of a miss no search has run for: the sweep's own run bounds it,
     one configuration tried (its stack, kernel and BLAS threads, as the audit measured
-    them), at its own ulps."""
-    threads = audit.get("blas_threads")
+    them; a part not measured is left out), at its own ulps."""
+    threads, parts = audit.get("blas_threads"), []
+    if _given(audit.get("stack")):
+        parts.append(f"{audit['stack']} stack")
+    if _given(audit.get("kernel")):
+        parts.append(f"kernel {audit['kernel']}")
+    if _given(threads):
+        parts.append(f"{threads} BLAS thread{'s' if threads != 1 else ''}")
     return {"explain_tried": 1, "explain_grid": None, "explain_reproduced": None,
-            "explain_closest": (f"the sweep's own run ({audit.get('stack')} stack, kernel "
-                                f"{audit.get('kernel')}, {threads} BLAS thread"
-                                f"{'s' if threads != 1 else ''})"),
+            "explain_closest": "the sweep's own run" + (f" ({', '.join(parts)})"
+                                                       if parts else ""),
             "explain_closest_ulps": audit.get("ulps")}
 
 

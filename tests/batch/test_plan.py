@@ -120,8 +120,30 @@ def test_a_plan_measured_on_a_shared_host_says_so_under_its_total():
             "hold under that load (an idle host runs faster, a busier one slower); "
             "plan: p/plan.csv") in closing(0.45)
     assert "shared host" not in closing(0.97) and "shared host" not in closing(None)
+    assert "shared host" not in closing(0.9), "below the threshold, not at it"
+    assert "measured with 89% of a core" in closing(0.899), "rounded down, never up to 90"
     assert closing(None) == ("total 10 min 00 s for 2 run(s) to do (+ 8.0 s the sweep's "
                              "own start and finish); plan: p/plan.csv")
+
+
+def test_a_plans_share_of_a_core_is_the_median_of_its_one_thread_measurements(
+        tmp_path, monkeypatch):
+    """The plan's cpu_share is the median over its entries' measurements (here replaced:
+    no child); with 2 BLAS threads a measurement's CPU seconds count both threads, so the
+    plan says nothing of the load."""
+    from qencode_nb.batch import plan
+    from qencode_nb.batch.plan_table import plan_sweep
+
+    targets = [str(H2_JW_UCCSD), str(H2CO_ADAPT),
+               str(SHARED_DB / "H2_ccpvdz_BK_UCCSD_v4_tapered__sha256_d3f280f5c8f32ccc.json")]
+    shares = iter([0.4, 0.5, 0.95] * 2)
+    monkeypatch.setattr(plan, "measure", lambda target, options, **_: {
+        **MEASURED, "cpu_share": next(shares)})
+    one = plan_sweep(targets, tmp_path / "one", progress=False)
+    assert sorted(one["cpu_share"]) == [0.4, 0.5, 0.95]
+    assert one.attrs["cpu_share"] == 0.5
+    two = plan_sweep(targets, tmp_path / "two", progress=False, blas_threads=2)
+    assert two.attrs["cpu_share"] is None
 
 
 def test_a_kept_measurement_is_keyed_by_entry_engine_host_and_the_options_that_change_it():

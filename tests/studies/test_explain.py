@@ -178,9 +178,13 @@ def test_a_kernel_spec_names_every_copy():
 
 
 def test_a_budget_is_a_positive_count():
-    with pytest.raises(ParameterError, match="budget 0 is not accepted; accepted: an integer "
-                                             ">= 1"):
+    with pytest.raises(ParameterError, match=r"budget 0 is not accepted for one entry's "
+                                             r"search; accepted: an integer >= 1 \(0, no "
+                                             r"search, only with a sweep folder"):
         explain(str(H2_V4), budget=0)
+    with pytest.raises(ParameterError, match="budget -1 is not accepted; accepted: an "
+                                             "integer >= 1"):
+        explain(str(H2_V4), budget=-1)
 
 
 @pytest.mark.notebook
@@ -215,7 +219,9 @@ def test_a_search_runs_nearest_first_and_stops_at_the_first_exact_run(tmp_path):
 
 @pytest.mark.parametrize("args,said", [
     (["--kernelspecs", "python3"], "--explain searches the stacks itself"),
-    (["--budget", "0"], "qencode-nb: --budget 0 is not accepted; accepted: an integer >= 1"),
+    (["--budget", "0"], "qencode-nb: --budget 0 is not accepted for one entry's search; "
+                        "accepted: an integer >= 1 (0, no search, only with a sweep folder"),
+    (["--budget", "-2"], "qencode-nb: --budget -2 is not accepted; accepted: an integer >= 1"),
 ])
 def test_the_cli_refuses_a_search_it_cannot_run(args, said, capsys, tmp_path):
     from qencode_nb.cli import main

@@ -84,6 +84,10 @@ def test_a_real_miss_is_explained_once_and_read_back(tmp_path, monkeypatch):
     assert cli.returncode == 0, cli.stderr
     assert "1 of 1 done runs miss the published energy's bits" in cli.stdout
     assert {p.name: p.stat().st_mtime_ns for p in folder.glob("*.ipynb")} == before
+    # --budget 0 reads the search made, and bounds nothing by the sweep's own run
+    read = explain_misses(runs, budget=0).table.iloc[0]
+    assert read["explain_tried"] == 1 and read["explain_folder"] == str(folder)
+    assert "not reproduced in 1 configuration; closest " in read["cause"]
     # a larger budget goes on from the search's first run: it is kept, not run again
     again = explain_misses(runs, budget=2)
     assert again.table.iloc[0]["explain_tried"] == 2
@@ -139,9 +143,31 @@ def test_counts_are_written_as_whole_numbers_beside_empty_cells(tmp_path):
     from qencode_nb.readout.published import published_csv
     from qencode_nb.studies.misses import _whole_numbers
 
-    rows = [{"entry_id": "a", "explain_grid": 1020, "explain_tried": 10, "ulps": 173},
+    rows = [{"entry_id": "a", "explain_grid": 1020, "explain_tried": 10, "ulps": 2**60 + 1},
             {"entry_id": "b", "explain_grid": None, "explain_tried": 1, "ulps": 46858}]
-    table = _whole_numbers(pd.DataFrame(rows, columns=list(MISS_COLUMNS)))
+    table = _whole_numbers(pd.DataFrame(rows, columns=list(MISS_COLUMNS)), rows)
     text = published_csv(table, tmp_path)
     assert "1020.0" not in text and ",1020," in text and ",46858," in text
     assert pd.isna(table.loc[1, "explain_grid"]) and table.loc[0, "explain_tried"] == 10
+    assert f",{2**60 + 1}," in text, "ulps past 2**53 keep every digit"
+
+
+def test_a_miss_without_a_search_is_bounded_by_its_own_run_and_read_back():
+    """The bound names only what the run measured; the cause reads the same from a row
+    written to misses.csv and read back (empty cells NaN)."""
+    from qencode_nb.studies.misses import _own_run
+
+    full = _own_run({"stack": "v3-b5f57fce33c9", "kernel": "Haswell", "blas_threads": 1,
+                     "ulps": 9141883283209})
+    assert full["explain_closest"] == ("the sweep's own run (v3-b5f57fce33c9 stack, kernel "
+                                       "Haswell, 1 BLAS thread)")
+    assert full["explain_tried"] == 1 and full["explain_closest_ulps"] == 9141883283209
+    bare = _own_run({"stack": None, "kernel": None, "blas_threads": None, "ulps": None})
+    assert bare["explain_closest"] == "the sweep's own run"
+    read_back = {**full, "explain_folder": float("nan"), "explain_reproduced": float("nan"),
+                 "replay_identical": True, "same_nfev": True, "rerun_nfev": 500}
+    assert cause(read_back).endswith("; no explain search run; bounded by the sweep's own "
+                                     "run (v3-b5f57fce33c9 stack, kernel Haswell, 1 BLAS "
+                                     "thread), 9,141,883,283,209 ulps")
+    assert cause({**bare, "explain_folder": pd.NA}).endswith(
+        "bounded by the sweep's own run, ? ulps")
