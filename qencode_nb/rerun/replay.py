@@ -71,7 +71,8 @@ def replay(entry, problem) -> Replay:
 
     Runs on the engine the problem chose to replay (``problem.engines.replay``:
     the one that re-runs where it may replay the stored parameters; ADAPT
-    rebuilds the recorded selection of its pool).
+    rebuilds the recorded selection of its pool), called as the recorded optimiser
+    called it (an L-BFGS-B or Adam entry's QNode on trainable parameters).
 
     Args:
         entry: the :class:`~qencode_nb.entry.model.Entry`.
@@ -122,7 +123,7 @@ def replay(entry, problem) -> Replay:
     if problem.is_adapt:
         _check_pool_size(entry, engine.pool_size)
         selected = entry.adapt["selected_operator_indices"]
-    energy = engine.replay(selected, entry.optimal_params)
+    energy = _replayed(entry, problem, engine, selected)
     comparison = compare(energy + problem.constant_ha, entry.published_energy)
     reason = None
     if not math.isfinite(entry.published_energy):
@@ -140,6 +141,21 @@ def replay(entry, problem) -> Replay:
                   comparison=comparison, engine=engine.label,
                   engine_fallback=problem.engines.replay_fallback,
                   hamiltonian=problem.hamiltonian_origin, reason=reason)
+
+
+def _replayed(entry, problem, engine, selected) -> float:
+    """The stored parameters' energy (Ha), called as the recorded optimiser called its
+    energy: an L-BFGS-B or Adam entry on a QNode energy on trainable parameters
+    (:func:`qencode_nb.rerun.vqe.trainable_value`, whose value is the published one to the
+    bit where a plain call's is not), any other through the engine's ``replay``."""
+    from qencode_nb.rerun.vqe import GRADIENT_OPTIMIZERS, trainable_value
+
+    if not problem.is_adapt and entry.optimizer.name in GRADIENT_OPTIMIZERS:
+        energy = engine.energy()
+        qnode = getattr(energy, "qnode", None)
+        if qnode is not None and not hasattr(energy, "energy_and_grad"):
+            return trainable_value(qnode, entry.optimal_params)
+    return engine.replay(selected, entry.optimal_params)
 
 
 def _check_pool_size(entry, n_engine: int) -> None:

@@ -143,6 +143,27 @@ def _cobyla_options(max_iterations: int):
     return run
 
 
+#: The optimisers whose every energy is a QNode's value on trainable parameters
+#: (``pennylane.numpy`` arrays, ``requires_grad=True``): L-BFGS-B takes the energy with its
+#: ``qml.grad`` on them, Adam its ``step_and_cost`` and final ``cost(params)``
+#: (``_run_vqe_bfgs``, ``_run_vqe_adam`` of the generator).
+GRADIENT_OPTIMIZERS = ("l-bfgs-b", "adam")
+
+
+def trainable_value(qnode, params) -> float:
+    """The energy (Ha) of ``qnode`` at ``params`` (radians, shape ``(num_params,)``) called
+    as a gradient optimiser calls it: on trainable parameters.  PennyLane's
+    ``default.qubit`` sums a trainable call's expectation in another order than a plain
+    one's, so the two differ in the last bits: measured 2026-12-07 on QEncode v4's
+    L-BFGS-B HEA entries (v4 kernel triple, v4 pins), the plain call 4 ulps from the
+    published energy for H6 JW/HEA ``fa91a2bc`` and 2 for N2 JW/HEA ``17841ede``, this one
+    equal to it in both.  The one place a trainable energy is computed (L-BFGS-B's calls,
+    :func:`qencode_nb.rerun.replay.replay`)."""
+    import pennylane.numpy as pnp
+
+    return float(qnode(pnp.array(params, requires_grad=True)))
+
+
 def gradient_fn(energy):
     """``f(p) -> (E, dE/dp)``: the energy's own exact gradient when it has one
     (the compiled statevector engine's adjoint), else ``qml.grad`` of its QNode: what
@@ -159,9 +180,8 @@ def gradient_fn(energy):
     observe = getattr(energy, "observe", None)  # a Progress-wrapped energy counts it
 
     def f_and_grad(p):
-        p_pnp = pnp.array(p, requires_grad=True)
-        e = float(qnode(p_pnp))
-        g = np.array(qml.grad(qnode)(p_pnp))
+        e = trainable_value(qnode, p)
+        g = np.array(qml.grad(qnode)(pnp.array(p, requires_grad=True)))
         if observe is not None:
             observe(e)
         return e, g

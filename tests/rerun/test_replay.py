@@ -7,16 +7,21 @@ that is not the ansatz's is refused naming the field."""
 from __future__ import annotations
 
 import dataclasses
+import json
+import subprocess
+import sys
 
 import pytest
 
-from conftest import H2_JW_UCCSD, LIH_PAR_HEA
+from conftest import H2_JW_UCCSD, LIH_PAR_HEA, SHARED_DB, pinned_env, reference_only
 from qencode_nb.entry import load
 from qencode_nb.errors import EntryError
 from qencode_nb.hamiltonian.check import hamiltonian_check, rebuild
 from qencode_nb.rerun.problem import build_problem
 from qencode_nb.rerun.replay import Replay, replay
 from qencode_nb.rules import REPLAY_TOL_HA
+
+H6_LBFGSB = SHARED_DB / "H6_ccpvdz_JW_HEA_v4_casscf_tapered__sha256_fa91a2bc19cff218.json"
 
 
 def _problem(path, engine=None):
@@ -67,3 +72,42 @@ def test_not_run_is_na_with_its_reason():
     rec = Replay.not_run(entry, "mode=rerun").to_record()
     assert rec == {"status": "n/a", "energy": None, "published": entry.published_energy,
                    "delta_ha": None, "reason": "mode=rerun"}
+
+
+_TRAINABLE_CODE = """\
+import json, sys
+from qencode_nb.environment.releases import kernel_profile
+from qencode_nb.notebook.pins import pin
+kernels = pin(1, "reference", release=kernel_profile("v4"))["profile"].get("kernels")
+import numpy as np
+from qencode_nb.entry import load
+from qencode_nb.hamiltonian.check import hamiltonian_check, rebuild
+from qencode_nb.rerun.compare import compare
+from qencode_nb.rerun.problem import build_problem
+from qencode_nb.rerun.replay import replay
+entry = load(sys.argv[1])
+rebuilt = rebuild(entry)
+problem = build_problem(entry, rebuilt, None, hamiltonian_check(entry, rebuilt), rerun=False)
+rec = replay(entry, problem).to_record()
+plain = problem.engines.replay.energy()(np.array(entry.optimal_params, dtype=float))
+print(json.dumps({"kernels": kernels, "replay": rec,
+                  "plain": compare(plain, entry.published_energy)}))
+"""
+
+
+@pytest.mark.bitlevel
+@reference_only
+def test_an_lbfgsb_entry_replays_its_published_bits_called_as_the_optimiser_called_it():
+    """QEncode v4 H6 JW/HEA ``fa91a2bc`` (L-BFGS-B): its published energy is the QNode's
+    value on trainable parameters.  Under the v4 triple (numpy SkylakeX, scipy SkylakeX,
+    PySCF Prescott; measured 2026-12-07 on an AMD EPYC Zen 4, v4 pins) the replay, called
+    so, gives the published bits; a plain call of the same QNode is 4 ulps off
+    (1.8e-15 Ha)."""
+    out = subprocess.run([sys.executable, "-c", _TRAINABLE_CODE, str(H6_LBFGSB)],
+                         capture_output=True, text=True, env=pinned_env(1, "reference"),
+                         timeout=900)
+    assert out.returncode == 0, out.stderr[-2000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["kernels"] == {"numpy": "SkylakeX", "scipy": "SkylakeX", "pyscf": "Prescott"}
+    assert got["replay"]["identical"] is True and got["replay"]["ulps"] == 0, got["replay"]
+    assert got["plain"]["identical"] is False and got["plain"]["ulps"] == 4, got["plain"]
