@@ -11,7 +11,10 @@ entry of DB gets a row: ``measured`` (its audit is done), ``failed`` (its audit 
 or ``waiting`` (not run yet; ``predicted_s`` from the plan).  The
 columns are the audit's (qencode_nb.readout.collect.AUDIT_COLUMNS) as the issue asks for
 them, plus ``host`` (the CPU the run measured, from its provenance record), ``kernels``
-(the OpenBLAS kernel of each copy, measured), ``certification_as_published`` and, for a
+(the OpenBLAS kernel of each copy, measured), ``certification_as_published`` (empty where
+the re-run's certification is undecided: the entry's reference cannot judge its energy,
+which lies below it or belongs to a stored Hamiltonian with another ground energy) and,
+for a
 miss, ``cause`` (qencode_nb.studies.misses).  Nothing here computes a result; it selects.
 """
 
@@ -68,8 +71,9 @@ def tabulate(runs: Path, db: Path, plan_file: Path | None = None):
                             "running" if running else "failed")
             row["host"], row["kernels"] = host_and_kernels(Path(audit["notebook"]))
             if audit["status"] == "done":
+                undecided = audit["certified"] is None or pd.isna(audit["certified"])
                 row["certification_as_published"] = (
-                    audit["certified"] == audit["published_certified"])
+                    None if undecided else audit["certified"] == audit["published_certified"])
                 row["same_nfev"] = audit["rerun_nfev"] == audit["published_nfev"]
         else:
             row["state"] = "waiting"
@@ -86,7 +90,8 @@ if __name__ == "__main__":
     out.write_text(published_csv(result, out.parent), encoding="utf-8")
     counts = result["state"].value_counts().to_dict()
     done = result[result["state"] == "measured"]
+    decided = done["certification_as_published"].dropna()
     print(f"{len(result)} entries: {counts}; bit-identical "
           f"{int((done['bit_identical'] == True).sum())} / {len(done)}; "  # noqa: E712
-          f"certification as published {int(done['certification_as_published'].sum())} / "
-          f"{len(done)}")
+          f"certification as published {int(decided.astype(bool).sum())} / {len(decided)} "
+          f"decided ({len(done) - len(decided)} undecided)")
