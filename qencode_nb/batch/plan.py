@@ -158,7 +158,7 @@ def measure(target, options, *, kernelspec: str | None = None,
                        "release": release, "proof_budget": options.proof_budget})
     spawned = time.time()
     try:
-        done = subprocess.run([_python(kernelspec), "-m", "qencode_nb.batch.plan_probe", args],
+        done = subprocess.run([run_python(kernelspec), "-m", "qencode_nb.batch.plan_probe", args],
                               env=kernel_environment(options.blas_threads, coretype,
                                                      release=kernel_profile(release)),
                               cwd=str(ROOT), capture_output=True, text=True, check=False,
@@ -183,7 +183,7 @@ def measure(target, options, *, kernelspec: str | None = None,
     return {**measured, "kept": False}
 
 
-def _python(kernelspec: str | None) -> str:
+def run_python(kernelspec: str | None) -> str:
     """The Python a run in ``kernelspec`` runs (this one for None, or for a kernelspec
     naming a bare ``python``, which Jupyter replaces by this interpreter)."""
     import sys

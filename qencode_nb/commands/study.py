@@ -92,6 +92,19 @@ def add_parsers(sub) -> None:
                          "sweep's own run)")
     for p, axis in STUDY_AXES.items():   # each study's own axis replaces the option it varies
         add_run_options(kinds.choices[p], mode="rerun", study=True, replaced=axis)
+    ge = kinds.add_parser("generator", help="run QEncode's own generator beside the audit "
+                          "and put each miss in its class; writes generator.csv")
+    ge.add_argument("--generator", default=None, metavar="DIR",
+                    help="QEncode generator trees: a folder of <commit>/ trees, one tree or "
+                         "a git checkout of qencode-benchmark (default $QENCODE_NB_GENERATOR, "
+                         "else ../shared/qencode-history/generator beside the checkout)")
+    add_run_options(ge, mode="rerun", study=True)
+    ge.add_argument("entry", help="a name in params/ (lih, h2, h6, bh), a QEncode .json "
+                    "path, a folder of entries, or a sweep's --out folder (its misses)")
+    ge.add_argument("--out", default=None,
+                    help="folder for each entry's runs and generator.csv (default "
+                         "runs/generator)")
+    ge.set_defaults(func=_generator)
     for p in (th, ke, op, en):
         p.add_argument("entry", help="a name in params/ (lih, h2, h6, bh) or a .yaml/.json "
                        "path; with environments --explain also a sweep's --out folder "
@@ -145,6 +158,30 @@ def _explain_misses(args) -> int:
         print(f"- {row['entry_id']}: {int(row['ulps']):,} ulps; {row['cause']}")
     print(f"table: {result.out_dir / 'misses.csv'}")
     return 0
+
+
+def _generator(args) -> int:
+    """``study generator TARGET``: the generator beside the audit, a class per entry."""
+    from qencode_nb.studies.generator import generator_study
+
+    try:
+        result = generator_study(args.entry, args.out or "runs/generator", run_options(args),
+                                 generator=args.generator)
+    except QencodeNbError as exc:
+        print(f"qencode-nb: {as_typed(exc, args)}", file=sys.stderr)
+        return 2
+    for row in result.table.to_dict("records"):
+        print(f"- {row['entry_id']}: {row['class']}: {row['reason']}")
+        parted = row["first_divergence"]
+        print(f"  published {row['published_hex']}, generator {row['generator_hex']}, "
+              f"qencode-nb {row['qencode_nb_hex']}; traces "
+              + ("agree at every evaluation" if parted is None or parted != parted
+                 else f"part at evaluation {int(parted)} ({row['diverged_input']})"))
+        if row["failure"]:
+            print(f"  failed: {row['failure']}")
+    print(", ".join(f"{k}: {v}" for k, v in result.counts().items()))
+    print(f"table: {result.out_dir / 'generator.csv'}")
+    return 1 if result.table["failure"].notna().any() else 0
 
 
 def _study(args) -> int:
