@@ -1,0 +1,200 @@
+"""The generator study (issue 59): QEncode's own generator at the recorded commit, run
+beside the audit, as the oracle of a miss (qencode_nb.studies.generator*).
+
+The generator trees are the shared ones (``../shared/qencode-history/generator/<commit>/``,
+unchanged files of the public repository, MIT).  The end-to-end tests use the bundled H2
+cc-pVDZ JW/UCCSD entry (1 qubit after tapering, 20 COBYLA evaluations): the generator
+takes about 5 s there, each audit 20-40 s.  Its arithmetic is a 2-amplitude state and
+three Pauli terms: no BLAS kernel enters it, so the expectations hold on every host kind.
+Measured 2026-12-07 on an AMD EPYC Zen 3 (no AVX-512, no preset; portable kernels): the
+generator's first energy (x = 0) is ``-0x1.20ed6bfe5b0b4p+0`` = fl(c_I - c_Z0) of the
+stored terms.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+
+import pytest
+from conftest import SHARED_DB, SHARED_HISTORY, reseal
+
+from qencode_nb.entry import load
+from qencode_nb.errors import EntryError, ParameterError
+from qencode_nb.paths import ROOT
+from qencode_nb.studies.generator_args import generator_run, generator_tree
+from qencode_nb.studies.generator_compare import (classify, first_divergence,
+                                                  hamiltonian_difference)
+
+TREES = SHARED_HISTORY / "generator"
+H2 = ROOT / "data" / "qencode-v4" / "H2_ccpvdz_JW_UCCSD_v4_tapered__sha256_93a0f8a8604d9aed.json"
+
+
+# --- the command line, derived from the entry ------------------------------------------
+
+def test_lih_gets_the_generator_spelling_of_every_recorded_value():
+    run = generator_run(load("lih"), TREES)
+    assert run.commit == "e1f44cd" and run.tree == TREES / "e1f44cd"
+    assert run.script == TREES / "e1f44cd" / "scripts" / "generate_entry_v4.py"
+    argv = list(run.argv)
+    pairs = dict(zip(argv[::2], argv[1::2]))
+    assert pairs["--molecule"] == "LiH" and pairs["--basis"] == "cc-pvdz"
+    assert pairs["--mapping"] == "parity"
+    assert pairs["--ansatz-type"] == "hardware_efficient"     # the entry says "hea"
+    assert pairs["--reps"] == "2" and pairs["--active-space"] == "4,4"
+    assert pairs["--max-iter"] == "500" and pairs["--multistart"] == "10"
+    assert pairs["--seed"] == "42" and pairs["--optimizer"] == "cobyla"
+    assert argv[-2:] == ["--dry-run", "--no-colour"]
+    assert "--no-early-stop" not in argv                     # the generator's default
+
+
+def test_every_shared_v4_entry_has_a_generator_run():
+    entries = sorted(SHARED_DB.glob("*.json"))
+    assert len(entries) == 40
+    commits = {generator_run(load(str(p)), TREES).commit for p in entries}
+    assert commits == {"e1f44cd", "82b94f8"}
+
+
+def test_an_lbfgsb_entry_runs_the_generators_bfgs():
+    path = next(p for p in SHARED_DB.glob("N2_*HEA*.json")
+                if "L-BFGS-B" in json.loads(p.read_text())["results"]["vqe"]["optimizer"])
+    argv = list(generator_run(load(str(path)), TREES).argv)
+    assert argv[argv.index("--optimizer") + 1] == "bfgs"
+
+
+def test_a_geometry_the_generator_cannot_take_is_refused_naming_the_field(tmp_path):
+    def stretch(raw):
+        raw["problem"]["geometry"] = "Li 0.0 0.0 0.0; H 0.0 0.0 1.7"
+
+    path = reseal(tmp_path, SHARED_DB / "LiH_ccpvdz_PAR_HEA_v4_tapered__sha256_e94da71e7eb3b98e.json",
+                  stretch, "lih-stretched")
+    with pytest.raises(EntryError) as err:
+        generator_run(load(str(path)), TREES)
+    assert err.value.field == "problem.geometry"
+    assert "1.7" in str(err.value) and "1.6" in str(err.value)
+
+
+def test_a_commit_without_a_tree_is_refused_naming_what_is_there(tmp_path):
+    (tmp_path / "e1f44cd").mkdir()
+    with pytest.raises(ParameterError) as err:
+        generator_tree("82b94f8", tmp_path)
+    assert err.value.parameter == "generator"
+    assert "82b94f8" in str(err.value) and "e1f44cd" in str(err.value)
+
+
+def test_a_v3_entry_is_refused_naming_its_schema():
+    v3 = next((SHARED_HISTORY / "releases" / "v3" / "db").glob("H2_*.json"))
+    with pytest.raises(EntryError) as err:
+        generator_run(load(str(v3)), TREES)
+    assert err.value.field == "schema_version" and "4.0.0" in str(err.value)
+
+
+def test_a_git_checkout_gives_the_commits_files_unchanged(tmp_path):
+    repo = tmp_path / "qencode-benchmark"
+    (repo / "scripts").mkdir(parents=True)
+    script = (TREES / "e1f44cd" / "scripts" / "generate_entry_v4.py").read_bytes()
+    (repo / "scripts" / "generate_entry_v4.py").write_bytes(script)
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(git + ["add", "."], check=True)
+    subprocess.run(git + ["commit", "-qm", "tree"], check=True)
+    commit = subprocess.run(git + ["rev-parse", "HEAD"], capture_output=True, text=True,
+                            check=True).stdout.strip()
+    (repo / "scripts" / "generate_entry_v4.py").write_text("edited after the commit")
+    tree = generator_tree(commit[:7], repo, cache=tmp_path / "cache")
+    assert (tree / "scripts" / "generate_entry_v4.py").read_bytes() == script
+
+
+# --- comparison and classes ----------------------------------------------------------
+
+def _line(i, x, e):
+    return {"i": i, "restart": 0, "x": tuple(float(v).hex() for v in x), "energy": float(e).hex()}
+
+
+def test_first_divergence_names_the_input_that_differed():
+    a = [_line(0, [0.0], -1.0), _line(1, [0.5], -1.1), _line(2, [0.25], -1.2)]
+    same_x = [_line(0, [0.0], -1.0), _line(1, [0.5], math.nextafter(-1.1, 0)), _line(2, [0.3], -1.2)]
+    other_x = [_line(0, [0.0], -1.0), _line(1, [0.75], -1.1)]
+    assert first_divergence(a, a) == {"evaluation": None, "input": None, "compared": 3,
+                                      "left_energy": None, "right_energy": None}
+    assert first_divergence(a, same_x)["evaluation"] == 2
+    assert first_divergence(a, same_x)["input"] == "Hamiltonian"
+    assert first_divergence(a, other_x)["input"] == "x"
+    assert first_divergence(a, a[:2]) == {"evaluation": 3, "input": "length", "compared": 2,
+                                          "left_energy": a[2]["energy"], "right_energy": None}
+
+
+def test_hamiltonian_difference_counts_each_coefficient_off_by_one_ulp():
+    stored = load("lih").pauli_terms
+    changed = [dict(t) for t in stored]
+    for t in changed[:3]:
+        t["coefficient"] = math.nextafter(t["coefficient"], math.inf)
+    diff = hamiltonian_difference(stored, changed)
+    assert diff["terms"] == 155 and diff["strings_equal"] and diff["order_equal"]
+    assert diff["coefficients_differing"] == 3 and not diff["identical"]
+    assert 0 < diff["largest_difference_ha"] < 1e-15
+    assert hamiltonian_difference(stored, stored)["identical"]
+
+
+def test_each_class_from_its_defining_case():
+    p = -7.978591597970441
+    off = math.nextafter(p, 0)
+    far = p + 1e-3
+    equal_h = {"identical": True, "terms": 155, "coefficients_differing": 0,
+               "largest_difference_ha": 0.0}
+    other_h = {"identical": False, "terms": 155, "coefficients_differing": 144,
+               "largest_difference_ha": 8.9e-15}
+    r = lambda e: {"energy": e}   # noqa: E731
+    assert classify(p, r(p), r(p), None, equal_h)[0] == "reproduced"
+    assert classify(p, r(p), r(off), None, equal_h)[0] == "ours"
+    assert classify(p, r(far), r(off), r(far), other_h)[0] == "chemistry"
+    assert classify(p, r(far), r(off), r(off), other_h)[0] == "ours"
+    kind, why = classify(p, r(off), r(off), None, equal_h)
+    assert kind == "outside the record" and "1 ulps" in why
+    assert classify(p, None, r(p), None, None)[0] == "undecided"
+
+
+# --- end to end, against the shared trees --------------------------------------------
+
+def _study(target, out):
+    from qencode_nb.studies.generator import generator_study
+
+    return generator_study(str(target), out, generator=TREES, progress=False)
+
+
+@pytest.mark.notebook
+@pytest.mark.slow
+def test_h2_end_to_end_the_generator_and_the_audit_agree_at_every_evaluation(tmp_path):
+    result = _study(H2, tmp_path / "study")
+    row = result.table.to_dict("records")[0]
+    assert row["failure"] is None or row["failure"] != row["failure"]
+    assert row["class"] == "reproduced", row["reason"]
+    assert row["generator_hex"] == row["qencode_nb_hex"] == row["published_hex"]
+    assert row["coefficients_differing"] == 0 and row["hamiltonian_terms"] == 3
+    assert row["evaluations_generator"] == row["evaluations_qencode_nb"] == 20
+    assert row["first_divergence"] is None or row["first_divergence"] != row["first_divergence"]
+    assert row["nfev_generator"] == row["nfev_qencode_nb"] == 20 and row["params_equal"]
+    assert row["generator_kernels"] == row["audit_kernels"]
+    folder = tmp_path / "study" / H2.stem
+    assert (folder / "generator-entry.json").is_file() and (folder / "qencode-nb.ipynb").is_file()
+    assert (tmp_path / "study" / "generator.csv").read_text().count("\n") == 2
+
+
+@pytest.mark.notebook
+@pytest.mark.slow
+def test_one_ulp_in_one_stored_coefficient_parts_the_traces_at_evaluation_1(tmp_path):
+    # c_I one ulp towards +inf: fl(c_I - c_Z0) at x = 0 moves by one ulp (module docstring)
+    def nudge(raw):
+        term = raw["artifacts"]["qubit_hamiltonian"]["pauli_terms"][0]
+        assert term["pauli_string"] == "I"
+        term["coefficient"] = math.nextafter(term["coefficient"], math.inf)
+
+    path = reseal(tmp_path, H2, nudge, "h2-one-ulp")
+    row = _study(path, tmp_path / "study").table.to_dict("records")[0]
+    assert row["first_divergence"] == 1 and row["diverged_input"] == "Hamiltonian"
+    assert row["coefficients_differing"] == 1
+    assert row["given_first_divergence"] != row["given_first_divergence"] \
+        or row["given_first_divergence"] is None          # given the generator's H: no parting
+    assert row["given_generator_hex"] == row["generator_hex"]
+    assert row["class"] == "chemistry", row["reason"]
