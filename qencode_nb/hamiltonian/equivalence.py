@@ -62,6 +62,11 @@ class TermComparison:
         n_missing, n_extra: strings only in the stored / only in the rebuilt
             terms (with |c| above the tolerance).
         tolerance_ha: the tolerance used.
+        coeffs_differing: how many Pauli strings of either side have a
+            coefficient (Ha) that is not the other side's to the bit (compared as
+            ``max_abs_dcoeff`` is: real parts, after the conjugation when one was
+            found; a string on one side only counts); 0: equal to the last bit.
+        coeffs_compared: how many Pauli strings were compared (both sides' union).
     """
 
     equal: bool
@@ -74,6 +79,8 @@ class TermComparison:
     n_missing: int = 0
     n_extra: int = 0
     tolerance_ha: float = COEFF_MATCH_HA
+    coeffs_differing: int | None = None
+    coeffs_compared: int | None = None
 
     def to_record(self) -> dict:
         """The comparison as a JSON-able dict (the ``hamiltonian`` record's ``paths``)."""
@@ -83,7 +90,9 @@ class TermComparison:
                 "max_abs_dcoeff_raw": self.max_abs_dcoeff_raw,
                 "conjugating_pauli": self.conjugating_pauli,
                 "n_sign_flips": self.n_sign_flips, "n_missing": self.n_missing,
-                "n_extra": self.n_extra, "tolerance_ha": self.tolerance_ha}
+                "n_extra": self.n_extra, "tolerance_ha": self.tolerance_ha,
+                "coeffs_differing": self.coeffs_differing,
+                "coeffs_compared": self.coeffs_compared}
 
 
 def _real(c) -> float:
@@ -159,14 +168,19 @@ def anticommutes(pauli_string: str, conj: tuple[int, int]) -> bool:
 
 
 def _max_diff(stored: dict, rebuilt: dict, sign=None):
-    """``(max |Δc|, its string)`` over the union of strings; ``sign(s)`` = ±1 on rebuilt."""
-    best, term = None, None
+    """``(max |Δc| (Ha), its string, strings whose coefficients differ at all, strings
+    compared)`` over the union of strings; ``sign(s)`` = ±1 on rebuilt."""
+    best, term, differing, compared = None, None, 0, 0
     for s in list(stored) + [s for s in rebuilt if s not in stored]:
         r = _real(rebuilt.get(s, 0.0)) * (sign(s) if sign else 1)
-        d = abs(_real(stored.get(s, 0.0)) - r)
+        a = _real(stored.get(s, 0.0))
+        d = abs(a - r)
+        compared += 1
+        if a != r:
+            differing += 1
         if best is None or d > best:
             best, term = d, s
-    return best, term
+    return best, term, differing, compared
 
 
 def compare_terms(stored: dict, rebuilt: dict, *,
@@ -187,18 +201,20 @@ def compare_terms(stored: dict, rebuilt: dict, *,
         ``pauli conjugation`` (tried in that order), or not equal with the
         largest difference and its term.
     """
-    raw, raw_term = _max_diff(stored, rebuilt)
+    raw, raw_term, differing, compared = _max_diff(stored, rebuilt)
     missing = [s for s in stored if s not in rebuilt and abs(_real(stored[s])) > tolerance_ha]
     extra = [s for s in rebuilt if s not in stored and abs(_real(rebuilt[s])) > tolerance_ha]
     base = dict(max_abs_dcoeff_raw=raw, n_missing=len(missing), n_extra=len(extra),
-                tolerance_ha=tolerance_ha)
+                tolerance_ha=tolerance_ha, coeffs_compared=compared)
     if raw is None or raw <= tolerance_ha:
         same_order = list(stored) == list(rebuilt)
         return TermComparison(equal=True,
                               equivalence="identical" if same_order else "term order",
-                              max_abs_dcoeff=raw, max_abs_dcoeff_term=raw_term, **base)
+                              max_abs_dcoeff=raw, max_abs_dcoeff_term=raw_term,
+                              coeffs_differing=differing, **base)
     not_equal = TermComparison(equal=False, equivalence=None, max_abs_dcoeff=raw,
-                               max_abs_dcoeff_term=raw_term, **base)
+                               max_abs_dcoeff_term=raw_term, coeffs_differing=differing,
+                               **base)
     if missing or extra:
         return not_equal
     flips = {}
@@ -217,9 +233,10 @@ def compare_terms(stored: dict, rebuilt: dict, *,
 
     # Not equal: the largest difference left after the conjugation the other terms
     # fix, so a single edited coefficient is named even under a sign gauge.
-    after, after_term = _max_diff(stored, rebuilt, sign)
+    after, after_term, differing, _ = _max_diff(stored, rebuilt, sign)
     equal = after <= tolerance_ha
     return TermComparison(equal=equal, equivalence="pauli conjugation" if equal else None,
                           max_abs_dcoeff=after, max_abs_dcoeff_term=after_term,
                           conjugating_pauli=pauli_string_of(*conj),
+                          coeffs_differing=differing,
                           n_sign_flips=sum(1 for s in stored if sign(s) < 0), **base)

@@ -160,8 +160,9 @@ def _term_sets(stored: dict, rebuilt: dict, constant: float,
                constant_rebuilt: float) -> dict:
     """The term comparison's :class:`HamiltonianCheck` fields: the Pauli-string
     sets and order, ``missing`` / ``extra`` (at most :data:`MAX_LISTED`), the
-    largest |Δ coefficient| (Ha) and its string, bit identity, and the Weyl bound
-    (Ha) on any eigenvalue shift."""
+    largest |Δ coefficient| (Ha) and its string, bit identity and how many
+    coefficients differ (a string on one side only counts; 0 exactly when
+    ``coeffs_bit_identical``), and the Weyl bound (Ha) on any eigenvalue shift."""
     missing = [s for s in stored if s not in rebuilt]
     extra = [s for s in rebuilt if s not in stored]
     common = [s for s in stored if s in rebuilt]
@@ -179,6 +180,8 @@ def _term_sets(stored: dict, rebuilt: dict, constant: float,
         "max_abs_dcoeff_term": max_term,
         "coeffs_bit_identical": (not missing and not extra
                                  and all(rebuilt[s] == stored[s] for s in common)),
+        "coeffs_differing": (len(missing) + len(extra)
+                             + sum(1 for s in common if rebuilt[s] != stored[s])),
         "weyl_bound_ha": weyl, "constant_ha": constant,
         "constant_rebuilt_ha": constant_rebuilt}
 

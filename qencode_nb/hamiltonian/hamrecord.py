@@ -25,8 +25,10 @@ RECORD_KEYS = (
     "kernel_dependent", "hamiltonian_source_inferred", "inference_basis", "source_matches",
     "cache_hit", "cache_key", "e_casci_rebuilt", "e_casci_diff", "e_hf_rebuilt",
     "e_hf_diff", "z2_symmetries_stored", "z2_symmetries_rebuilt", "structure_mismatch",
-    "sectors_rebuilt", "sectors_match", "cache_status", "active_space_boundary")
-"""The ``hamiltonian`` record's keys, in order, when the entry stores a Hamiltonian."""
+    "sectors_rebuilt", "sectors_match", "cache_status", "active_space_boundary",
+    "coeffs_differing")
+"""The ``hamiltonian`` record's keys, in order, when the entry stores a Hamiltonian
+(a key added later goes at the end: readers outside the project read them)."""
 
 REBUILT_ONLY_KEYS = (
     "n_terms", "n_terms_stored", "num_qubits", "terms_match", "max_abs_dcoeff",
@@ -74,6 +76,9 @@ class HamiltonianCheck:
         max_abs_dcoeff, max_abs_dcoeff_term: the largest |rebuilt - stored|
             coefficient over common strings and its string.
         coeffs_bit_identical: same strings, every coefficient equal to the bit.
+        coeffs_differing: how many Pauli strings' coefficients (Ha) are not the
+            rebuilt ones to the bit (a string on one side only counts; 0 exactly
+            when ``coeffs_bit_identical``).
         weyl_bound_ha: sum of |coefficient differences| (missing / extra terms whole)
             plus |constant difference|: a bound on any eigenvalue shift.
         constant_ha, constant_rebuilt_ha: the tapering's constant correction, stored
@@ -131,6 +136,7 @@ class HamiltonianCheck:
     max_abs_dcoeff: float | None = None
     max_abs_dcoeff_term: str | None = None
     coeffs_bit_identical: bool | None = None
+    coeffs_differing: int | None = None
     weyl_bound_ha: float | None = None
     constant_ha: float | None = None
     constant_rebuilt_ha: float | None = None

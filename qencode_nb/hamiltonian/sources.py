@@ -241,6 +241,53 @@ def _difference(name: str, p: dict) -> str:
     return f"{name} differs by {p.get('max_abs_dcoeff', float('nan')):.3e} Ha{where}{how}"
 
 
+def _ha(value: float, digits: int) -> str:
+    """``value`` (Ha) in e-notation with ``digits`` decimals and no padded exponent
+    (``1e-8``, ``5.3e-15``)."""
+    mantissa, exponent = f"{value:.{digits}e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
+
+
+def agreement(name: str, p: dict) -> str:
+    """How the stored terms equal the path ``name``, in words: the verdict card's
+    Hamiltonian line (:func:`qencode_nb.verdict.card_text.check_rows`) and the one rule
+    for its wording.
+
+    ``p`` is the path's record (:func:`compare_path`; Ha throughout).  Every Pauli
+    coefficient and the constant correction equal to the bit: ``equal to the of_bridge
+    rebuild to the last bit``; else the tolerance the check used
+    (:data:`~qencode_nb.rules.COEFF_MATCH_HA`, the record's ``tolerance_ha``), how many
+    coefficients differ and the largest |difference|: ``equal to the of_bridge rebuild
+    within 1e-8 Ha; 153 of 155 coefficients differ (largest difference 5.3e-15 Ha)``.
+    An equivalence other than the same terms in the same order is named (``in another
+    term order``, ``up to conjugation by Z1 (54 signs flipped; same spectrum)``).  A
+    record written before ``coeffs_differing`` existed gives the tolerance and the
+    largest difference only (or ``to the last bit`` when that is 0.0 Ha).
+    """
+    head = f"equal to the {name} rebuild"
+    how = p.get("equivalence")
+    if how == "term order":
+        head += " in another term order,"
+    elif how == "pauli conjugation":
+        head += (f" up to conjugation by {p.get('conjugating_pauli')} "
+                 f"({p.get('n_sign_flips')} signs flipped; same spectrum),")
+    constant = float(p.get("constant_diff_ha") or 0.0)
+    largest = max(float(p.get("max_abs_dcoeff") or 0.0), abs(constant))
+    differing, compared = p.get("coeffs_differing"), p.get("coeffs_compared")
+    if differing is None and largest == 0.0:
+        differing = 0
+    if differing == 0 and constant == 0.0:
+        return f"{head} to the last bit"
+    within = f"{head} within {_ha(float(p.get('tolerance_ha') or COEFF_MATCH_HA), 0)} Ha"
+    largest_text = f"largest difference {_ha(largest, 1)} Ha"
+    if differing is None:
+        return f"{within} ({largest_text})"
+    subjects = ([f"{differing} of {compared} coefficients"] if differing else []) + (
+        ["the constant correction"] if constant else [])
+    verb = "differs" if len(subjects) == 1 and (differing or 0) <= 1 else "differ"
+    return f"{within}; {' and '.join(subjects)} {verb} ({largest_text})"
+
+
 def _equal_phrase(name: str, p: dict) -> str:
     how = p.get("equivalence")
     if how == "pauli conjugation":

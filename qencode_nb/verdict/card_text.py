@@ -6,6 +6,8 @@ entries' own precision, margins in per cent; imports no numpy.
 
 from __future__ import annotations
 
+from qencode_nb.hamiltonian.sources import agreement
+
 
 def fmt_mha(value) -> str:
     """mHa to 6 decimals (the entries' own precision), or 4 significant digits below 1 µHa."""
@@ -143,8 +145,7 @@ def check_rows(r: dict) -> list:
                 f"qubit{'' if h.get('num_qubits') == 1 else 's'}")
         source = h.get("hamiltonian_source")
         if status == "pass" and source:
-            how = (h.get("paths") or {}).get(source, {}).get("equivalence")
-            text = f"{size}, equal to the {source} rebuild" + (f" ({how})" if how else "")
+            text = f"{size}, {agreement(source, (h.get('paths') or {}).get(source, {}))}"
         else:
             text = f"{size}: {h.get('reason') or 'not compared'}"
         out.append(("hamiltonian", status, text))
