@@ -11,6 +11,10 @@ accepted set, taken from where that set lives:
 
 - ``mode``: :data:`MODES` (studies: :data:`STUDY_MODES`);
 - ``engine``: the engines registry (:func:`qencode_nb.engines.registry.names`);
+- ``hamiltonian``: :data:`qencode_nb.engines.selection.HAMILTONIANS` (which qubit
+  Hamiltonian the re-run and the replay run on; the entry's own refusal, no rebuild,
+  is the problem stage's: :func:`qencode_nb.engines.selection.on_hamiltonian`);
+- ``evaluation_log``: a file path or None (:func:`check_evaluation_log`);
 - ``blas_coretype``: the kernel profiles
   (:func:`qencode_nb.notebook.blas_profiles.accepted_values`; on this CPU);
 - ``stack``: :data:`qencode_nb.environment.store.STACK_WORDS` and the ready stacks
@@ -32,6 +36,7 @@ import re
 from dataclasses import dataclass, fields, replace
 
 from qencode_nb.engines import registry
+from qencode_nb.engines.selection import HAMILTONIANS
 from qencode_nb.environment.store import STACK_WORDS, ready_stacks
 from qencode_nb.errors import ParameterError, PinError
 from qencode_nb.notebook import blas_profiles
@@ -101,6 +106,46 @@ def check_engine(engine) -> str | None:
         _refuse(engine, "None (the recorded backend), " + ", ".join(registry.names()),
                 "engine")
     return name
+
+
+def check_hamiltonian(hamiltonian) -> str:
+    """``hamiltonian`` checked: one of :data:`~qencode_nb.engines.selection.HAMILTONIANS`
+    ("stored": the entry's stored terms where it has them, else the rebuild; "rebuilt":
+    the qubit Hamiltonian the audit's chemistry stage rebuilds here, as QEncode's own
+    generator would optimise it).
+
+    Raises:
+        ParameterError: anything else (parameter ``hamiltonian``; lists the accepted).
+    """
+    if not isinstance(hamiltonian, str) or hamiltonian not in HAMILTONIANS:
+        _refuse(hamiltonian, ", ".join(HAMILTONIANS), "hamiltonian")
+    return hamiltonian
+
+
+def check_evaluation_log(path, parameter: str = "evaluation_log") -> str | None:
+    """``evaluation_log`` checked: None (no log), or a file path (a non-empty string or
+    :class:`os.PathLike`) whose folder exists and that is not a folder itself, returned
+    as a string as given (relative paths are the kernel's working folder's).
+
+    Raises:
+        ParameterError: anything else, naming ``parameter``, the value and what is
+            accepted.
+    """
+    import os
+    from pathlib import Path
+
+    if path is None:
+        return None
+    accepted = "None (no log) or the path of a file whose folder exists"
+    if isinstance(path, os.PathLike):
+        path = os.fspath(path)
+    if not isinstance(path, str) or not path.strip():
+        _refuse(path, accepted, parameter)
+    target = Path(path)
+    if target.is_dir() or not target.absolute().parent.is_dir():
+        _refuse(path, accepted + (" (it is a folder)" if target.is_dir()
+                                  else " (its folder does not exist)"), parameter)
+    return path
 
 
 def check_count(value, parameter: str, *, zero: str | None = None) -> int:
@@ -251,12 +296,14 @@ def check_stack(stack, *, ready: bool = True) -> str:
 
 
 def audit_parameters(*, mode, engine, blas_threads, blas_coretype, proof_budget,
-                     stack, optimizer=None) -> dict:
+                     stack, optimizer=None, hamiltonian="stored",
+                     evaluation_log=None) -> dict:
     """audit.ipynb's run parameters checked (its frame cell, before the pin): the
     values to use, keyed by parameter name (``engine`` lower case or None,
     ``blas_coretype`` canonical, ``proof_budget`` a float or None, ``stack`` as
     :func:`check_stack` gives it in a kernel, ``optimizer`` as given or None:
-    :func:`check_optimizer`).
+    :func:`check_optimizer`; ``hamiltonian``: :func:`check_hamiltonian`;
+    ``evaluation_log`` a path string or None: :func:`check_evaluation_log`).
 
     Raises:
         ParameterError: the first value refused, in the order of the arguments.
@@ -266,7 +313,9 @@ def audit_parameters(*, mode, engine, blas_threads, blas_coretype, proof_budget,
             "blas_coretype": check_coretype(blas_coretype),
             "proof_budget": check_proof_budget(proof_budget),
             "stack": check_stack(stack, ready=False),
-            "optimizer": check_optimizer(optimizer)}
+            "optimizer": check_optimizer(optimizer),
+            "hamiltonian": check_hamiltonian(hamiltonian),
+            "evaluation_log": check_evaluation_log(evaluation_log)}
 
 
 @dataclass(frozen=True)
@@ -281,6 +330,9 @@ class RunOptions:
             :data:`STUDY_MODES`, checked by them).
         engine: audit.ipynb ``engine``: None (the recorded backend) or a registered
             engine.
+        hamiltonian: audit.ipynb ``hamiltonian``: "stored" (default: the entry's stored
+            terms where it has them) or "rebuilt" (the qubit Hamiltonian rebuilt here;
+            passed to the notebook only when it is not the default).
         blas_threads: BLAS threads of every run (an int >= 1; a threads study varies
             it, a kernels study runs at 1).
         blas_coretype: BLAS kernels of every run (a profile, ``host`` or one
@@ -306,6 +358,7 @@ class RunOptions:
 
     mode: str = "full"
     engine: str | None = None
+    hamiltonian: str = "stored"
     blas_threads: int = 1
     blas_coretype: str | None = None
     db: str | None = None
@@ -320,6 +373,7 @@ class RunOptions:
 
     def __post_init__(self):
         checked = {"mode": check_mode(self.mode), "engine": check_engine(self.engine),
+                   "hamiltonian": check_hamiltonian(self.hamiltonian),
                    "blas_threads": check_threads(self.blas_threads),
                    "blas_coretype": check_coretype(self.blas_coretype),
                    "stack": check_stack(self.stack),

@@ -18,9 +18,10 @@ from conftest import AUDIT_NB, H2_JW_UCCSD, ROOT
 from qencode_nb.engines import registry
 from qencode_nb.errors import ParameterError, RunFailed
 from qencode_nb.notebook import blas_profiles
+from qencode_nb.engines.selection import HAMILTONIANS
 from qencode_nb.options import (MODES, RunOptions, audit_parameters, check_coretype,
-                                check_engine, check_seconds, check_stack, check_threads,
-                                with_changes)
+                                check_engine, check_evaluation_log, check_hamiltonian,
+                                check_seconds, check_stack, check_threads, with_changes)
 
 #: One wrong value per parameter, and the library's sentence for it (parameter, detail).
 WRONG = {
@@ -28,6 +29,7 @@ WRONG = {
                + ", ".join(registry.names())),
     "blas_threads": (0, "0 is not accepted; accepted: an integer >= 1"),
     "mode": ("bogus", "'bogus' is not accepted; accepted: " + ", ".join(MODES)),
+    "hamiltonian": ("generator", "'generator' is not accepted; accepted: stored, rebuilt"),
 }
 
 
@@ -102,7 +104,8 @@ def test_each_entry_point_refuses_a_wrong_value_the_same_way(name, tmp_path):
     assert {p for p, _ in said.values()} == (
         {"blas_threads", "threads"} if name == "blas_threads" else {name}), said
     assert not out.exists(), "refused before anything was written"
-    flag = {"engine": "--engine", "blas_threads": "--threads", "mode": "--mode"}[name]
+    flag = {"engine": "--engine", "blas_threads": "--threads", "mode": "--mode",
+            "hamiltonian": "--hamiltonian"}[name]
     cli = subprocess.run([sys.executable, "-m", "qencode_nb.cli", "audit", str(H2_JW_UCCSD),
                           flag, str(value), "--out", str(tmp_path / "cli.ipynb")],
                          capture_output=True, text=True, cwd=ROOT)
@@ -114,6 +117,32 @@ def test_each_entry_point_refuses_a_wrong_value_the_same_way(name, tmp_path):
     error = read_records(nb)["error"]
     assert (error["stage"], error["type"], error["message"]) == (
         "parameters", "ParameterError", f"{name} {detail}")
+
+
+def test_hamiltonian_and_evaluation_log_are_refused_naming_them(tmp_path):
+    """issue 59: ``hamiltonian`` is one of :data:`HAMILTONIANS`; ``evaluation_log`` None or
+    the path of a file whose folder exists; each refusal names the parameter, the value
+    and the accepted set, in the notebook frame's check too."""
+    assert HAMILTONIANS == ("stored", "rebuilt")
+    assert [check_hamiltonian(h) for h in HAMILTONIANS] == list(HAMILTONIANS)
+    for bad in ("Rebuilt", "", None, 1, "of_bridge"):
+        assert _refusal(lambda: check_hamiltonian(bad)) == (
+            "hamiltonian", f"{bad!r} is not accepted; accepted: stored, rebuilt")
+    accepted = "None (no log) or the path of a file whose folder exists"
+    assert check_evaluation_log(None) is None
+    assert check_evaluation_log(tmp_path / "log.jsonl") == str(tmp_path / "log.jsonl")
+    assert check_evaluation_log("log.jsonl") == "log.jsonl"     # the kernel's folder
+    for bad, why in ((5, ""), ("", ""), ("  ", ""), (True, ""), (["a"], ""),
+                     (str(tmp_path), " (it is a folder)"),
+                     (str(tmp_path / "no" / "log.jsonl"), " (its folder does not exist)")):
+        assert _refusal(lambda: check_evaluation_log(bad)) == (
+            "evaluation_log", f"{bad!r} is not accepted; accepted: {accepted}{why}")
+    base = dict(mode="full", engine=None, blas_threads=1, blas_coretype=None,
+                proof_budget=60, stack="current")
+    checked = audit_parameters(**base)
+    assert (checked["hamiltonian"], checked["evaluation_log"]) == ("stored", None)
+    assert _refusal(lambda: audit_parameters(**base, evaluation_log=7))[0] == "evaluation_log"
+    assert _refusal(lambda: audit_parameters(**base, hamiltonian="x"))[0] == "hamiltonian"
 
 
 def test_an_unknown_optimizer_is_refused_by_one_class_with_one_accepted_set(tmp_path):

@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from qencode_nb.engines.selection import HAMILTONIANS
 from qencode_nb.options import RunOptions, proof_budget_parameter
 
 
@@ -57,6 +58,13 @@ RUN_SPEC = (
     RunOption("mode", "--mode", meaning="audit mode", parameter="mode"),
     RunOption("engine", "--engine", meaning="the engine that re-runs and replays",
               parameter="engine"),
+    RunOption("hamiltonian", "--hamiltonian", None, "|".join(HAMILTONIANS),
+              parameter="hamiltonian",
+              meaning="the qubit Hamiltonian the replay and the re-run run on: stored "
+                      "(default: the entry's stored terms; the rebuild where it stores "
+                      "none) or rebuilt (the one the audit's chemistry stage rebuilds "
+                      "here, as QEncode's own generator would optimise it; refused for "
+                      "an entry that cannot be rebuilt)"),
     RunOption("blas_threads", "--threads", int, "THREADS",
               "BLAS threads of every run (default 1)", parameter="blas_threads"),
     RunOption("blas_coretype", "--coretype", None, "CORETYPE", "BLAS kernels of every run",
@@ -93,13 +101,15 @@ def notebook_parameters(options: RunOptions, entry, axis: dict | None = None, *,
         entry: the entry file or bundled name (checked by the caller).
         axis: a study's own values for this run, replacing the options' (``{"blas_threads":
             2}``, ``{"blas_coretype": "Haswell"}``, ``{"optimizer": "COBYLA"}``, the
-            explain search's ``stack``); a value None leaves the notebook's default.
+            explain search's ``stack``, ``{"hamiltonian": "rebuilt", "evaluation_log":
+            PATH}``); a value None leaves the notebook's default.
         resume: add ``resume=True`` (continue an interrupted re-run from its checkpoint).
         public_key: a PEM file verifying the entry's own signature (resolved).
 
     Returns:
         ``{"entry", "mode", "blas_threads"}`` and, where they differ from the notebook's
-        defaults, ``blas_coretype``, ``engine``, ``db`` (resolved), ``stack`` (nothing
+        defaults, ``blas_coretype``, ``engine``, ``hamiltonian`` (nothing for "stored",
+        so a run's inputs and resume key stay as they were), ``db`` (resolved), ``stack`` (nothing
         for "current": :func:`qencode_nb.environment.choice.stack_parameter`),
         ``proof_budget`` (:func:`qencode_nb.options.proof_budget_parameter`: nothing at
         the default, so a run's inputs and resume key stay as they were), ``resume``,
@@ -112,6 +122,8 @@ def notebook_parameters(options: RunOptions, entry, axis: dict | None = None, *,
         params["resume"] = True
     if options.engine is not None:
         params["engine"] = options.engine
+    if options.hamiltonian != "stored":
+        params["hamiltonian"] = options.hamiltonian
     if options.blas_coretype:
         params["blas_coretype"] = options.blas_coretype
     if options.db is not None:

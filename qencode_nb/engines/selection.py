@@ -7,16 +7,70 @@ gives each other's reason).  The replay runs on the first of the same engines, f
 the re-run's on, that binds and may replay the stored parameters
 (``Bound.replay_reason``).  When none does, the recorded engine runs
 (:func:`recorded`) and the reasons are kept.  Asked for nothing (``None``), the
-recorded engine runs both.  Importing this module imports nothing heavy.
+recorded engine runs both.
+
+Which qubit Hamiltonian they bind is decided here too, once, by :func:`on_hamiltonian`
+(audit.ipynb ``hamiltonian``): the entry's stored terms where it has them, else (or
+asked for "rebuilt") the operator the audit's chemistry stage rebuilt.  Importing this
+module imports nothing heavy.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from qencode_nb.engines import registry
-from qencode_nb.errors import EntryError, NotRunnable
+from qencode_nb.errors import EntryError, NotRunnable, ParameterError
 from qencode_nb.rules import ADAPT_ENGINES
+
+#: audit.ipynb ``hamiltonian``: the qubit Hamiltonian the re-run and the replay run on
+#: (:func:`on_hamiltonian`; checked by :func:`qencode_nb.options.check_hamiltonian`).
+HAMILTONIANS = ("stored", "rebuilt")
+
+#: The problem's ``hamiltonian_origin`` (the ``rerun`` record's ``config.hamiltonian``,
+#: the ``replay`` record's ``hamiltonian``) of the rebuilt operator: OpenFermion's
+#: path (:mod:`qencode_nb.hamiltonian.of_bridge`), rebuilt here.
+REBUILT_ORIGIN = "rebuilt (of_bridge)"
+
+
+def on_hamiltonian(entry, rebuilt, hamiltonian: str = "stored"):
+    """Which qubit Hamiltonian the engines bind: the one decision, ``(origin, entry)``.
+
+    ``origin`` is "stored" (the entry's stored terms) or :data:`REBUILT_ORIGIN` (the
+    tapered operator of ``rebuilt``); ``entry`` is the entry as the engines are to bind
+    it: ``entry`` itself, or, asked for "rebuilt" on an entry that stores its terms, a
+    copy without them and with the rebuild's tapering constant
+    (``bk_constant_correction_ha``: the whole problem is the rebuilt one, as the
+    generator would run it here).  Every engine binds the rebuilt operator of an entry
+    that stores no terms (:func:`qencode_nb.engines.qnode.engine.qubit_hamiltonian`, the
+    fast engine's ``Hamiltonian``; the sector engine always binds the rebuilt active
+    space).
+
+    Args:
+        entry: the :class:`~qencode_nb.entry.model.Entry`.
+        rebuilt: the rebuild, or a
+            :class:`~qencode_nb.hamiltonian.stored_only.NotRebuilt` (no ``tapering``).
+        hamiltonian: the ``hamiltonian`` parameter, one of :data:`HAMILTONIANS`
+            (checked by the caller): "stored" uses the stored terms where the entry has
+            them, else the rebuild; "rebuilt" the rebuild even where it stores terms.
+
+    Raises:
+        ParameterError: "rebuilt" for an entry that cannot be rebuilt (a Qiskit-era
+            schema: names ``hamiltonian``, the value, why, and what is accepted).
+    """
+    if getattr(rebuilt, "tapering", None) is None:      # NotRebuilt
+        if hamiltonian == "rebuilt":
+            why = getattr(rebuilt, "reason", None) or "no rebuild"
+            raise ParameterError(f"'rebuilt' is not accepted for this entry: it cannot be "
+                                 f"rebuilt ({why}); accepted: 'stored'",
+                                 parameter="hamiltonian")
+        return "stored", entry
+    if not entry.has_stored_hamiltonian:
+        return REBUILT_ORIGIN, entry
+    if hamiltonian == "rebuilt":
+        return REBUILT_ORIGIN, replace(entry, pauli_terms=None, bk_constant_correction_ha=
+                                       rebuilt.tapering.bk_constant_correction_ha)
+    return "stored", entry
 
 
 @dataclass

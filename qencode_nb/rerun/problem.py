@@ -3,7 +3,9 @@ engines chosen for them (:func:`qencode_nb.engines.selection.choose`).
 
 :func:`build_problem` checks that the rebuild's structure is the entry's, takes the
 Hamiltonian's origin (the stored terms when the entry has them, else the rebuilt
-operator), the early-stop target and the tapering constant, and binds the engines.
+operator; audit.ipynb ``hamiltonian = "rebuilt"``: the rebuilt one, decided by
+:func:`qencode_nb.engines.selection.on_hamiltonian`), the early-stop target and the
+tapering constant, and binds the engines.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ class Problem:
     """What a replay and a re-run need.  Energies in Ha.
 
     Attributes:
-        hamiltonian_origin: "stored" or "rebuilt (of_bridge)".
+        hamiltonian_origin: "stored" or "rebuilt (of_bridge)" (the qubit Hamiltonian
+            the replay and the re-run run on).
         wires: tapered wire labels ``[0, ..., n - 1]``.
         constant_ha: the tapering constant correction added to every energy
             after optimisation (encoding.tapering.bk_constant_correction_ha).
@@ -85,7 +88,7 @@ class NoEngines:
 
 
 def build_problem(entry, rebuilt, engine: str | None = None,
-                  hamiltonian=None, *, rerun: bool = True) -> Problem:
+                  hamiltonian=None, *, rerun: bool = True, operator: str = "stored") -> Problem:
     """The problem of an entry and the engines that replay and re-run it.
 
     Args:
@@ -99,19 +102,26 @@ def build_problem(entry, rebuilt, engine: str | None = None,
             rebuilt problem.
         rerun: the entry is re-run (``mode`` full or rerun); in replay mode an
             engine's preferred engines are not built.
+        operator: the ``hamiltonian`` parameter, checked here
+            (:func:`qencode_nb.options.check_hamiltonian`): "stored" (the stored terms
+            where the entry has them, else the rebuild) or "rebuilt" (the rebuilt
+            operator even where it stores terms): the replay and the re-run run on it.
 
     Raises:
-        ParameterError: an engine name that is not registered (lists the registered ones).
+        ParameterError: an engine name that is not registered (lists the registered ones);
+            a ``hamiltonian`` not accepted, or "rebuilt" for an entry that cannot be
+            rebuilt (:func:`qencode_nb.engines.selection.on_hamiltonian`).
         RebuildMismatch: the rebuild's Z2 symmetry count or tapered qubits are not
             the entry's (:func:`qencode_nb.hamiltonian.check.check_structure`).
     """
-    from qencode_nb.engines.selection import choose
-    from qencode_nb.options import check_engine
+    from qencode_nb.engines.selection import choose, on_hamiltonian
+    from qencode_nb.options import check_engine, check_hamiltonian
     from qencode_nb.hamiltonian.check import check_structure
 
     requested = check_engine(engine)
+    origin, bound_entry = on_hamiltonian(entry, rebuilt, check_hamiltonian(operator))
     if getattr(rebuilt, "tapering", True) is None:      # NotRebuilt: no engine can bind
-        return Problem(hamiltonian_origin="stored", wires=list(range(entry.tapered_num_qubits)),
+        return Problem(hamiltonian_origin=origin, wires=list(range(entry.tapered_num_qubits)),
                        constant_ha=0.0, e_target=entry.casci_target, ansatz=entry.ansatz,
                        reps=entry.reps if entry.ansatz == "hea" else None, z2_sectors=[],
                        engines=NoEngines(requested, entry.not_checkable.get(
@@ -119,10 +129,10 @@ def build_problem(entry, rebuilt, engine: str | None = None,
     check_structure(entry, rebuilt)      # a Z2-count mismatch says so first
     tapered = rebuilt.tapering
     return Problem(
-        hamiltonian_origin="stored" if entry.has_stored_hamiltonian else "rebuilt (of_bridge)",
+        hamiltonian_origin=origin,
         wires=list(range(entry.tapered_num_qubits)),
-        constant_ha=entry.bk_constant_correction_ha or 0.0,
+        constant_ha=bound_entry.bk_constant_correction_ha or 0.0,
         e_target=entry.casci_target, ansatz=entry.ansatz,
         reps=entry.reps if entry.ansatz == "hea" else None,
         z2_sectors=[int(x) for x in tapered.z2_sectors],
-        engines=choose(entry, rebuilt, requested, hamiltonian, rerun=rerun))
+        engines=choose(bound_entry, rebuilt, requested, hamiltonian, rerun=rerun))

@@ -41,6 +41,14 @@ def test_the_builder_makes_the_notebook_parameters_of_the_options(tmp_path):
     assert notebook_parameters(RunOptions(), "h2", resume=True) == {
         "entry": "h2", "mode": "full", "blas_threads": 1, "resume": True}
     assert RunOptions().proof_budget == PROOF_BUDGET_S
+    # hamiltonian (issue 59): only when not "stored"; a study's axis sets it and the log
+    rebuilt = RunOptions(hamiltonian="rebuilt")
+    assert notebook_parameters(rebuilt, "h2") == {"entry": "h2", "mode": "full",
+                                                  "blas_threads": 1, "hamiltonian": "rebuilt"}
+    assert notebook_parameters(RunOptions(), "h2", {"hamiltonian": "rebuilt",
+                                                    "evaluation_log": "/x/log.jsonl"}) == {
+        "entry": "h2", "mode": "full", "blas_threads": 1, "hamiltonian": "rebuilt",
+        "evaluation_log": "/x/log.jsonl"}
     # the two limits go with the job: per run and per cell
     assert job(opts, "h2", tmp_path, params, "n", "k") == ("h2", str(tmp_path), params, 30,
                                                           5, "n", "k")
@@ -50,7 +58,8 @@ def test_the_specification_covers_every_option_a_user_sets():
     from dataclasses import fields
 
     assert [o.field for o in RUN_SPEC] == [
-        "mode", "engine", "blas_threads", "blas_coretype", "stack", "db", "proof_budget",
+        "mode", "engine", "hamiltonian", "blas_threads", "blas_coretype", "stack", "db",
+        "proof_budget",
         "timeout", "cell_timeout", "workers", "scheduler"]
     assert {o.field for o in RUN_SPEC} == {f.name for f in fields(RunOptions)} - {
         "progress", "plot"}

@@ -91,7 +91,8 @@ def test_the_flag_table_is_the_parsers_own():
         "mode": "--mode", "engine": "--engine", "blas_threads": "--threads",
         "blas_coretype": "--coretype", "db": "--db", "stack": "--stack",
         "workers": "--workers", "scheduler": "--scheduler", "timeout": "--timeout",
-        "cell_timeout": "--cell-timeout", "proof_budget": "--proof-budget"}
+        "cell_timeout": "--cell-timeout", "proof_budget": "--proof-budget",
+        "hamiltonian": "--hamiltonian"}
     kernels = parser.parse_args(["study", "kernels", "h2"])
     assert getattr(kernels, FLAGS_ATTRIBUTE)[CHECKED_EACH_AS["blas_coretype"]] == "--coretypes"
     err = PinError("'x' is not accepted", parameter="blas_coretype")
