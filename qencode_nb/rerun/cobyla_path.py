@@ -170,7 +170,7 @@ class CobylaPaths:
             else:
                 progress = getattr(energy, "progress", None)
                 if progress is not None:     # the trace a run of COBYLA would have left
-                    progress.restore([float(f) + progress.constant_ha for f in fs])
+                    progress.replayed(xs, [float(f) for f in fs])
                 self.verified += 1
                 return float(fs[best]), np.array(xs[best]), len(fs)
         xs, fs = [], []

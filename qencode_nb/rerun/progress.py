@@ -16,6 +16,16 @@ COBYLA's own stopping end sooner), so the ETA is an upper bound too; when the ru
 ends, the bar is redrawn at its real end, full, saying how it ended ("early stop at
 evaluation 1000", :meth:`Progress.close`).
 ``QENCODE_NB_PROGRESS=0`` turns the bar off (the trace is kept).
+
+Every evaluation passes through here (:meth:`Progress.evaluated`, from the wrapped
+function, from an L-BFGS-B or Adam step through :meth:`_Counted.observe`, or from a kept
+COBYLA path verified: :meth:`Progress.replayed`), so here too the evaluation log is
+written (audit.ipynb ``evaluation_log``, :mod:`qencode_nb.rerun.evaluation_log`): one
+line per evaluation with its restart (:meth:`Progress.start_restart`), the parameters
+and the energy returned to the optimiser (before the constant).  A restart restored
+from a checkpoint (:meth:`Progress.restore`) is not evaluated again and writes nothing;
+the ADAPT loop reports operators, not its inner optimiser's evaluations
+(:meth:`Progress.adapt_step`), so an ADAPT re-run writes none.
 """
 
 from __future__ import annotations
@@ -45,12 +55,15 @@ class Progress:
         max_iterations: ``run_config.max_iterations`` per restart (VQE; None for ADAPT).
         label: the bar's description (the entry's name).
         enabled: show the bar; default: unless ``$QENCODE_NB_PROGRESS`` is "0".
+        log: an :class:`~qencode_nb.rerun.evaluation_log.EvaluationLog` each evaluation
+            is written to (None: none).
     """
 
     def __init__(self, e_ref: float, constant_ha: float, restarts: int,
                  max_iterations: int | None, label: str = "re-run",
-                 enabled: bool | None = None):
+                 enabled: bool | None = None, log=None):
         self.e_ref = float(e_ref)
+        self.log = log
         self.constant_ha = float(constant_ha)
         self.restarts = int(restarts)
         self.max_iterations = max_iterations
@@ -86,9 +99,19 @@ class Progress:
         ``energy_and_grad`` and ``qnode``) with every evaluation counted."""
         return _Counted(energy, self)
 
-    def evaluated(self, energy: float) -> None:
-        """One evaluation gave ``energy`` (Ha, before the constant)."""
+    def evaluated(self, energy: float, params=None) -> None:
+        """One evaluation at ``params`` (radians) gave ``energy`` (Ha, before the
+        constant); written to the evaluation log when there is one.
+
+        Raises:
+            ValueError: an evaluation without its parameters while a log is written.
+        """
         e = float(energy)
+        if self.log is not None:
+            if params is None:
+                raise ValueError("an evaluation reported without its parameters cannot "
+                                 "be written to the evaluation log")
+            self.log.write(self._restart, params, e)
         self.energies.append(e + self.constant_ha)
         self.best = min(self.best, e)
         if self._bar is not None:
@@ -98,7 +121,8 @@ class Progress:
 
     def restore(self, energies: list) -> None:
         """A finished part taken from a checkpoint: its evaluated energies (Ha,
-        constant included, as :attr:`energies` holds them) join the trace."""
+        constant included, as :attr:`energies` holds them) join the trace; nothing is
+        evaluated again, so nothing is written to the evaluation log."""
         for e in energies:
             self.energies.append(float(e))
             self.best = min(self.best, float(e) - self.constant_ha)
@@ -106,8 +130,20 @@ class Progress:
             self._bar.update(len(energies) if self.max_iterations else 1)
             self._postfix()
 
+    def replayed(self, points, energies) -> None:
+        """A kept COBYLA path verified (:mod:`qencode_nb.rerun.cobyla_path`): each
+        energy (Ha, before the constant) was evaluated here at its point (radians), in
+        order, equal to the bit to what COBYLA was given; they join the trace and the
+        evaluation log as a run of COBYLA would have left them."""
+        if self.log is not None:
+            for x, e in zip(points, energies):
+                self.log.write(self._restart, x, float(e))
+        self.restore([float(e) + self.constant_ha for e in energies])
+
     def adapt_step(self, info: dict) -> None:
-        """The ADAPT loop's callback (:func:`qencode_nb.rerun.adapt_loop.run_loop`)."""
+        """The ADAPT loop's callback (:func:`qencode_nb.rerun.adapt_loop.run_loop`), once
+        per selected operator (its inner optimiser's evaluations do not pass here: an
+        ADAPT re-run writes no evaluation log lines)."""
         self.energies.append(float(info["energy"]) + self.constant_ha)
         self.best = min(self.best, float(info["energy"]))
         if self._bar is not None:
@@ -179,7 +215,7 @@ class _Counted:
 
     def __call__(self, params):
         value = self._energy(params)
-        self._progress.evaluated(float(value))
+        self._progress.evaluated(float(value), params)
         return value
 
     @property
@@ -192,14 +228,14 @@ class _Counted:
         """The :class:`Progress` told of each evaluation."""
         return self._progress
 
-    def observe(self, value: float) -> None:
-        """An evaluation made through the wrapped function's ``qnode`` (the
-        optimiser's gradient path), reported by the optimiser."""
-        self._progress.evaluated(float(value))
+    def observe(self, value: float, params=None) -> None:
+        """An evaluation at ``params`` (radians) made through the wrapped function's
+        ``qnode`` (the optimiser's gradient path), reported by the optimiser."""
+        self._progress.evaluated(float(value), params)
 
     def _energy_and_grad(self, params):
         value, grad = self._energy.energy_and_grad(params)
-        self._progress.evaluated(float(value))
+        self._progress.evaluated(float(value), params)
         return value, grad
 
     def __getattr__(self, name):

@@ -71,7 +71,7 @@ class Rerun:
 
 
 def rerun(entry, problem, optimizer: str | None = None, resume: bool = False,
-          checkpoint_dir=None) -> Rerun:
+          checkpoint_dir=None, evaluation_log=None) -> Rerun:
     """Re-run the recorded optimiser with the recorded budgets.
 
     On the engine the problem chose to re-run (``problem.engines.rerun``; the
@@ -97,6 +97,15 @@ def rerun(entry, problem, optimizer: str | None = None, resume: bool = False,
             (:mod:`qencode_nb.rerun.cobyla_path`: a long COBYLA restart verified from a
             kept path instead of run; ``details.cobyla_paths`` counts them) (default:
             the rebuild cache's).
+        evaluation_log: a file (audit.ipynb ``evaluation_log``, checked:
+            :func:`qencode_nb.options.check_evaluation_log`) the re-run writes every
+            objective evaluation to, in order, as JSON lines
+            (:mod:`qencode_nb.rerun.evaluation_log`; the parameters and the energy
+            returned to the optimiser, before the tapering constant); truncated first.
+            Restarts restored from a checkpoint are not evaluated again and write
+            nothing; an ADAPT re-run writes none (its inner evaluations do not pass the
+            progress hook).  The record's ``evaluation_log`` gives the path and the
+            lines written.  None: no log.
 
     Returns:
         the :class:`Rerun`, or None when the record does not allow one
@@ -105,10 +114,13 @@ def rerun(entry, problem, optimizer: str | None = None, resume: bool = False,
     Raises:
         EntryError: an override for an ADAPT entry, or ADAPT as an override.
     """
+    from qencode_nb.options import check_evaluation_log
     from qencode_nb.rerun.checkpoint import Checkpoint, material
     from qencode_nb.rerun.cobyla_path import CobylaPaths
+    from qencode_nb.rerun.evaluation_log import EvaluationLog
     from qencode_nb.rerun.progress import Progress
 
+    evaluation_log = check_evaluation_log(evaluation_log)
     if "rerun" in getattr(entry, "not_checkable", {}):      # no ansatz: tiers 2, 3 n/a
         return None
 
@@ -117,21 +129,39 @@ def rerun(entry, problem, optimizer: str | None = None, resume: bool = False,
                             "adapt" if is_adapt else "vqe")
     checkpoint = Checkpoint(run_material, resume=resume, cache_dir=checkpoint_dir)
     paths = CobylaPaths(run_material, cache_dir=checkpoint_dir)
+    log = None if evaluation_log is None else EvaluationLog(evaluation_log)
     progress = Progress(entry.reference_energy, problem.constant_ha,
                         entry.adapt["max_operators"] if is_adapt else entry.restarts_requested,
-                        None if is_adapt else entry.max_iterations, label=entry.name)
+                        None if is_adapt else entry.max_iterations, label=entry.name, log=log)
     out = None
     try:
         out = _dispatch(entry, problem, optimizer, progress, checkpoint, paths)
     finally:      # the bar's real end; where it stopped when the run failed
         progress.close(None if out is None else progress.ending(out.stopped_early))
+        if log is not None:
+            log.close()
     checkpoint.done()
+    if log is not None:
+        out.details["evaluation_log"] = _log_record(evaluation_log, log, is_adapt, checkpoint)
     out.details["resumed_parts"] = checkpoint.resumed
     if checkpoint.discarded:
         out.details["checkpoint_discarded"] = checkpoint.discarded
     out.trace = progress.trace()
     if problem.engines.requested is not None:
         out.engine_fallback = problem.engines.reason
+    return out
+
+
+def _log_record(path: str, log, is_adapt: bool, checkpoint) -> dict:
+    """The ``rerun`` record's ``evaluation_log``: the path as given, the lines written,
+    and why there are fewer than the evaluations (restored restarts, ADAPT)."""
+    out = {"path": path, "lines": log.lines}
+    if is_adapt:
+        out["note"] = ("ADAPT: the inner optimiser's evaluations do not pass the progress "
+                       "hook; none is written")
+    elif checkpoint.resumed:
+        out["note"] = (f"{checkpoint.resumed} part(s) restored from the checkpoint were not "
+                       "evaluated again; their evaluations are not written")
     return out
 
 

@@ -183,7 +183,7 @@ def gradient_fn(energy):
         e = trainable_value(qnode, p)
         g = np.array(qml.grad(qnode)(pnp.array(p, requires_grad=True)))
         if observe is not None:
-            observe(e)
+            observe(e, p)
         return e, g
 
     return f_and_grad
@@ -215,10 +215,11 @@ def _adam(energy, x0, max_iterations, e_target, learning_rate):
     else:
         cost, kwargs = energy.qnode, {}
     for _ in range(max_iterations):
+        x = np.array(params, dtype=float)     # e_step is the energy here, before the step
         params, e_step = opt.step_and_cost(cost, params, **kwargs)
         steps += 1
         if cost is not energy and hasattr(energy, "observe"):
-            energy.observe(float(e_step))
+            energy.observe(float(e_step), x)
         if e_target is not None and abs(float(e_step) - e_target) < EARLY_STOP_HA:
             stopped = True
             break
