@@ -94,6 +94,26 @@ def _badge(status) -> str:
             f'font-size: 0.85em; background: {colour};">{text}</span>')
 
 
+def hamiltonian_phrase(r: dict) -> str:
+    """What the card's engine line adds when the re-run (or, without one, the replay)
+    ran on the rebuilt qubit Hamiltonian (audit.ipynb ``hamiltonian = "rebuilt"``, or an
+    entry that stores none: the ``rerun`` record's ``config.hamiltonian``, the
+    ``replay`` record's ``hamiltonian``): ``", re-run on the rebuilt Hamiltonian
+    (of_bridge, rebuilt here)"``; ``""`` on the stored one."""
+    from qencode_nb.engines.selection import REBUILT_ORIGIN
+
+    rerun, replay = r.get("rerun"), r.get("replay")
+    if isinstance(rerun, dict) and isinstance(rerun.get("config"), dict):
+        what, used = "re-run", rerun["config"].get("hamiltonian")
+    elif isinstance(replay, dict):
+        what, used = "replay", replay.get("hamiltonian")
+    else:
+        return ""
+    if used != REBUILT_ORIGIN:
+        return ""
+    return f", {what} on the rebuilt Hamiltonian (of_bridge, rebuilt here)"
+
+
 class Card:
     """The verdict card of one audit.
 
@@ -125,6 +145,7 @@ class Card:
             else str(engine)
         if isinstance(engine, dict) and engine.get("reason"):
             engine_text += f" ({engine['reason']})"
+        engine_text += hamiltonian_phrase(r)
         err = r.get("error")
         failure = failure_line(err) if isinstance(err, dict) else None
         threshold = r.get("threshold_mha")
