@@ -32,8 +32,8 @@ AUDIT_RECORDS = {
                    "hamiltonian_source proven by rebuilding each generator path (paths), "
                    "status pass / fail / unverified with its reason",
     "engine": "engine requested (None, sector, fast) and used, and why the requested one did not run",
-    "replay": "energy of the stored optimal parameters vs the published energy",
-    "rerun": "the re-run: energy, nfev, restarts, configuration used, findings, COBYLA restarts verified from a kept path and run (cobyla_paths), the sector pool read or built (sector_pool_cache)",
+    "replay": "energy of the stored optimal parameters vs the published energy, and the qubit Hamiltonian it ran on (hamiltonian: stored or rebuilt (of_bridge))",
+    "rerun": "the re-run: energy, nfev, restarts, configuration used (config.hamiltonian: the qubit Hamiltonian it optimised, stored or rebuilt (of_bridge)), findings, COBYLA restarts verified from a kept path and run (cobyla_paths), the sector pool read or built (sector_pool_cache), and with evaluation_log set the log's path and the lines written (evaluation_log: path, lines; note where fewer than the evaluations: restored restarts, ADAPT)",
     "rerun_energy": "the re-run energy (Ha, tapering constant included), or None",
     "rerun_trace": "the re-run's energy per evaluation (ADAPT: per operator), Ha, and restart starts; None without a re-run",
     "fields": "tier 1: every procedure field as declared and as used (status; effect on tier 1: pass, incomplete or fail; the full reason of a row that is not equal)",
