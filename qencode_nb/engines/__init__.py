@@ -5,7 +5,9 @@
 - :mod:`~qencode_nb.engines.registry`: ``register(name, engine)``, ``get(name)``; the
   four built-in engines are registered there.
 - :mod:`~qencode_nb.engines.selection`: ``choose()``, the one place that decides which
-  engine re-runs and which replays an entry, and why another did not.
+  engine re-runs and which replays an entry, and why another did not;
+  ``on_hamiltonian()``, the one place that decides which qubit Hamiltonian (stored or
+  rebuilt: audit.ipynb ``hamiltonian``) they bind.
 - :mod:`~qencode_nb.engines.ansatz`: HEA, tapered UCCSD and the ADAPT pool as QEncode
   builds them (PennyLane operators).
 - Families, one subpackage each: ``qnode`` (PennyLane devices, the generator's

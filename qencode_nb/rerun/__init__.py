@@ -8,5 +8,6 @@
 - ``vqe``: COBYLA / L-BFGS-B / Adam with restarts and early stop, as the generator.
 - ``adapt`` (the budget and the entry point), ``adapt_loop`` (the one outer loop).
 - ``checkpoint`` (finished restarts / ADAPT steps on disk), ``progress`` (the bar and
-  the energy trace).
+  the energy trace; every evaluation passes it), ``evaluation_log`` (every objective
+  evaluation as JSON lines of ``float.hex``: :class:`EvaluationLog`, ``read_log``).
 """

@@ -4,8 +4,9 @@ runs HEA, tapered UCCSD (``run_vqe``) and ADAPT with its QNode engine
 e1f44cd.  Energies are bit-identical to the generator's where the arithmetic is.
 
 The Hamiltonian is the entry's stored one (QEncode schema 4.0.0,
-``artifacts.qubit_hamiltonian.pauli_terms``) when it has one, else the rebuilt
-tapered operator; the ADAPT pool and the UCCSD operators are the tapered
+``artifacts.qubit_hamiltonian.pauli_terms``) when the entry it is bound to has one, else
+the rebuilt tapered operator (which entry that is, and so which operator, is decided
+once: :func:`qencode_nb.engines.selection.on_hamiltonian`); the ADAPT pool and the UCCSD operators are the tapered
 excitations (:func:`qencode_nb.engines.ansatz.tapered_uccsd_ops`).  Energies in Ha
 before the tapering constant correction; angles in radians.
 """
