@@ -15,10 +15,15 @@ For each entry, in its folder ``<out>/<entry stem>/``:
    Hamiltonian is not the stored one to the bit: the audit of ``generator-entry.json``
    (``given-generator.ipynb``, ``given-generator.jsonl``) in the same kernel and pins.
 
-The kernels are resolved once, from the entry's release (``reference`` is its release
-triple), and all three runs get that explicit kernel per copy
-(:func:`frozen_kernels`), so the generator's assembled entry (another date, another
-release reading) cannot change them.  Then one row per entry (:data:`GENERATOR_COLUMNS`,
+The kernels: the generator's process is pinned to the triple the options'
+``blas_coretype`` (default ``reference``: the entry's release triple) resolves to on this
+CPU, written as an explicit kernel per copy (:func:`frozen_kernels`); the two audits get
+the options' own ``blas_coretype`` and resolve it in their kernels (the generator's
+assembled entry reads as the same release).  What each process measured with
+threadpoolctl is in the row, and a row whose runs measured different kernels is failed,
+naming them.  (Handing the audit of the assembled entry the explicit triple in a stack's
+kernel left its first cell waiting for a reply 3 times of 3 on 2026-12-07: a lost kernel
+message, issue 62.)  Then one row per entry (:data:`GENERATOR_COLUMNS`,
 ``generator.csv``): the three energies' bits and ulps, nfev, restarts, parameters equal
 or not, the Hamiltonian's differing coefficients, where the traces of the generator and
 qencode-nb part and which input differed there, and the class
@@ -142,8 +147,9 @@ def _audit(target, folder: Path, name: str, options: RunOptions, coretype: str,
     from qencode_nb.batch.study_jobs import run_jobs
     from qencode_nb.notebook.record import read_records
 
-    axis = {"blas_coretype": coretype, "evaluation_log": str(folder / f"{name}.jsonl"),
-            "stack": None}
+    axis = {"evaluation_log": str(folder / f"{name}.jsonl"), "stack": None}
+    if coretype is not None:        # else the options' (default: the notebook's reference)
+        axis["blas_coretype"] = coretype
     t = time.perf_counter()
     row = run_jobs(target, [(name, 0, name, axis)], folder, options, desc=name,
                    kernelspecs={name: kernelspec} if kernelspec else None)[0]
@@ -189,7 +195,7 @@ def study_entry(target, out: Path, options: RunOptions, *, generator=None,
     coretype = frozen_kernels(target, options)
     gen = run_generator(run, folder, options.blas_threads, coretype, kernelspec,
                         options.timeout)
-    ours = _audit(target, folder, "qencode-nb", options, coretype, kernelspec)
+    ours = _audit(target, folder, "qencode-nb", options, None, kernelspec)
     produced = folder / "generator-entry.json"
     gen_entry = load(str(produced)) if produced.is_file() and "failure" not in gen else None
     generated = _published(gen_entry) if gen_entry is not None else None
@@ -197,7 +203,7 @@ def study_entry(target, out: Path, options: RunOptions, *, generator=None,
            if gen_entry is not None else None)
     given = None
     if ham is not None and not ham["identical"]:
-        given = _audit(str(produced), folder, "given-generator", options, coretype, kernelspec)
+        given = _audit(str(produced), folder, "given-generator", options, None, kernelspec)
     gen_log, our_log = _log(folder / "generator.jsonl"), _log(folder / "qencode-nb.jsonl")
     parted = cmp.first_divergence(gen_log, our_log)
     given_parted = (cmp.first_divergence(gen_log, _log(folder / "given-generator.jsonl"))
@@ -208,7 +214,8 @@ def study_entry(target, out: Path, options: RunOptions, *, generator=None,
     e = {k: (v or {}).get("energy") for k, v in
          (("g", generated), ("q", q), ("b", b))}
     failures = [f for f in (gen.get("failure"), ours.get("failure"),
-                            (given or {}).get("failure")) if f]
+                            (given or {}).get("failure"), _kernels_differ(gen, ours, given))
+                if f]
     return {
         "entry_id": entry.entry_id, "commit": run.commit, "class": klass, "reason": reason,
         "published_hex": float(pub["energy"]).hex(),
@@ -235,6 +242,20 @@ def study_entry(target, out: Path, options: RunOptions, *, generator=None,
         "generator_s": gen.get("seconds"), "audit_s": ours.get("seconds_total"),
         "given_s": None if given is None else given.get("seconds_total"),
         "folder": folder.name, "failure": "; ".join(failures) or None}
+
+
+def _kernels_differ(gen: dict, ours: dict, given: dict | None) -> str | None:
+    """Why the runs' measured kernels are not one triple, or None: the audits resolve the
+    options' ``blas_coretype`` in their kernels, the generator's process was handed the
+    frozen triple (:func:`frozen_kernels`); the row is only a comparison where threadpoolctl
+    measured the same kernel per copy in all of them."""
+    seen = {"generator": _kernels(gen.get("kernels")), "qencode-nb": _kernels(ours["kernels"])}
+    if given is not None:
+        seen["given-generator"] = _kernels(given["kernels"])
+    known = {v for v in seen.values() if v}
+    if len(known) <= 1:
+        return None
+    return "the runs measured different kernels: " + "; ".join(f"{k} {v}" for k, v in seen.items())
 
 
 def _params_equal(a: dict | None, b: dict | None):
