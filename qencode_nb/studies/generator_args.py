@@ -18,8 +18,9 @@ decides, without running anything:
   catalog (``molecules_v4.json`` of the tree), so an entry whose geometry is not the
   catalog's cannot be made by it.
 
-Only QEncode schema 4.0.0 entries (``generate_entry_v4.py``) are derived today; a v3
-entry's generator (``generate_entry_v3.py``) takes other arguments and is refused by name.
+QEncode schema 4.0.0 entries are made by ``generate_entry_v4.py``, schema 3.0.0 ones (v3,
+v3.1) by ``generate_entry_v3.py``, which takes fewer arguments (:func:`_v3_arguments`);
+the v1 and v2 (Qiskit-era) schemas are refused by name.
 Importing this module imports no numpy.
 """
 
@@ -32,7 +33,17 @@ from pathlib import Path
 from qencode_nb.errors import EntryError, ParameterError
 
 #: The generator script per QEncode schema version (the entries' ``schema_version``).
-SCRIPTS = {"4.0.0": "scripts/generate_entry_v4.py"}
+SCRIPTS = {"4.0.0": "scripts/generate_entry_v4.py", "3.0.0": "scripts/generate_entry_v3.py"}
+
+#: The molecule catalog each generator reads (its ``load_molecule``).
+CATALOGS = {"4.0.0": "molecules_v4.json", "3.0.0": "molecules_v3.json"}
+
+#: What ``generate_entry_v3.py`` (commits 1b8677c, dff47f8) can be told: its mappings,
+#: ansätze, and the values it fixes (COBYLA on ``default.qubit`` from HF orbitals, early
+#: stop as its code has it); an entry recording anything else was not made by it.
+V3_MAPPINGS = ("jordan_wigner", "bravyi_kitaev")
+V3_FIXED = {"orbital_optimization": ("problem.orbital_optimization", "hf"),
+            "backend": ("run_config.backend_type", "default.qubit")}
 
 #: The generator's spelling of the ansatz (``--ansatz-type`` choices of
 #: ``generate_entry_v4.py`` at e1f44cd and 82b94f8).
@@ -149,10 +160,12 @@ def _exported(checkout: Path, commit: str, cache) -> Path:
     return tree
 
 
-def catalog_molecule(tree: Path, name: str) -> dict | None:
-    """The generator's catalog record of molecule ``name`` (``molecules_v4.json`` of the
-    tree, matched as its ``load_molecule`` matches: case-insensitive), or None."""
-    for file in ("molecules_v4.json", "molecules_v3.json"):
+def catalog_molecule(tree: Path, name: str, catalog_file: str = "molecules_v4.json") -> dict | None:
+    """The generator's catalog record of molecule ``name`` (``catalog_file`` of the tree,
+    :data:`CATALOGS`; the v4 generator falls back to ``molecules_v3.json`` where its own is
+    missing, as its ``load_molecule`` does), matched case-insensitively, or None."""
+    files = [catalog_file] + (["molecules_v3.json"] if catalog_file == "molecules_v4.json" else [])
+    for file in files:
         path = tree / file
         if path.is_file():
             catalog = json.loads(path.read_text(encoding="utf-8"))
@@ -200,10 +213,11 @@ def generator_arguments(entry, tree: Path) -> tuple:
         raise EntryError(f"{entry.schema_version!r}: no generator run is derived for this "
                          "schema; accepted: " + ", ".join(SCRIPTS), field="schema_version",
                          path=entry.source)
-    mol = catalog_molecule(tree, entry.name)
+    catalog = CATALOGS[entry.schema_version]
+    mol = catalog_molecule(tree, entry.name, catalog)
     if mol is None:
         raise EntryError(f"{entry.name!r} is not in the generator's catalog "
-                         f"({tree.name}/molecules_v4.json): it cannot make this entry",
+                         f"({tree.name}/{catalog}): it cannot make this entry",
                          field="problem.molecule", path=entry.source)
     geometry = mol.get("geometry", mol.get("geometry_angstrom"))
     if not _same_geometry(geometry, entry.geometry):
@@ -216,6 +230,8 @@ def generator_arguments(entry, tree: Path) -> tuple:
             raise EntryError(f"{ours!r} is not the generator catalog's {theirs!r}: the "
                              "generator takes no such argument", field=f"problem.{field}",
                              path=entry.source)
+    if entry.schema_version == "3.0.0":
+        return _v3_arguments(entry, mol)
     if entry.ansatz not in ANSATZ_FLAGS:
         raise EntryError(f"{entry.ansatz!r} has no generator flag; accepted: "
                          + ", ".join(ANSATZ_FLAGS), field="encoding.ansatz", path=entry.source)
@@ -246,6 +262,34 @@ def generator_arguments(entry, tree: Path) -> tuple:
     return tuple(argv) + ("--dry-run", "--no-colour")
 
 
+def _v3_arguments(entry, mol: dict) -> tuple:
+    """``generate_entry_v3.py``'s arguments: it takes the molecule, basis, mapping (JW or
+    BK), ansatz (UCCSD or HEA and its repetitions), active space, iterations, restarts,
+    seed and ``--no-taper``; a value it fixes otherwise is refused naming the field."""
+    for attr, (field, fixed) in V3_FIXED.items():
+        if getattr(entry, attr) != fixed:
+            raise EntryError(f"{getattr(entry, attr)!r}: the v3 generator runs {fixed!r} "
+                             "only", field=field, path=entry.source)
+    if entry.mapping not in V3_MAPPINGS:
+        raise EntryError(f"{entry.mapping!r} has no v3 generator flag; accepted: "
+                         + ", ".join(V3_MAPPINGS), field="encoding.mapping", path=entry.source)
+    if entry.ansatz not in ("hea", "uccsd") or entry.optimizer.name != "cobyla":
+        what = entry.ansatz if entry.ansatz not in ("hea", "uccsd") else entry.optimizer.name
+        raise EntryError(f"{what!r}: the v3 generator runs UCCSD or HEA with COBYLA only",
+                         field="encoding.ansatz" if what == entry.ansatz
+                         else "run_config.optimizer", path=entry.source)
+    ne, no = entry.active_space
+    argv = ["--molecule", str(mol["molecule"]), "--basis", entry.basis,
+            "--mapping", entry.mapping, "--ansatz-type", ANSATZ_FLAGS[entry.ansatz],
+            "--active-space", f"{ne},{no}", "--max-iter", str(entry.max_iterations),
+            "--multistart", str(entry.restarts_requested), "--seed", str(entry.seed)]
+    if entry.ansatz == "hea":
+        argv += ["--ansatz-reps", str(entry.reps)]
+    if not entry.tapering_sectors:
+        argv.append("--no-taper")
+    return tuple(argv) + ("--dry-run", "--no-colour")
+
+
 def _adapt_arguments(entry) -> list:
     """The ADAPT flags: threshold and operator cap as recorded, the recorded engine and
     inner optimiser (the generator's ``auto`` where the entry records no engine)."""
@@ -266,6 +310,10 @@ def generator_run(entry, source=None, cache=None) -> GeneratorRun:
     """The tree, script and arguments of ``entry``'s generator run (raises as
     :func:`generator_tree` and :func:`generator_arguments` do; a tree without the script:
     ParameterError naming it)."""
+    if entry.schema_version not in SCRIPTS:       # before the tree: a v1 records no commit
+        raise EntryError(f"{entry.schema_version!r}: no generator run is derived for this "
+                         "schema; accepted: " + ", ".join(SCRIPTS), field="schema_version",
+                         path=entry.source)
     commit = (entry.tool_versions or {}).get("git_commit")
     tree = generator_tree(commit, source, cache)
     script = tree / SCRIPTS.get(entry.schema_version, SCRIPTS["4.0.0"])

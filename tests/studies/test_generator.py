@@ -84,11 +84,30 @@ def test_a_commit_without_a_tree_is_refused_naming_what_is_there(tmp_path):
     assert "82b94f8" in str(err.value) and "e1f44cd" in str(err.value)
 
 
-def test_a_v3_entry_is_refused_naming_its_schema():
-    v3 = next((SHARED_HISTORY / "releases" / "v3" / "db").glob("H2_*.json"))
+def test_a_v3_entry_gets_the_v3_generators_arguments():
+    v3 = SHARED_HISTORY / "releases" / "v3" / "db" / \
+        "LiH_sto3g_BK_HEA_v3_tapered__sha256_fbd201192f348dad.json"
+    run = generator_run(load(str(v3)), TREES)
+    assert run.commit == "dff47f8" and run.script.name == "generate_entry_v3.py"
+    assert list(run.argv) == ["--molecule", "LiH", "--basis", "sto-3g", "--mapping",
+                              "bravyi_kitaev", "--ansatz-type", "hardware_efficient",
+                              "--active-space", "4,4", "--max-iter", "500", "--multistart",
+                              "3", "--seed", "42", "--ansatz-reps", "2", "--dry-run",
+                              "--no-colour"]
+
+
+def test_a_v3_parity_entry_is_refused_its_recorded_generator_has_no_parity():
+    v3 = next((SHARED_HISTORY / "releases" / "v3" / "db").glob("LiH_sto3g_PAR_HEA_*.json"))
     with pytest.raises(EntryError) as err:
         generator_run(load(str(v3)), TREES)
-    assert err.value.field == "schema_version" and "4.0.0" in str(err.value)
+    assert err.value.field == "encoding.mapping" and "bravyi_kitaev" in str(err.value)
+
+
+def test_a_qiskit_era_entry_is_refused_naming_its_schema():
+    v1 = next((SHARED_HISTORY / "releases" / "v1" / "db").glob("*.json"))
+    with pytest.raises(EntryError) as err:
+        generator_run(load(str(v1)), TREES)
+    assert err.value.field == "schema_version" and "4.0.0, 3.0.0" in str(err.value)
 
 
 def test_a_git_checkout_gives_the_commits_files_unchanged(tmp_path):
