@@ -1,4 +1,6 @@
-"""``qencode-nb data fetch [--only NAME ...] [--from MIRROR] [--dir DIR] [--retries N]``:
+"""``qencode-nb data fetch [--only NAME ...] [--from MIRROR] [--dir DIR] [--retries N]``
+(or ``--generator COMMIT``: QEncode's generator tree at that commit,
+:mod:`qencode_nb.studies.generator_fetch`):
 the public QEncode v4.4 database on demand (:mod:`qencode_nb.entry.database`: pooch,
 every file's SHA-256 checked).  ``--from`` (also spelt ``--base-url``) names a mirror
 laid out like the cache folder: an http(s) URL, or offline a folder or a ``file://`` URL
@@ -32,6 +34,13 @@ def add_parsers(sub) -> None:
     fe.add_argument("--dir", default=None,
                     help="cache folder (default: $QENCODE_NB_DATA, else ~/.cache/qencode-nb/"
                          "qencode-v4)")
+    fe.add_argument("--generator", default=None, metavar="COMMIT",
+                    help="instead: QEncode's generator tree at COMMIT (an entry's "
+                         "provenance.tool_versions.git_commit), from the repository's archive "
+                         "(or --from's <commit>.tar.gz), its files' digest checked against "
+                         "data/qencode-history/generator-registry.txt; into --dir (default "
+                         "$QENCODE_NB_GENERATOR_CACHE, else ~/.cache/qencode-nb/generator), "
+                         "which `study generator` reads")
     fe.add_argument("--retries", type=int, default=None,
                     help="attempts after the first when a download fails or its hash differs")
     da.set_defaults(func=_data)
@@ -39,6 +48,9 @@ def add_parsers(sub) -> None:
 
 def _data(args) -> int:
     from qencode_nb.entry import database
+
+    if args.generator is not None:
+        return _generator(args)
 
     retries = database.RETRIES if args.retries is None else args.retries
     try:
@@ -49,4 +61,22 @@ def _data(args) -> int:
         return 1 if isinstance(exc, DataFetchError) else 2
     n = len(database.select(args.only))
     print(f"{n} file(s) of QEncode v4.4 checked in {folder} (entries in {folder / 'db'})")
+    return 0
+
+
+def _generator(args) -> int:
+    """``data fetch --generator COMMIT``: the generator tree, fetched and checked."""
+    from qencode_nb.studies.generator_fetch import fetch_generator
+
+    if args.only:
+        print("qencode-nb: --generator fetches one tree; give it without --only",
+              file=sys.stderr)
+        return 2
+    try:
+        tree = fetch_generator(args.generator, base_url=args.base_url, path=args.dir)
+    except QencodeNbError as exc:
+        print(f"qencode-nb: {as_typed(exc, args)}", file=sys.stderr)
+        return 1 if isinstance(exc, DataFetchError) else 2
+    print(f"QEncode's generator at {tree.name} checked in {tree} (`qencode-nb study generator "
+          f"ENTRY --generator {tree.parent}`)")
     return 0

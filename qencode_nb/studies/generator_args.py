@@ -84,16 +84,22 @@ class GeneratorRun:
 def default_generator_dir() -> Path | None:
     """The ``--generator`` default: ``$QENCODE_NB_GENERATOR``, else the shared history's
     ``generator/`` folder beside the checkout (``../shared/qencode-history/generator``)
-    where it exists, else None."""
+    where it exists, else the trees ``data fetch --generator`` fetched
+    (:func:`qencode_nb.studies.generator_fetch.cache_dir`) where that folder exists, else
+    None."""
     import os
 
     from qencode_nb.paths import ROOT
 
+    from qencode_nb.studies.generator_fetch import cache_dir
+
     given = os.environ.get(GENERATOR_ENV)
     if given:
         return Path(given)
-    shared = ROOT.parent / "shared" / "qencode-history" / "generator"
-    return shared if shared.is_dir() else None
+    for folder in (ROOT.parent / "shared" / "qencode-history" / "generator", cache_dir()):
+        if folder.is_dir():
+            return folder
+    return None
 
 
 def generator_tree(commit: str, source=None, cache=None) -> Path:

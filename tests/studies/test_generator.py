@@ -241,3 +241,54 @@ def test_one_ulp_in_one_stored_coefficient_parts_the_traces_at_evaluation_1(tmp_
     expected = ("reproduced" if row["qencode_nb_hex"] == row["generator_hex"] == row["published_hex"]
                 else "chemistry")
     assert row["class"] == expected, row["reason"]
+
+
+# --- the tree fetched by its content hash ---------------------------------------------
+
+def _archive(tmp_path, edit=None):
+    """A mirror folder holding ``<full commit>.tar.gz`` laid out as the repository's
+    archive of e1f44cd (one top folder), from the shared tree; ``edit(top)`` changes it."""
+    import shutil
+    import tarfile
+
+    full = "e1f44cd56b3e4f8f886737bd5ae52892fc7e8e9c"
+    top = tmp_path / "src" / f"qencode-benchmark-{full}"
+    shutil.copytree(TREES / "e1f44cd", top)
+    (top / "README.md").write_text("a file of the repository the tree digest leaves out")
+    if edit:
+        edit(top)
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    with tarfile.open(mirror / f"{full}.tar.gz", "w:gz") as tar:
+        tar.add(top, arcname=top.name)
+    return mirror
+
+
+def test_data_fetch_generator_unpacks_a_tree_whose_digest_is_the_registrys(tmp_path):
+    from qencode_nb.cli import main
+    from qencode_nb.studies.generator_fetch import tree_digest
+
+    mirror = _archive(tmp_path)
+    assert main(["data", "fetch", "--generator", "e1f44cd", "--from", str(mirror),
+                 "--dir", str(tmp_path / "trees")]) == 0
+    tree = tmp_path / "trees" / "e1f44cd56b3e4f8f886737bd5ae52892fc7e8e9c"
+    assert tree_digest(tree) == tree_digest(TREES / "e1f44cd")
+    assert not (tree / "README.md").exists()
+    assert generator_tree("e1f44cd", tmp_path / "trees") == tree
+
+
+def test_data_fetch_generator_refuses_a_tree_with_one_byte_changed(tmp_path, capsys):
+    from qencode_nb.cli import main
+
+    def edit(top):
+        script = top / "scripts" / "generate_entry_v4.py"
+        script.write_bytes(script.read_bytes().replace(b"rhobeg", b"rhoBEG", 1))
+
+    mirror = _archive(tmp_path, edit)
+    assert main(["data", "fetch", "--generator", "e1f44cd", "--from", str(mirror),
+                 "--dir", str(tmp_path / "trees")]) == 1
+    err = capsys.readouterr().err
+    assert "registry's 68" in err and "not kept" in err
+    assert not (tmp_path / "trees" / "e1f44cd56b3e4f8f886737bd5ae52892fc7e8e9c").exists()
+    assert main(["data", "fetch", "--generator", "abcdef0", "--dir", str(tmp_path)]) == 2
+    assert "e1f44cd, 82b94f8, 1b8677c, dff47f8" in capsys.readouterr().err
