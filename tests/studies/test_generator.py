@@ -292,3 +292,22 @@ def test_data_fetch_generator_refuses_a_tree_with_one_byte_changed(tmp_path, cap
     assert not (tmp_path / "trees" / "e1f44cd56b3e4f8f886737bd5ae52892fc7e8e9c").exists()
     assert main(["data", "fetch", "--generator", "abcdef0", "--dir", str(tmp_path)]) == 2
     assert "e1f44cd, 82b94f8, 1b8677c, dff47f8" in capsys.readouterr().err
+
+
+@pytest.mark.notebook
+@pytest.mark.slow
+def test_a_v3_entry_outside_its_recorded_stack_is_outside_the_record(tmp_path):
+    """H2 STO-3G JW/UCCSD of QEncode v3, through ``generate_entry_v3.py`` (dff47f8), in the
+    current stack (the v4 lock's packages, not v3's ``requirements-v3.txt``): the generator
+    and qencode-nb agree at every evaluation and both miss the published bits (3,700,552
+    ulps, measured 2026-12-07 on a Zen 3 under v3's Haswell triple): what decides them is
+    outside what this run reproduced of the record (here: the package stack)."""
+    v3 = SHARED_HISTORY / "releases" / "v3" / "db" / \
+        "H2_sto3g_JW_UCCSD_v3_tapered__sha256_e758d8fe81f010a7.json"
+    row = _study(v3, tmp_path / "study").table.to_dict("records")[0]
+    assert _absent(row["failure"]), row["failure"]
+    assert row["commit"] == "dff47f8"
+    assert row["generator_hex"] == row["qencode_nb_hex"] != row["published_hex"]
+    assert row["coefficients_differing"] == 0 and _absent(row["first_divergence"])
+    assert row["evaluations_generator"] == row["evaluations_qencode_nb"] > 0
+    assert row["class"] == "outside the record", row["reason"]
