@@ -93,12 +93,20 @@ def add_parsers(sub) -> None:
     for p, axis in STUDY_AXES.items():   # each study's own axis replaces the option it varies
         add_run_options(kinds.choices[p], mode="rerun", study=True, replaced=axis)
     ge = kinds.add_parser("generator", help="run QEncode's own generator beside the audit "
-                          "and put each miss in its class; writes generator.csv")
+                          "and put each miss in its class; writes generator.csv",
+                          description="QEncode's own generator at the commit each entry "
+                          "records, run beside the audit in the same stack, kernels and "
+                          "threads, every evaluation of both logged; one row per entry in "
+                          "generator.csv and its class (reproduced, ours, chemistry, outside "
+                          "the record, undecided). Exit status 0, 1 when a run failed, 2 on "
+                          "bad arguments (before any run).")
     ge.add_argument("--generator", default=None, metavar="DIR",
                     help="QEncode generator trees: a folder of <commit>/ trees, one tree or "
                          "a git checkout of qencode-benchmark (default $QENCODE_NB_GENERATOR, "
-                         "else ../shared/qencode-history/generator beside the checkout)")
-    add_run_options(ge, mode="rerun", study=True)
+                         "else ../shared/qencode-history/generator beside the checkout, else "
+                         "the trees `data fetch --generator` fetched)")
+    add_run_options(ge, mode="rerun", study=True, dispatch=False,
+                    replaced=("engine", "hamiltonian"))
     ge.add_argument("entry", help="a name in params/ (lih, h2, h6, bh), a QEncode .json "
                     "path, a folder of entries, or a sweep's --out folder (its misses)")
     ge.add_argument("--out", default=None,
@@ -173,10 +181,14 @@ def _generator(args) -> int:
     for row in result.table.to_dict("records"):
         print(f"- {row['entry_id']}: {row['class']}: {row['reason']}")
         parted = row["first_divergence"]
-        print(f"  published {row['published_hex']}, generator {row['generator_hex']}, "
-              f"qencode-nb {row['qencode_nb_hex']}; traces "
+        bits = {k: row[k] if isinstance(row[k], str) else "no energy"
+                for k in ("published_hex", "generator_hex", "qencode_nb_hex")}
+        print(f"  published {bits['published_hex']}, generator {bits['generator_hex']}, "
+              f"qencode-nb {bits['qencode_nb_hex']}; logs "
               + ("agree at every evaluation" if parted is None or parted != parted
                  else f"part at evaluation {int(parted)} ({row['diverged_input']})"))
+        if isinstance(row["kernels_fallback"], str):
+            print(f"  kernels {row['blas_coretype']}: {row['kernels_fallback']}")
         if row["failure"]:
             print(f"  failed: {row['failure']}")
     print(", ".join(f"{k}: {v}" for k, v in result.counts().items()))

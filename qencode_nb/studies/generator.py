@@ -44,12 +44,19 @@ from typing import Any
 
 from qencode_nb.options import RunOptions, with_changes
 
-#: Columns of ``generator.csv`` (energies as ``float.hex``; ``*_s`` wall seconds;
-#: ``first_divergence`` the 1-based evaluation where the generator's and qencode-nb's
-#: logs part, empty where they agree at every one; ``diverged_input`` x, Hamiltonian or
-#: length; ``given_first_divergence`` the same for qencode-nb given the generator's
-#: Hamiltonian; ``kernels`` what threadpoolctl measured in the generator's process and in
-#: the audit's kernel).
+#: Columns of ``generator.csv``: energies as ``float.hex`` (``given_generator_hex``:
+#: qencode-nb given the generator's Hamiltonian, empty where that run was not needed);
+#: ``ulps_*`` between two of them; ``first_divergence`` the 1-based evaluation where the
+#: generator's and qencode-nb's logs part (a log line's ``i`` is that minus 1), empty where
+#: they agree at every one; ``diverged_input`` x, Hamiltonian or length;
+#: ``given_first_divergence`` the same for qencode-nb given the generator's Hamiltonian and
+#: ``given_compared`` the evaluations compared there (empty: no such run);
+#: ``blas_coretype`` the triple the generator's process was pinned to and
+#: ``kernels_fallback`` why it is not the one asked (``reference`` on a CPU without
+#: AVX-512); ``*_kernels`` what threadpoolctl measured in the generator's process and the
+#: audit's kernel; ``*_s`` wall seconds; ``folder`` the entry's folder in the study's.
+#: The audits run the recorded engine on the stored Hamiltonian (the study's design, no
+#: ``--engine`` or ``--hamiltonian``).
 GENERATOR_COLUMNS = (
     "entry_id", "commit", "class", "reason", "published_hex", "generator_hex",
     "qencode_nb_hex", "given_generator_hex", "ulps_generator_published",
@@ -57,9 +64,10 @@ GENERATOR_COLUMNS = (
     "nfev_published", "nfev_generator", "nfev_qencode_nb", "restarts_published",
     "restarts_generator", "restarts_qencode_nb", "params_equal", "hamiltonian_terms",
     "coefficients_differing", "largest_difference_ha", "first_divergence",
-    "diverged_input", "given_first_divergence", "evaluations_generator",
-    "evaluations_qencode_nb", "stack", "blas_coretype", "generator_kernels",
-    "audit_kernels", "generator_s", "audit_s", "given_s", "folder", "failure")
+    "diverged_input", "given_first_divergence", "given_compared", "evaluations_generator",
+    "evaluations_qencode_nb", "stack", "blas_coretype", "kernels_fallback",
+    "generator_kernels", "audit_kernels", "generator_s", "audit_s", "given_s", "folder",
+    "failure")
 
 
 @dataclass(frozen=True)
@@ -88,15 +96,20 @@ def frozen_kernels(entry_target, options: RunOptions) -> str:
     ``reference``) resolved on this CPU for the entry's release, written as an explicit
     kernel per copy (:func:`qencode_nb.notebook.blas_profiles.kernel_spec`); ``host``
     stays ``host`` (the host's own kernels, whatever the release)."""
+    return _resolved(entry_target, options)[0]
+
+
+def _resolved(entry_target, options: RunOptions) -> tuple:
+    """``(frozen blas_coretype, why it is not what was asked or None)``."""
     from qencode_nb.environment.choice import release_triple
     from qencode_nb.notebook import blas_profiles
 
     asked = options.blas_coretype or blas_profiles.default()
     res = blas_profiles.resolve(asked, release=release_triple(entry_target, options.db))
     if not all(res.coretypes.get(c) for c in blas_profiles.COPIES):
-        return asked
-    return blas_profiles.kernel_spec(res.coretypes, numpy_avx512=not res.numpy_disable,
-                                     l2=res.l2)
+        return asked, res.fallback
+    return (blas_profiles.kernel_spec(res.coretypes, numpy_avx512=not res.numpy_disable,
+                                      l2=res.l2), res.fallback)
 
 
 def run_generator(run, folder: Path, threads: int, coretype: str, kernelspec,
@@ -124,8 +137,8 @@ def run_generator(run, folder: Path, threads: int, coretype: str, kernelspec,
                 env=kernel_environment(threads, coretype), cwd=str(folder), stdout=out,
                 stderr=subprocess.STDOUT, text=True, check=False, timeout=timeout)
         except subprocess.TimeoutExpired as exc:
-            return {"failure": f"the generator took over {exc.timeout:g} s and was stopped",
-                    "seconds": time.perf_counter() - t}
+            return {"failure": f"the generator took over {timeout:g} s (--timeout) and "
+                               "was stopped", "seconds": time.perf_counter() - t}
     seconds = time.perf_counter() - t
     lines = (folder / "generator.out").read_text(encoding="utf-8").strip().splitlines()
     try:
@@ -192,7 +205,8 @@ def study_entry(target, out: Path, options: RunOptions, *, generator=None,
     entry = load(target, db=options.db)
     run = generator_run(entry, generator)
     folder = out / Path(str(entry.source)).stem
-    coretype = frozen_kernels(target, options)
+    _clear(folder)
+    coretype, fallback = _resolved(target, options)
     gen = run_generator(run, folder, options.blas_threads, coretype, kernelspec,
                         options.timeout)
     ours = _audit(target, folder, "qencode-nb", options, None, kernelspec)
@@ -210,7 +224,8 @@ def study_entry(target, out: Path, options: RunOptions, *, generator=None,
                     if given is not None else None)
     pub = _published(entry)
     q, b = ours["result"], (given or {}).get("result")
-    klass, reason = cmp.classify(pub["energy"], generated, q, b, ham)
+    klass, reason = cmp.classify(pub["energy"], generated, q, b, ham,
+                                 environment=_not_recorded(options, fallback))
     e = {k: (v or {}).get("energy") for k, v in
          (("g", generated), ("q", q), ("b", b))}
     failures = [f for f in (gen.get("failure"), ours.get("failure"),
@@ -236,12 +251,38 @@ def study_entry(target, out: Path, options: RunOptions, *, generator=None,
         "largest_difference_ha": (ham or {}).get("largest_difference_ha"),
         "first_divergence": parted["evaluation"], "diverged_input": parted["input"],
         "given_first_divergence": None if given_parted is None else given_parted["evaluation"],
+        "given_compared": None if given_parted is None else given_parted["compared"],
         "evaluations_generator": len(gen_log), "evaluations_qencode_nb": len(our_log),
-        "stack": options.stack, "blas_coretype": coretype,
+        "stack": options.stack, "blas_coretype": coretype, "kernels_fallback": fallback,
         "generator_kernels": _kernels(gen.get("kernels")), "audit_kernels": _kernels(ours["kernels"]),
         "generator_s": gen.get("seconds"), "audit_s": ours.get("seconds_total"),
         "given_s": None if given is None else given.get("seconds_total"),
         "folder": folder.name, "failure": "; ".join(failures) or None}
+
+
+#: The files one entry's runs write in its folder (cleared before they run, so a row never
+#: reads an earlier run's file).
+RUN_FILES = ("generator-command.txt", "generator.out", "generator.jsonl",
+             "generator-entry.json", "qencode-nb.*", "given-generator.*")
+
+
+def _clear(folder: Path) -> None:
+    for pattern in RUN_FILES:
+        for path in folder.glob(pattern):
+            path.unlink()
+
+
+def _not_recorded(options: RunOptions, fallback) -> str | None:
+    """What of the recorded environment this study did not run in (None: all of it that
+    qencode-nb reproduces: the recorded stack and the release's kernels)."""
+    parts = []
+    if options.stack != "recorded":
+        parts.append(f"the stack was {options.stack!r}, not the recorded one (--stack recorded)")
+    if fallback:
+        parts.append(f"the kernels were not the release triple ({fallback})")
+    elif options.blas_coretype not in (None, "reference"):
+        parts.append(f"the kernels were {options.blas_coretype!r}, not the release triple")
+    return "; ".join(parts) or None
 
 
 def _kernels_differ(gen: dict, ours: dict, given: dict | None) -> str | None:
@@ -310,13 +351,23 @@ def generator_study(target, out_dir="runs/generator", options: RunOptions | None
     from qencode_nb.readout.published import published_csv
     from qencode_nb.studies.generator_args import generator_run
 
+    from qencode_nb.batch.run_folder import writable_folder
+    from qencode_nb.errors import ParameterError
+    from qencode_nb.options import check_mode
+
     opts = with_changes(options, changes, mode="rerun")
+    check_mode(opts.mode, study=True)
+    for field, default in (("engine", None), ("hamiltonian", "stored"), ("scheduler", None)):
+        if getattr(opts, field) != default:
+            raise ParameterError(f"{getattr(opts, field)!r} is not accepted here: the study "
+                                 "compares the recorded engine on the stored Hamiltonian, "
+                                 "one run at a time, with the generator; accepted: "
+                                 f"{default!r}", parameter=field)
     entries = targets_of(target)
     for t in entries:                      # every refusal before any run
         generator_run(load(t, db=opts.db), generator)
+    out = writable_folder(Path(out_dir))      # a file there: refused, naming it
     kernels = kernels_for(opts.stack, entries, opts.db)
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     rows = []
     for t in entries:
         rows.append(study_entry(t, out, opts, generator=generator, kernelspec=kernels[t]))

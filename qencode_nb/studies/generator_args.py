@@ -139,8 +139,11 @@ def generator_tree(commit: str, source=None, cache=None) -> Path:
     for tree in trees:
         if tree.name.startswith(commit) or commit.startswith(tree.name):
             return tree
-    raise ParameterError(f"{str(root)!r} holds no tree of commit {commit}; it holds: "
-                         + (", ".join(t.name for t in trees) or "nothing"), parameter="generator")
+    held = [t.name for t in trees if (t / "scripts").is_dir()]
+    raise ParameterError(f"{str(root)!r} holds no tree of commit {commit}; its trees (folders "
+                         "with scripts/): " + (", ".join(held[:8]) + (
+                             f" and {len(held) - 8} more" if len(held) > 8 else "")
+                             if held else "none"), parameter="generator")
 
 
 def _exported(checkout: Path, commit: str, cache) -> Path:

@@ -110,7 +110,8 @@ def first_divergence(left: list, right: list) -> dict:
 
 
 def classify(published: float, generator: dict | None, ours: dict | None,
-             given: dict | None, hamiltonian: dict | None) -> tuple[str, str]:
+             given: dict | None, hamiltonian: dict | None, *,
+             environment: str | None = None) -> tuple[str, str]:
     """``(class, reason)`` of one entry (module docstring for the order).
 
     Args:
@@ -122,6 +123,9 @@ def classify(published: float, generator: dict | None, ours: dict | None,
             Hamiltonians are equal to the bit (``ours`` is that run) or it failed.
         hamiltonian: :func:`hamiltonian_difference` of stored vs generator's, None where
             the generator assembled no entry.
+        environment: what of the recorded environment the runs were not in (the stack,
+            the kernels), or None: an ``outside the record`` reason then names it as the
+            first suspect.
     """
     g = (generator or {}).get("energy")
     q = (ours or {}).get("energy")
@@ -140,14 +144,23 @@ def classify(published: float, generator: dict | None, ours: dict | None,
     which = "the same Hamiltonian (stored = rebuilt)" if equal_h else \
         "the generator's Hamiltonian"
     if not same_bits(b, g):
-        return "ours", (f"given {which}, qencode-nb ends {ulps(b, g):,} ulps from the "
+        return "ours", (f"given {which}, qencode-nb ends {_ulps_text(b, g)} from the "
                         "generator: its VQE is not the generator's here")
     if not equal_h:
+        own = ("; qencode-nb's re-run from the stored Hamiltonian gives the published bits"
+               if same_bits(q, published) else "")
         return "chemistry", (f"the generator's rebuilt Hamiltonian differs from the stored "
                              f"one ({hamiltonian['coefficients_differing']} of "
                              f"{hamiltonian['terms']} coefficients, largest "
                              f"{hamiltonian['largest_difference_ha']:.2g} Ha) and qencode-nb "
-                             "given it gives the generator's bits")
+                             f"given it gives the generator's bits{own}")
+    lacks = (f"first suspect: {environment}" if environment
+             else "the record lacks something")
     return "outside the record", (f"same Hamiltonian, qencode-nb and the generator agree, "
-                                  f"both {ulps(g, published):,} ulps from the published "
-                                  "energy: the record lacks something")
+                                  f"both {_ulps_text(g, published)} from the published "
+                                  f"energy: {lacks}")
+
+
+def _ulps_text(a, b) -> str:
+    n = ulps(a, b)
+    return f"{n:,} ulp" + ("" if n == 1 else "s")

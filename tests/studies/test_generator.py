@@ -77,7 +77,7 @@ def test_a_geometry_the_generator_cannot_take_is_refused_naming_the_field(tmp_pa
 
 
 def test_a_commit_without_a_tree_is_refused_naming_what_is_there(tmp_path):
-    (tmp_path / "e1f44cd").mkdir()
+    (tmp_path / "e1f44cd" / "scripts").mkdir(parents=True)
     with pytest.raises(ParameterError) as err:
         generator_tree("82b94f8", tmp_path)
     assert err.value.parameter == "generator"
@@ -171,7 +171,12 @@ def test_each_class_from_its_defining_case():
     assert classify(p, r(far), r(off), r(far), other_h)[0] == "chemistry"
     assert classify(p, r(far), r(off), r(off), other_h)[0] == "ours"
     kind, why = classify(p, r(off), r(off), None, equal_h)
-    assert kind == "outside the record" and "1 ulps" in why
+    assert kind == "outside the record" and "1 ulp from" in why
+    assert "the record lacks something" in why
+    kind, why = classify(p, r(off), r(off), None, equal_h, environment="the stack was 'current'")
+    assert kind == "outside the record" and "first suspect: the stack was 'current'" in why
+    kind, why = classify(p, r(far), r(p), r(far), other_h)
+    assert kind == "chemistry" and "from the stored Hamiltonian gives the published bits" in why
     assert classify(p, None, r(p), None, None)[0] == "undecided"
 
 
@@ -311,3 +316,4 @@ def test_a_v3_entry_outside_its_recorded_stack_is_outside_the_record(tmp_path):
     assert row["coefficients_differing"] == 0 and _absent(row["first_divergence"])
     assert row["evaluations_generator"] == row["evaluations_qencode_nb"] > 0
     assert row["class"] == "outside the record", row["reason"]
+    assert "first suspect: the stack was 'current'" in row["reason"]
