@@ -302,7 +302,7 @@ def test_data_fetch_generator_refuses_a_tree_with_one_byte_changed(tmp_path, cap
 @pytest.mark.notebook
 @pytest.mark.slow
 def test_a_v3_entry_outside_its_recorded_stack_is_outside_the_record(tmp_path):
-    """H2 STO-3G JW/UCCSD of QEncode v3, through ``generate_entry_v3.py`` (dff47f8), in the
+    """H2 STO-3G JW/UCCSD of QEncode v3, through ``generate_entry_v3.py`` (1b8677c), in the
     current stack (the v4 lock's packages, not v3's ``requirements-v3.txt``): the generator
     and qencode-nb agree at every evaluation and both miss the published bits (3,700,552
     ulps, measured 2026-12-07 on a Zen 3 under v3's Haswell triple): what decides them is
@@ -311,7 +311,7 @@ def test_a_v3_entry_outside_its_recorded_stack_is_outside_the_record(tmp_path):
         "H2_sto3g_JW_UCCSD_v3_tapered__sha256_e758d8fe81f010a7.json"
     row = _study(v3, tmp_path / "study").table.to_dict("records")[0]
     assert _absent(row["failure"]), row["failure"]
-    assert row["commit"] == "dff47f8"
+    assert row["commit"] == "1b8677c"      # the commit this entry records
     assert row["generator_hex"] == row["qencode_nb_hex"] != row["published_hex"]
     assert row["coefficients_differing"] == 0 and _absent(row["first_divergence"])
     assert row["evaluations_generator"] == row["evaluations_qencode_nb"] > 0
