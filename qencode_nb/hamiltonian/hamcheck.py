@@ -49,6 +49,28 @@ def _canonical_terms(pauli_terms) -> dict:
             for t in pauli_terms}
 
 
+def terms_sha256(terms: dict) -> str:
+    """The SHA-256 (hex) of a Hamiltonian's terms to the bit and in their order: the lines
+    ``<pauli string> <real part as float.hex> <imaginary part as float.hex>``.
+
+    Args:
+        terms: ``{canonical pauli string: coefficient (Ha, real or complex)}`` in term order
+            (the rebuild's ``pauli_rep`` order; :func:`pauli_terms_sha256` for QEncode's
+            list).  Two operators with equal digests sum the same numbers in the same order.
+    """
+    import hashlib
+
+    lines = "".join(f"{s} {complex(c).real.hex()} {complex(c).imag.hex()}\n"
+                    for s, c in terms.items())
+    return hashlib.sha256(lines.encode()).hexdigest()
+
+
+def pauli_terms_sha256(pauli_terms) -> str:
+    """:func:`terms_sha256` of QEncode ``pauli_terms`` (``[{"pauli_string", "coefficient"}]``,
+    e.g. the terms QEncode's generator serialised), strings in canonical form."""
+    return terms_sha256(_canonical_terms(pauli_terms))
+
+
 def _rebuilt_terms(H) -> dict:
     """``{pauli_string: complex coefficient}`` of an operator's ``pauli_rep``."""
     return {format_pauli_word(dict(word)): complex(c) for word, c in H.pauli_rep.items()}
@@ -182,6 +204,7 @@ def _term_sets(stored: dict, rebuilt: dict, constant: float,
                                  and all(rebuilt[s] == stored[s] for s in common)),
         "coeffs_differing": (len(missing) + len(extra)
                              + sum(1 for s in common if rebuilt[s] != stored[s])),
+        "rebuilt_terms_sha256": terms_sha256(rebuilt),
         "weyl_bound_ha": weyl, "constant_ha": constant,
         "constant_rebuilt_ha": constant_rebuilt}
 

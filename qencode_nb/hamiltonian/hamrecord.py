@@ -26,7 +26,7 @@ RECORD_KEYS = (
     "cache_hit", "cache_key", "e_casci_rebuilt", "e_casci_diff", "e_hf_rebuilt",
     "e_hf_diff", "z2_symmetries_stored", "z2_symmetries_rebuilt", "structure_mismatch",
     "sectors_rebuilt", "sectors_match", "cache_status", "active_space_boundary",
-    "coeffs_differing")
+    "coeffs_differing", "rebuilt_terms_sha256")
 """The ``hamiltonian`` record's keys, in order, when the entry stores a Hamiltonian
 (a key added later goes at the end: readers outside the project read them)."""
 
@@ -79,6 +79,9 @@ class HamiltonianCheck:
         coeffs_differing: how many Pauli strings' coefficients (Ha) are not the
             rebuilt ones to the bit (a string on one side only counts; 0 exactly
             when ``coeffs_bit_identical``).
+        rebuilt_terms_sha256: the rebuilt terms' digest to the bit and in order
+            (:func:`qencode_nb.hamiltonian.hamcheck.terms_sha256`): the generator study
+            compares it with the generator's own Hamiltonian's.
         weyl_bound_ha: sum of |coefficient differences| (missing / extra terms whole)
             plus |constant difference|: a bound on any eigenvalue shift.
         constant_ha, constant_rebuilt_ha: the tapering's constant correction, stored
@@ -137,6 +140,7 @@ class HamiltonianCheck:
     max_abs_dcoeff_term: str | None = None
     coeffs_bit_identical: bool | None = None
     coeffs_differing: int | None = None
+    rebuilt_terms_sha256: str | None = None
     weyl_bound_ha: float | None = None
     constant_ha: float | None = None
     constant_rebuilt_ha: float | None = None

@@ -46,7 +46,9 @@ from qencode_nb.options import RunOptions, with_changes
 
 #: Columns of ``generator.csv``: energies as ``float.hex`` (``given_generator_hex``:
 #: qencode-nb given the generator's Hamiltonian, empty where that run was not needed);
-#: ``ulps_*`` between two of them; ``first_divergence`` the 1-based evaluation where the
+#: ``ulps_*`` between two of them; ``rebuild_is_generators`` qencode-nb's own rebuild (the
+#: audit's Hamiltonian stage) equal to the generator's Hamiltonian to the bit and in order
+#: (``hamiltonian.rebuilt_terms_sha256``); ``first_divergence`` the 1-based evaluation where the
 #: generator's and qencode-nb's logs part (a log line's ``i`` is that minus 1), empty where
 #: they agree at every one; ``diverged_input`` x, Hamiltonian or length;
 #: ``given_first_divergence`` the same for qencode-nb given the generator's Hamiltonian and
@@ -63,7 +65,8 @@ GENERATOR_COLUMNS = (
     "ulps_qencode_nb_published", "ulps_qencode_nb_generator", "ulps_given_generator",
     "nfev_published", "nfev_generator", "nfev_qencode_nb", "restarts_published",
     "restarts_generator", "restarts_qencode_nb", "params_equal", "hamiltonian_terms",
-    "coefficients_differing", "largest_difference_ha", "first_divergence",
+    "coefficients_differing", "largest_difference_ha", "rebuild_is_generators",
+    "first_divergence",
     "diverged_input", "given_first_divergence", "given_compared", "evaluations_generator",
     "evaluations_qencode_nb", "stack", "blas_coretype", "kernels_fallback",
     "generator_kernels", "audit_kernels", "generator_s", "audit_s", "given_s", "folder",
@@ -176,6 +179,7 @@ def _audit(target, folder: Path, name: str, options: RunOptions, coretype: str,
         "energy": rerun["energy"], "nfev": rerun.get("nfev"),
         "restarts": rerun.get("restarts_run"), "params": rerun.get("params")}
     row["kernels"] = ((records.get("blas_profile") or {}).get("kernels"))
+    row["rebuilt_sha256"] = (records.get("hamiltonian") or {}).get("rebuilt_terms_sha256")
     return row
 
 
@@ -248,6 +252,7 @@ def study_entry(target, out: Path, options: RunOptions, *, generator=None,
         "params_equal": _params_equal(generated, q),
         "hamiltonian_terms": (ham or {}).get("terms"),
         "coefficients_differing": (ham or {}).get("coefficients_differing"),
+        "rebuild_is_generators": _same_rebuild(ours, gen_entry),
         "largest_difference_ha": (ham or {}).get("largest_difference_ha"),
         "first_divergence": parted["evaluation"], "diverged_input": parted["input"],
         "given_first_divergence": None if given_parted is None else given_parted["evaluation"],
@@ -297,6 +302,16 @@ def _kernels_differ(gen: dict, ours: dict, given: dict | None) -> str | None:
     if len(known) <= 1:
         return None
     return "the runs measured different kernels: " + "; ".join(f"{k} {v}" for k, v in seen.items())
+
+
+def _same_rebuild(ours: dict, gen_entry) -> bool | None:
+    """qencode-nb's own rebuild (the audit's ``hamiltonian.rebuilt_terms_sha256``) is the
+    generator's Hamiltonian to the bit and in order; None where either is missing."""
+    from qencode_nb.hamiltonian.hamcheck import pauli_terms_sha256
+
+    if gen_entry is None or not ours.get("rebuilt_sha256") or not gen_entry.pauli_terms:
+        return None
+    return ours["rebuilt_sha256"] == pauli_terms_sha256(gen_entry.pauli_terms)
 
 
 def _params_equal(a: dict | None, b: dict | None):

@@ -27,7 +27,8 @@ AUDIT_RECORDS = {
     "stack": "the package stack that ran (qencode_nb.environment.in_force.stack_in_force): the stack asked for (current, recorded, a name), the one in force (name, kernelspec, Python, the recorded packages' versions and their key), the entry's recorded stack name, whether every recorded pin is installed, why the stack asked for did not run (not_used), and the running stack's lock: lock_key, resolved_at (the date it was resolved at, None when undated), resolved_on, resolution_fallback (why a dated resolution was not made)",
     "integrity": "SHA-256 by QEncode's rule, the entry's own signature state and the public key it was checked with (signature_key), QEncode's signing_key_id, the entry file's own SHA-256 (file_sha256)",
     "hamiltonian": "the Hamiltonian check: terms (the largest coefficient difference, in Ha, "
-                   "and how many coefficients differ to the bit: coeffs_differing), "
+                   "and how many coefficients differ to the bit: coeffs_differing; the "
+                   "rebuilt terms' digest to the bit: rebuilt_terms_sha256), "
                    "ground energies, fingerprint, cache; "
                    "hamiltonian_source proven by rebuilding each generator path (paths), "
                    "status pass / fail / unverified with its reason",

@@ -28,7 +28,7 @@ NAMES = ("lih", "H6_ccpvdz_JW_HEA_v4_casscf_tapered__sha256_254551c7b5295e51.jso
 CACHE_STATE = {"cache_key", "cache_hit", "cache_status"}
 #: Keys added after the dict code (issue 59: how many coefficients differ to the bit, in
 #: the record and in each path's record).
-ADDED = {"coeffs_differing", "coeffs_compared"}
+ADDED = {"coeffs_differing", "coeffs_compared", "rebuilt_terms_sha256"}
 
 
 def _same(new, old, where: str) -> None:

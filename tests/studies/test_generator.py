@@ -205,7 +205,7 @@ def test_h2_end_to_end_the_generator_and_the_audit_agree_at_every_evaluation(tmp
     assert _absent(row["failure"])
     assert row["class"] == "reproduced", row["reason"]
     assert row["generator_hex"] == row["qencode_nb_hex"] == row["published_hex"]
-    assert row["hamiltonian_terms"] == 3
+    assert row["hamiltonian_terms"] == 3 and row["rebuild_is_generators"] is True
     assert row["evaluations_generator"] == row["evaluations_qencode_nb"] == 20
     assert row["nfev_generator"] == row["nfev_qencode_nb"] == 20 and row["params_equal"]
     assert row["generator_kernels"] == row["audit_kernels"]
@@ -317,3 +317,14 @@ def test_a_v3_entry_outside_its_recorded_stack_is_outside_the_record(tmp_path):
     assert row["evaluations_generator"] == row["evaluations_qencode_nb"] > 0
     assert row["class"] == "outside the record", row["reason"]
     assert "first suspect: the stack was 'current'" in row["reason"]
+
+
+def test_the_rebuilt_terms_digest_is_the_bits_and_the_order():
+    from qencode_nb.hamiltonian.hamcheck import pauli_terms_sha256
+
+    terms = load("lih").pauli_terms
+    nudged = [dict(t) for t in terms]
+    nudged[7]["coefficient"] = math.nextafter(nudged[7]["coefficient"], math.inf)
+    assert pauli_terms_sha256(terms) == pauli_terms_sha256([dict(t) for t in terms])
+    assert pauli_terms_sha256(nudged) != pauli_terms_sha256(terms)
+    assert pauli_terms_sha256(terms[::-1]) != pauli_terms_sha256(terms)
