@@ -11,9 +11,12 @@ For each entry, in its folder ``<out>/<entry stem>/``:
 2. **qencode-nb here**: the audit (``audit.ipynb``, mode ``rerun`` unless ``--mode full``)
    of the entry, from its stored Hamiltonian, with ``evaluation_log``
    (``qencode-nb.ipynb``, ``qencode-nb.jsonl``);
-3. **qencode-nb given the generator's Hamiltonian**, only where the generator's rebuilt
-   Hamiltonian is not the stored one to the bit: the audit of ``generator-entry.json``
-   (``given-generator.ipynb``, ``given-generator.jsonl``) in the same kernel and pins.
+3. **qencode-nb given the generator's Hamiltonian**, where the generator's rebuilt
+   Hamiltonian is not the stored one to the bit or qencode-nb's energy is not the
+   generator's: the audit (mode ``full``) of ``generator-entry.json``
+   (``given-generator.ipynb``, ``given-generator.jsonl``) in the same kernel and pins; its
+   replay says whether the generator's own entry holds its own energy (the operator it
+   optimised is the one it stored).
 
 The kernels: the generator's process is pinned to the triple the options'
 ``blas_coretype`` (default ``reference``: the entry's release triple) resolves to on this
@@ -53,6 +56,8 @@ from qencode_nb.options import RunOptions, with_changes
 #: they agree at every one; ``diverged_input`` x, Hamiltonian or length;
 #: ``given_first_divergence`` the same for qencode-nb given the generator's Hamiltonian and
 #: ``given_compared`` the evaluations compared there (empty: no such run);
+#: ``generator_replays`` the generator's own entry replays its optimum to its own energy to
+#: the bit on its own stored Hamiltonian (that audit's replay; ``generator_replay_ulps``);
 #: ``blas_coretype`` the triple the generator's process was pinned to and
 #: ``kernels_fallback`` why it is not the one asked (``reference`` on a CPU without
 #: AVX-512); ``*_kernels`` what threadpoolctl measured in the generator's process and the
@@ -67,7 +72,8 @@ GENERATOR_COLUMNS = (
     "restarts_generator", "restarts_qencode_nb", "params_equal", "hamiltonian_terms",
     "coefficients_differing", "largest_difference_ha", "rebuild_is_generators",
     "first_divergence",
-    "diverged_input", "given_first_divergence", "given_compared", "evaluations_generator",
+    "diverged_input", "given_first_divergence", "given_compared", "generator_replays",
+    "generator_replay_ulps", "evaluations_generator",
     "evaluations_qencode_nb", "stack", "blas_coretype", "kernels_fallback",
     "generator_kernels", "audit_kernels", "generator_s", "audit_s", "given_s", "folder",
     "failure")
@@ -157,13 +163,15 @@ def run_generator(run, folder: Path, threads: int, coretype: str, kernelspec,
 
 
 def _audit(target, folder: Path, name: str, options: RunOptions, coretype: str,
-           kernelspec) -> dict:
+           kernelspec, mode: str | None = None) -> dict:
     """One audit of ``target`` with an evaluation log, in ``kernelspec`` (its row and
-    records)."""
+    records; ``mode`` replaces the options')."""
     from qencode_nb.batch.study_jobs import run_jobs
     from qencode_nb.notebook.record import read_records
 
     axis = {"evaluation_log": str(folder / f"{name}.jsonl"), "stack": None}
+    if mode is not None:
+        axis["mode"] = mode
     if coretype is not None:        # else the options' (default: the notebook's reference)
         axis["blas_coretype"] = coretype
     t = time.perf_counter()
@@ -180,6 +188,9 @@ def _audit(target, folder: Path, name: str, options: RunOptions, coretype: str,
         "restarts": rerun.get("restarts_run"), "params": rerun.get("params")}
     row["kernels"] = ((records.get("blas_profile") or {}).get("kernels"))
     row["rebuilt_sha256"] = (records.get("hamiltonian") or {}).get("rebuilt_terms_sha256")
+    replay = records.get("replay") or {}
+    row["replay"] = ({"identical": bool(replay["identical"]), "ulps": replay.get("ulps")}
+                     if replay.get("identical") is not None else None)
     return row
 
 
@@ -220,8 +231,13 @@ def study_entry(target, out: Path, options: RunOptions, *, generator=None,
     ham = (cmp.hamiltonian_difference(entry.pauli_terms, gen_entry.pauli_terms)
            if gen_entry is not None else None)
     given = None
-    if ham is not None and not ham["identical"]:
-        given = _audit(str(produced), folder, "given-generator", options, None, kernelspec)
+    q_energy = (ours["result"] or {}).get("energy")
+    if ham is not None and (not ham["identical"] or not cmp.same_bits(
+            q_energy, (generated or {}).get("energy"))):
+        # the generator's own entry, re-run and its optimum replayed: qencode-nb given the
+        # generator's Hamiltonian, and whether that entry holds its own energy
+        given = _audit(str(produced), folder, "given-generator", options, None, kernelspec,
+                       mode="full")
     gen_log, our_log = _log(folder / "generator.jsonl"), _log(folder / "qencode-nb.jsonl")
     parted = cmp.first_divergence(gen_log, our_log)
     given_parted = (cmp.first_divergence(gen_log, _log(folder / "given-generator.jsonl"))
@@ -229,7 +245,8 @@ def study_entry(target, out: Path, options: RunOptions, *, generator=None,
     pub = _published(entry)
     q, b = ours["result"], (given or {}).get("result")
     klass, reason = cmp.classify(pub["energy"], generated, q, b, ham,
-                                 environment=_not_recorded(options, fallback))
+                                 environment=_not_recorded(options, fallback),
+                                 generator_replay=(given or {}).get("replay"))
     e = {k: (v or {}).get("energy") for k, v in
          (("g", generated), ("q", q), ("b", b))}
     failures = [f for f in (gen.get("failure"), ours.get("failure"),
@@ -257,6 +274,8 @@ def study_entry(target, out: Path, options: RunOptions, *, generator=None,
         "first_divergence": parted["evaluation"], "diverged_input": parted["input"],
         "given_first_divergence": None if given_parted is None else given_parted["evaluation"],
         "given_compared": None if given_parted is None else given_parted["compared"],
+        "generator_replays": ((given or {}).get("replay") or {}).get("identical"),
+        "generator_replay_ulps": ((given or {}).get("replay") or {}).get("ulps"),
         "evaluations_generator": len(gen_log), "evaluations_qencode_nb": len(our_log),
         "stack": options.stack, "blas_coretype": coretype, "kernels_fallback": fallback,
         "generator_kernels": _kernels(gen.get("kernels")), "audit_kernels": _kernels(ours["kernels"]),

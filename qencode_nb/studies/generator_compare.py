@@ -17,15 +17,18 @@ int, "params": [float] (radians)}`` or None where the run failed.
 
   1. ``reproduced``: the generator and qencode-nb both give the published energy to the
      last bit;
-  2. ``ours``: qencode-nb given the generator's Hamiltonian (the stored one where the two
+  2. ``outside the record`` (the generator's own): the entry the generator assembled here
+     does not replay its own energy on its own stored Hamiltonian: the operator it
+     optimised is not the one it records, so no re-run from the record can follow it;
+  3. ``ours``: qencode-nb given the generator's Hamiltonian (the stored one where the two
      are equal to the bit) does not give the generator's energy: qencode-nb's VQE is not
      the generator's here, a defect of ours;
-  3. ``chemistry``: the generator's rebuilt Hamiltonian differs from the stored one and
+  4. ``chemistry``: the generator's rebuilt Hamiltonian differs from the stored one and
      qencode-nb given it gives the generator's energy: the chemistry stage does not
      travel, the VQE is innocent;
-  4. ``outside the record``: the Hamiltonians are equal, qencode-nb and the generator
+  5. ``outside the record``: the Hamiltonians are equal, qencode-nb and the generator
      agree, and both miss the published bits: the record lacks something;
-  5. ``undecided``: a run failed or gave no energy (the reason says which).
+  6. ``undecided``: a run failed or gave no energy (the reason says which).
 
 Importing this module imports no numpy.
 """
@@ -111,7 +114,8 @@ def first_divergence(left: list, right: list) -> dict:
 
 def classify(published: float, generator: dict | None, ours: dict | None,
              given: dict | None, hamiltonian: dict | None, *,
-             environment: str | None = None) -> tuple[str, str]:
+             environment: str | None = None,
+             generator_replay: dict | None = None) -> tuple[str, str]:
     """``(class, reason)`` of one entry (module docstring for the order).
 
     Args:
@@ -126,6 +130,11 @@ def classify(published: float, generator: dict | None, ours: dict | None,
         environment: what of the recorded environment the runs were not in (the stack,
             the kernels), or None: an ``outside the record`` reason then names it as the
             first suspect.
+        generator_replay: ``{"identical", "ulps"}``: the generator's own entry's optimum
+            replayed on its own stored Hamiltonian against its own energy (the audit of
+            that entry), or None where not run.  Not identical: the operator the generator
+            optimised is not the one it stores, so no re-run from a stored Hamiltonian
+            can follow it: ``outside the record`` (decided before ``ours``).
     """
     g = (generator or {}).get("energy")
     q = (ours or {}).get("energy")
@@ -136,6 +145,11 @@ def classify(published: float, generator: dict | None, ours: dict | None,
             " gave no energy"
     if same_bits(g, published) and same_bits(q, published):
         return "reproduced", "the generator and qencode-nb both give the published bits here"
+    if generator_replay is not None and generator_replay.get("identical") is False:
+        return "outside the record", (
+            f"the generator's own entry does not hold its energy: its optimum replays "
+            f"{generator_replay.get('ulps') or 0:,} ulps from it on the Hamiltonian it "
+            "stores, so the operator it optimised is not the one it records")
     equal_h = hamiltonian["identical"]
     beside = ours if equal_h else given
     b = (beside or {}).get("energy")

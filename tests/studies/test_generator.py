@@ -178,6 +178,12 @@ def test_each_class_from_its_defining_case():
     kind, why = classify(p, r(far), r(p), r(far), other_h)
     assert kind == "chemistry" and "from the stored Hamiltonian gives the published bits" in why
     assert classify(p, None, r(p), None, None)[0] == "undecided"
+    # the generator's own entry does not hold its energy: before "ours"
+    kind, why = classify(p, r(far), r(off), r(off), equal_h,
+                         generator_replay={"identical": False, "ulps": 12})
+    assert kind == "outside the record" and "replays 12 ulps from it" in why
+    assert classify(p, r(far), r(off), r(off), equal_h,
+                    generator_replay={"identical": True, "ulps": 0})[0] == "ours"
 
 
 # --- end to end, against the shared trees --------------------------------------------
