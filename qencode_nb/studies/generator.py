@@ -51,7 +51,9 @@ from qencode_nb.options import RunOptions, with_changes
 #: qencode-nb given the generator's Hamiltonian, empty where that run was not needed);
 #: ``ulps_*`` between two of them; ``rebuild_is_generators`` qencode-nb's own rebuild (the
 #: audit's Hamiltonian stage) equal to the generator's Hamiltonian to the bit and in order
-#: (``hamiltonian.rebuilt_terms_sha256``); ``first_divergence`` the 1-based evaluation where the
+#: (``hamiltonian.rebuilt_terms_sha256``); ``generator_plus_constant`` the generator's
+#: energy plus the entry's tapering constant, which the generator's own entry does not
+#: carry, is the published energy to the bit; ``first_divergence`` the 1-based evaluation where the
 #: generator's and qencode-nb's logs part (a log line's ``i`` is that minus 1), empty where
 #: they agree at every one; ``diverged_input`` x, Hamiltonian or length;
 #: ``given_first_divergence`` the same for qencode-nb given the generator's Hamiltonian and
@@ -71,7 +73,7 @@ GENERATOR_COLUMNS = (
     "nfev_published", "nfev_generator", "nfev_qencode_nb", "restarts_published",
     "restarts_generator", "restarts_qencode_nb", "params_equal", "hamiltonian_terms",
     "coefficients_differing", "largest_difference_ha", "rebuild_is_generators",
-    "first_divergence",
+    "generator_plus_constant", "first_divergence",
     "diverged_input", "given_first_divergence", "given_compared", "generator_replays",
     "generator_replay_ulps", "evaluations_generator",
     "evaluations_qencode_nb", "stack", "blas_coretype", "kernels_fallback",
@@ -247,6 +249,11 @@ def study_entry(target, out: Path, options: RunOptions, *, generator=None,
     klass, reason = cmp.classify(pub["energy"], generated, q, b, ham,
                                  environment=_not_recorded(options, fallback),
                                  generator_replay=(given or {}).get("replay"))
+    with_constant = cmp.constant_added(pub["energy"], generated, entry, gen_entry)
+    if with_constant:
+        reason += (f"; the generator's energy plus the entry's tapering constant "
+                   f"({entry.bk_constant_correction_ha!r} Ha), which it did not add, is the "
+                   "published energy to the bit")
     e = {k: (v or {}).get("energy") for k, v in
          (("g", generated), ("q", q), ("b", b))}
     failures = [f for f in (gen.get("failure"), ours.get("failure"),
@@ -270,6 +277,7 @@ def study_entry(target, out: Path, options: RunOptions, *, generator=None,
         "hamiltonian_terms": (ham or {}).get("terms"),
         "coefficients_differing": (ham or {}).get("coefficients_differing"),
         "rebuild_is_generators": _same_rebuild(ours, gen_entry),
+        "generator_plus_constant": with_constant,
         "largest_difference_ha": (ham or {}).get("largest_difference_ha"),
         "first_divergence": parted["evaluation"], "diverged_input": parted["input"],
         "given_first_divergence": None if given_parted is None else given_parted["evaluation"],

@@ -178,3 +178,18 @@ def classify(published: float, generator: dict | None, ours: dict | None,
 def _ulps_text(a, b) -> str:
     n = ulps(a, b)
     return f"{n:,} ulp" + ("" if n == 1 else "s")
+
+
+def constant_added(published: float, generator: dict | None, entry, generated_entry) -> bool:
+    """The generator's energy (Ha) plus the stored entry's tapering constant
+    (``bk_constant_correction_ha``) is the published energy to the bit, where the entry the
+    generator assembled carries no constant: the published entry records a correction its
+    recorded commit does not add (QEncode v3.1's LiH 6-31G BK entries at ``dff47f8``).  The
+    bit is the sum's: where the constant is the larger, the sum's last bit spans several of
+    the generator's energy's (LiH 6-31G BK: 8.9e-16 Ha, 16 of them)."""
+    constant = getattr(entry, "bk_constant_correction_ha", None)
+    g = (generator or {}).get("energy")
+    if g is None or not constant or generated_entry is None \
+            or getattr(generated_entry, "bk_constant_correction_ha", None):
+        return False
+    return same_bits(float(g) + float(constant), published)

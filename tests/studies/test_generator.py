@@ -334,3 +334,25 @@ def test_the_rebuilt_terms_digest_is_the_bits_and_the_order():
     assert pauli_terms_sha256(terms) == pauli_terms_sha256([dict(t) for t in terms])
     assert pauli_terms_sha256(nudged) != pauli_terms_sha256(terms)
     assert pauli_terms_sha256(terms[::-1]) != pauli_terms_sha256(terms)
+
+
+def test_a_constant_the_generator_did_not_add_is_found_to_the_bit():
+    """v3.1 LiH 6-31G BK/HEA: the generator at dff47f8 (recorded stack, v3 triple, Zen 3,
+    2026-12-07) ended at -0x1.6c49fe4dbe42dp-2 with no tapering constant; plus the entry's
+    -7.574872942269635 Ha it is the published -0x1.fb8f57c675b52p+2 to the bit."""
+    from types import SimpleNamespace
+
+    from qencode_nb.studies.generator_compare import constant_added
+
+    v31 = load(str(next((SHARED_HISTORY / "releases" / "v3.1" / "db").glob(
+        "LiH_631g_BK_HEA_v3_*.json"))))
+    assert v31.published_energy.hex() == "-0x1.fb8f57c675b52p+2"
+    generated = {"energy": float.fromhex("-0x1.6c49fe4dbe42dp-2")}
+    bare = SimpleNamespace(bk_constant_correction_ha=None)
+    assert constant_added(v31.published_energy, generated, v31, bare)
+    # the sum's last bit is 8.9e-16 Ha: it takes the raw energy's 16 ulps (5.6e-17 Ha each)
+    # with it, not fewer (the raw energy could sit anywhere in those)
+    nudged = {"energy": generated["energy"] + 1e-15}
+    assert not constant_added(v31.published_energy, nudged, v31, bare)
+    assert not constant_added(v31.published_energy, generated, v31,
+                              SimpleNamespace(bk_constant_correction_ha=-7.5))
