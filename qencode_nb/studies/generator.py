@@ -192,7 +192,9 @@ def _audit(target, folder: Path, name: str, options: RunOptions, coretype: str,
     row["rebuilt_sha256"] = (records.get("hamiltonian") or {}).get("rebuilt_terms_sha256")
     replay = records.get("replay") or {}
     row["replay"] = ({"identical": bool(replay["identical"]), "ulps": replay.get("ulps")}
-                     if replay.get("identical") is not None else None)
+                     if replay.get("identical") is not None else
+                     {"identical": None, "reason": replay["reason"]}
+                     if replay.get("status") == "n/a" and replay.get("reason") else None)
     return row
 
 

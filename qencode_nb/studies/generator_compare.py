@@ -130,7 +130,8 @@ def classify(published: float, generator: dict | None, ours: dict | None,
         environment: what of the recorded environment the runs were not in (the stack,
             the kernels), or None: an ``outside the record`` reason then names it as the
             first suspect.
-        generator_replay: ``{"identical", "ulps"}``: the generator's own entry's optimum
+        generator_replay: ``{"identical", "ulps"}`` (or ``{"identical": None, "reason"}``
+            where qencode-nb cannot replay it, said with ``ours``): the generator's own entry's optimum
             replayed on its own stored Hamiltonian against its own energy (the audit of
             that entry), or None where not run.  Not identical: the operator the generator
             optimised is not the one it stores, so no re-run from a stored Hamiltonian
@@ -158,8 +159,11 @@ def classify(published: float, generator: dict | None, ours: dict | None,
     which = "the same Hamiltonian (stored = rebuilt)" if equal_h else \
         "the generator's Hamiltonian"
     if not same_bits(b, g):
+        why = (f"; the generator's own entry cannot be replayed here: "
+               f"{generator_replay['reason']}"
+               if (generator_replay or {}).get("reason") else "")
         return "ours", (f"given {which}, qencode-nb ends {_ulps_text(b, g)} from the "
-                        "generator: its VQE is not the generator's here")
+                        f"generator: its VQE is not the generator's here{why}")
     if not equal_h:
         own = ("; qencode-nb's re-run from the stored Hamiltonian gives the published bits"
                if same_bits(q, published) else "")

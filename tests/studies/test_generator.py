@@ -184,6 +184,9 @@ def test_each_class_from_its_defining_case():
     assert kind == "outside the record" and "replays 12 ulps from it" in why
     assert classify(p, r(far), r(off), r(off), equal_h,
                     generator_replay={"identical": True, "ulps": 0})[0] == "ours"
+    kind, why = classify(p, r(far), r(off), r(off), equal_h,
+                         generator_replay={"identical": None, "reason": "60 stored parameters"})
+    assert kind == "ours" and why.endswith("cannot be replayed here: 60 stored parameters")
 
 
 # --- end to end, against the shared trees --------------------------------------------
