@@ -203,7 +203,7 @@ def explain_misses(folder, out_dir=None, options=None, *, budget: int | None = N
         row["explain_folder"] = str(out / name) if searched else None
         row["cause"] = cause(row)
         rows.append(row)
-    table = _whole_numbers(pd.DataFrame(rows, columns=list(MISS_COLUMNS)), rows)
+    table = whole_numbers(pd.DataFrame(rows, columns=list(MISS_COLUMNS)), rows, MISS_COUNTS)
     out.mkdir(parents=True, exist_ok=True)
     (out / "misses.csv").write_text(published_csv(table, out), encoding="utf-8")
     return MissesResult(out_dir=out, table=table, runs=runs)
@@ -244,18 +244,18 @@ def _explained(where: Path, rec: dict, options, budget: int, search: bool) -> di
 
 
 #: Columns that hold whole numbers (counts, ulps), written as such where some are empty.
-_COUNTS = ("ulps", "replay_ulps", "rerun_nfev", "published_nfev", "nearest_evaluation",
+MISS_COUNTS = ("ulps", "replay_ulps", "rerun_nfev", "published_nfev", "nearest_evaluation",
            "explain_tried", "explain_grid", "explain_closest_ulps")
 
 
-def _whole_numbers(table, rows: list[dict]):
-    """``table`` (built from ``rows``) with each :data:`_COUNTS` column as pandas'
-    nullable ``Int64``, taken from the rows' own values (an empty cell stays empty,
-    ``1020`` is not written ``1020.0``, and ulps past 2**53 keep every digit, which a
-    float column on the way would round)."""
+def whole_numbers(table, rows: list[dict], columns):
+    """``table`` (built from ``rows``) with each of ``columns`` that holds whole numbers
+    as pandas' nullable ``Int64``, taken from the rows' own values (an empty cell stays
+    empty, ``1020`` is not written ``1020.0``, and ulps past 2**53 keep every digit, which
+    a float column on the way would round): the miss and generator tables' counts."""
     import pandas as pd
 
-    for col in _COUNTS:
+    for col in columns:
         values = [r.get(col) for r in rows]
         known = [v for v in values if _given(v)]
         if known and all(float(v).is_integer() for v in known):

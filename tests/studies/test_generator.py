@@ -326,6 +326,11 @@ def test_a_v3_entry_outside_its_recorded_stack_is_outside_the_record(tmp_path):
     assert row["evaluations_generator"] == row["evaluations_qencode_nb"] > 0
     assert row["class"] == "outside the record", row["reason"]
     assert "first suspect: the stack was 'current'" in row["reason"]
+    import csv
+
+    written = next(csv.DictReader(open(tmp_path / "study" / "generator.csv")))
+    assert written["ulps_generator_published"] == str(row["ulps_generator_published"])
+    assert written["nfev_generator"] == "64" and written["first_divergence"] == ""
 
 
 def test_the_rebuilt_terms_digest_is_the_bits_and_the_order():

@@ -141,11 +141,11 @@ def test_counts_are_written_as_whole_numbers_beside_empty_cells(tmp_path):
     """A miss bounded by its own run has no explain grid beside one searched over 1,020:
     the column is written 1020 and empty, not 1020.0 and NaN."""
     from qencode_nb.readout.published import published_csv
-    from qencode_nb.studies.misses import _whole_numbers
+    from qencode_nb.studies.misses import MISS_COUNTS, whole_numbers
 
     rows = [{"entry_id": "a", "explain_grid": 1020, "explain_tried": 10, "ulps": 2**60 + 1},
             {"entry_id": "b", "explain_grid": None, "explain_tried": 1, "ulps": 46858}]
-    table = _whole_numbers(pd.DataFrame(rows, columns=list(MISS_COLUMNS)), rows)
+    table = whole_numbers(pd.DataFrame(rows, columns=list(MISS_COLUMNS)), rows, MISS_COUNTS)
     text = published_csv(table, tmp_path)
     assert "1020.0" not in text and ",1020," in text and ",46858," in text
     assert pd.isna(table.loc[1, "explain_grid"]) and table.loc[0, "explain_tried"] == 10
