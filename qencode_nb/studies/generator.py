@@ -81,6 +81,14 @@ GENERATOR_COLUMNS = (
     "failure")
 
 
+#: The columns of whole numbers (ulps, counts, evaluation indices), written as integers
+#: with every digit (ulps reach past 2**53).
+COUNT_COLUMNS = tuple(c for c in GENERATOR_COLUMNS if c.startswith(
+    ("ulps_", "nfev_", "restarts_", "evaluations_"))) + (
+    "hamiltonian_terms", "coefficients_differing", "first_divergence",
+    "given_first_divergence", "given_compared", "generator_replay_ulps")
+
+
 @dataclass(frozen=True)
 class GeneratorResult:
     """What the study found.
@@ -394,6 +402,7 @@ def generator_study(target, out_dir="runs/generator", options: RunOptions | None
     from qencode_nb.environment.choice import kernels_for
     from qencode_nb.readout.published import published_csv
     from qencode_nb.studies.generator_args import generator_run
+    from qencode_nb.studies.misses import whole_numbers
 
     from qencode_nb.batch.run_folder import writable_folder
     from qencode_nb.errors import ParameterError
@@ -413,9 +422,12 @@ def generator_study(target, out_dir="runs/generator", options: RunOptions | None
     out = writable_folder(Path(out_dir))      # a file there: refused, naming it
     kernels = kernels_for(opts.stack, entries, opts.db)
     rows = []
+    table = pd.DataFrame(rows, columns=list(GENERATOR_COLUMNS))   # a sweep without misses
     for t in entries:
         rows.append(study_entry(t, out, opts, generator=generator, kernelspec=kernels[t]))
-        table = pd.DataFrame(rows, columns=list(GENERATOR_COLUMNS))
+        table = whole_numbers(pd.DataFrame(rows, columns=list(GENERATOR_COLUMNS)), rows,
+                              COUNT_COLUMNS)
         (out / "generator.csv").write_text(published_csv(table, out), encoding="utf-8")
-    table = pd.DataFrame(rows, columns=list(GENERATOR_COLUMNS))
+    if not rows:
+        (out / "generator.csv").write_text(published_csv(table, out), encoding="utf-8")
     return GeneratorResult(out_dir=out, table=table)
