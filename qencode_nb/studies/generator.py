@@ -110,16 +110,12 @@ class GeneratorResult:
         return {c: int(found[c]) for c in CLASSES if c in found}
 
 
-def frozen_kernels(entry_target, options: RunOptions) -> str:
-    """The ``blas_coretype`` every run of one entry gets: ``options.blas_coretype`` (default
-    ``reference``) resolved on this CPU for the entry's release, written as an explicit
-    kernel per copy (:func:`qencode_nb.notebook.blas_profiles.kernel_spec`); ``host``
-    stays ``host`` (the host's own kernels, whatever the release)."""
-    return _resolved(entry_target, options)[0]
-
-
-def _resolved(entry_target, options: RunOptions) -> tuple:
-    """``(frozen blas_coretype, why it is not what was asked or None)``."""
+def frozen_kernels(entry_target, options: RunOptions) -> tuple:
+    """``(blas_coretype, fallback)`` of the generator's process: ``options.blas_coretype``
+    (default ``reference``) resolved on this CPU for the entry's release, written as an
+    explicit kernel per copy (:func:`qencode_nb.notebook.blas_profiles.kernel_spec`;
+    ``host`` stays ``host``, the host's own kernels whatever the release), and why it is
+    not what was asked (``reference`` on a CPU without AVX-512), else None."""
     from qencode_nb.environment.choice import release_triple
     from qencode_nb.notebook import blas_profiles
 
@@ -206,12 +202,6 @@ def _audit(target, folder: Path, name: str, options: RunOptions, coretype: str,
     return row
 
 
-def _log(path: Path) -> list:
-    from qencode_nb.rerun.evaluation_log import read_log
-
-    return read_log(path) if path.is_file() else []
-
-
 def _published(entry) -> dict:
     return {"energy": entry.published_energy, "nfev": entry.published_nfev,
             "restarts": entry.published_restarts_run, "params": entry.optimal_params}
@@ -226,6 +216,7 @@ def study_entry(target, out: Path, options: RunOptions, *, generator=None,
             (no tree of the commit, a field the generator cannot take), before any run.
     """
     from qencode_nb.entry import load
+    from qencode_nb.rerun.evaluation_log import read_log
     from qencode_nb.studies import generator_compare as cmp
     from qencode_nb.studies.generator_args import generator_run
 
@@ -233,7 +224,7 @@ def study_entry(target, out: Path, options: RunOptions, *, generator=None,
     run = generator_run(entry, generator)
     folder = out / Path(str(entry.source)).stem
     _clear(folder)
-    coretype, fallback = _resolved(target, options)
+    coretype, fallback = frozen_kernels(target, options)
     gen = run_generator(run, folder, options.blas_threads, coretype, kernelspec,
                         options.timeout)
     ours = _audit(target, folder, "qencode-nb", options, None, kernelspec)
@@ -250,9 +241,10 @@ def study_entry(target, out: Path, options: RunOptions, *, generator=None,
         # generator's Hamiltonian, and whether that entry holds its own energy
         given = _audit(str(produced), folder, "given-generator", options, None, kernelspec,
                        mode="full")
-    gen_log, our_log = _log(folder / "generator.jsonl"), _log(folder / "qencode-nb.jsonl")
+    gen_log = read_log(folder / "generator.jsonl")
+    our_log = read_log(folder / "qencode-nb.jsonl")
     parted = cmp.first_divergence(gen_log, our_log)
-    given_parted = (cmp.first_divergence(gen_log, _log(folder / "given-generator.jsonl"))
+    given_parted = (cmp.first_divergence(gen_log, read_log(folder / "given-generator.jsonl"))
                     if given is not None else None)
     pub = _published(entry)
     q, b = ours["result"], (given or {}).get("result")
