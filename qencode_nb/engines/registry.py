@@ -2,9 +2,11 @@
 
 ``register(name, engine)`` makes an engine requestable as ``-p engine NAME`` (and
 ``--engine NAME`` on the command line); :func:`get` returns it or raises naming
-the registered ones.  The four built-in engines are registered at the end of this
-module: ``qnode`` (PennyLane devices) and ``statevector`` (the generator's sparse
-ADAPT engine) reproduce the generator; ``sector`` (the determinant-space ADAPT
+the registered ones.  The five built-in engines are registered at the end of this
+module: ``qnode`` (PennyLane devices), ``faithful`` (``default.qubit``'s own
+arithmetic with the work that cannot change done once: the recorded engine where it
+is proven) and ``statevector`` (the generator's sparse ADAPT engine) reproduce the
+generator; ``sector`` (the determinant-space ADAPT
 engine) and ``fast`` (the compiled statevector engine) are the project's own.  A
 new engine is one module and one :func:`register` call.  Importing this module
 imports nothing heavy.
@@ -12,6 +14,7 @@ imports nothing heavy.
 
 from __future__ import annotations
 
+from qencode_nb.engines.faithful.engine import FaithfulEngine
 from qencode_nb.engines.fast.engine import FastEngine
 from qencode_nb.engines.qnode.engine import QNodeEngine
 from qencode_nb.engines.sector.engine import SectorEngine
@@ -66,5 +69,6 @@ def get(name: str):
                              f"{', '.join(_ENGINES)}", parameter="engine") from None
 
 
-for _engine in (QNodeEngine(), StatevectorEngine(), SectorEngine(), FastEngine()):
+for _engine in (QNodeEngine(), FaithfulEngine(), StatevectorEngine(), SectorEngine(),
+                FastEngine()):
     register(_engine.name, _engine)

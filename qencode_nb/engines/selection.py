@@ -7,7 +7,10 @@ gives each other's reason).  The replay runs on the first of the same engines, f
 the re-run's on, that binds and may replay the stored parameters
 (``Bound.replay_reason``).  When none does, the recorded engine runs
 (:func:`recorded`) and the reasons are kept.  Asked for nothing (``None``), the
-recorded engine runs both.
+recorded engine runs both.  Where the recorded engine is ``qnode`` (PennyLane's
+``default.qubit``), its arithmetic runs on the ``faithful`` engine (:data:`FAITHFUL`:
+the same bits, proven per PennyLane version) where that binds, else on the plain
+QNode; ``-p engine qnode`` asks for the plain QNode.
 
 Which qubit Hamiltonian they bind is decided here too, once, by :func:`on_hamiltonian`
 (audit.ipynb ``hamiltonian``): the entry's stored terms where it has them, else (or
@@ -31,6 +34,11 @@ HAMILTONIANS = ("stored", "rebuilt")
 #: the ``replay`` record's ``hamiltonian``) of the rebuilt operator: OpenFermion's
 #: path (:mod:`qencode_nb.hamiltonian.of_bridge`), rebuilt here.
 REBUILT_ORIGIN = "rebuilt (of_bridge)"
+
+#: The engine that runs the recorded ``qnode`` arithmetic when none is asked for: the
+#: same floating-point operations as the plain QNode, with the work that cannot change
+#: done once (:mod:`qencode_nb.engines.faithful`).
+FAITHFUL = "faithful"
 
 
 def on_hamiltonian(entry, rebuilt, hamiltonian: str = "stored"):
@@ -85,6 +93,9 @@ class Choice:
         replay: the engine that replays the stored parameters.
         replay_fallback: why the requested engines do not replay them (None when
             one of them does).
+        faithful_reason: why the recorded QNode arithmetic ran on the plain QNode and
+            not on the faithful engine (None when the faithful engine ran, or the
+            recorded engine is not the QNode one, or another engine was asked for).
     """
 
     requested: str | None
@@ -92,13 +103,16 @@ class Choice:
     reason: str | None
     replay: object
     replay_fallback: str | None
+    faithful_reason: str | None = None
 
     def to_record(self) -> dict:
         """The ``engine`` record: requested, used, why the requested engine did not
         run (``reason``) and why the engine that re-runs did not replay
         (``replay_reason``)."""
         return {"requested": self.requested, "used": self.rerun.label,
-                "reason": self.reason, "replay_reason": self.rerun.replay_reason}
+                "reason": self.reason, "replay_reason": self.rerun.replay_reason,
+                "faithful": self.rerun.engine == FAITHFUL,
+                "faithful_reason": self.faithful_reason}
 
 
 def recorded(entry) -> str:
@@ -158,7 +172,8 @@ def choose(entry, rebuilt, requested=None, hamiltonian=None, *, rerun: bool = Tr
         fallback = "; ".join(not_replayed) or None
         replay_engine = binder.recorded()
     return Choice(requested=requested, rerun=rerun_engine, reason=reason,
-                  replay=replay_engine, replay_fallback=fallback)
+                  replay=replay_engine, replay_fallback=fallback,
+                  faithful_reason=binder.faithful_reason)
 
 
 class _Binder:
@@ -167,6 +182,7 @@ class _Binder:
     def __init__(self, entry, rebuilt, hamiltonian):
         self.entry, self.rebuilt, self.hamiltonian = entry, rebuilt, hamiltonian
         self.bound, self.why = {}, {}
+        self.faithful_reason = None
 
     def bind(self, name):
         if name not in self.bound:
@@ -179,6 +195,11 @@ class _Binder:
 
     def recorded(self):
         name = recorded(self.entry)
+        if name == "qnode":
+            b = self.bind(FAITHFUL)
+            if b is not None:
+                return b
+            self.faithful_reason = self.why[FAITHFUL]
         b = self.bind(name)
         if b is None:
             raise NotRunnable(f"the recorded engine {name!r} cannot run the entry: "

@@ -151,7 +151,7 @@ def _replayed(entry, problem, engine, selected) -> float:
     from qencode_nb.rerun.vqe import GRADIENT_OPTIMIZERS, trainable_value
 
     if (not problem.is_adapt and entry.optimizer.name in GRADIENT_OPTIMIZERS
-            and engine.engine == "qnode"):   # PennyLane QNodes (another engine: its own sums)
+            and getattr(engine, "trainable_replay", False)):   # PennyLane QNodes' sums
         energy = engine.energy()
         qnode = getattr(energy, "qnode", None)
         if qnode is not None and not hasattr(energy, "energy_and_grad"):

@@ -145,6 +145,11 @@ class Card:
             else str(engine)
         if isinstance(engine, dict) and engine.get("reason"):
             engine_text += f" ({engine['reason']})"
+        if isinstance(engine, dict) and engine.get("faithful"):
+            engine_text += (" (faithful engine: the same arithmetic, the work that "
+                            "cannot change done once)")
+        elif isinstance(engine, dict) and engine.get("faithful_reason"):
+            engine_text += f" (plain QNode: {engine['faithful_reason']})"
         engine_text += hamiltonian_phrase(r)
         err = r.get("error")
         failure = failure_line(err) if isinstance(err, dict) else None

@@ -337,7 +337,7 @@ def test_bad_arguments_are_refused(problem):
 
     prob = problem("H4")
     with pytest.raises(ParameterError, match="'gpu' is not registered; registered: qnode, "
-                                             "statevector, sector, fast"):
+                                             "faithful, statevector, sector, fast"):
         registry.get("gpu")
     qnode = _engine(prob, prob.H, "qnode")
     with pytest.raises(ValueError, match="outside the pool of 64"):

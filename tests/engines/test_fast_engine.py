@@ -70,7 +70,8 @@ def test_stored_parameters_replay_to_the_published_energy(kind):
     e, _, p = _problems(KINDS[kind])
     assert p.engines.rerun.engine == "fast", p.engines.reason
     assert p.engine_record() == {"requested": "fast", "used": fe.NAME,
-                                          "reason": None, "replay_reason": None}
+                                          "reason": None, "replay_reason": None,
+                                 "faithful": False, "faithful_reason": None}
     r = replay(e, p)
     assert r.engine == fe.NAME and r.status == "pass"
     assert abs(r.energy - e.published_energy) < 1e-10

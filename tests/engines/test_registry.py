@@ -48,8 +48,9 @@ class _StubEngine:
 @pytest.fixture
 def stubs():
     """Stub engines registered for one test (names start with ``stub-``), and an
-    HEA entry whose recorded engine is the real ``qnode`` replaced by a stub."""
-    saved = registry.get("qnode")
+    HEA entry whose recorded engine is the real ``qnode`` replaced by a stub (the
+    ``faithful`` engine, tried first for it, by one that refuses)."""
+    saved, saved_faithful = registry.get("qnode"), registry.get("faithful")
     added = []
 
     def add(engine):
@@ -59,10 +60,12 @@ def stubs():
 
     recorded = _StubEngine("qnode")
     registry.register("qnode", recorded)
+    registry.register("faithful", _StubEngine("faithful", refuse="stubbed out"))
     yield SimpleNamespace(add=add, recorded=recorded,
                           entry=SimpleNamespace(ansatz="hea", optimizer=SimpleNamespace(
                               engine=None)))
     registry.register("qnode", saved)
+    registry.register("faithful", saved_faithful)
     for name in added:
         registry.unregister(name)
 
@@ -71,7 +74,8 @@ def test_nothing_requested_runs_the_recorded_engine(stubs):
     c = choose(stubs.entry, None, None)
     assert c.rerun is c.replay and c.rerun.engine == "qnode"
     assert c.to_record() == {"requested": None, "used": "qnode-label", "reason": None,
-                             "replay_reason": None}
+                             "replay_reason": None, "faithful": False,
+                             "faithful_reason": "stubbed out"}
     assert stubs.recorded.bound == 1          # bound once, used twice
 
 
@@ -116,7 +120,7 @@ def test_a_sector_style_engine_that_may_not_replay_sends_the_replay_home(stubs):
 
 
 def test_unknown_names_list_the_registered_engines():
-    assert registry.names()[:4] == ["qnode", "statevector", "sector", "fast"]
+    assert registry.names()[:5] == ["qnode", "faithful", "statevector", "sector", "fast"]
     with pytest.raises(ParameterError, match="^engine 'gpu' is not registered; registered: "
                                              "qnode, statevector, sector, fast") as err:
         registry.get("gpu")
@@ -251,7 +255,8 @@ def test_a_toy_engine_registered_with_one_call_audits_an_entry(toy):
     check = hamiltonian_check(e, rebuilt)
     p = build_problem(e, rebuilt, "TOY-dense", check)
     assert p.engine_record() == {"requested": "toy-dense", "used": "toy-dense",
-                                 "reason": None, "replay_reason": None}
+                                 "reason": None, "replay_reason": None,
+                                 "faithful": False, "faithful_reason": None}
     rp = replay(e, p)
     assert rp.engine == "toy-dense" and rp.status == "pass"
     assert abs(rp.energy - e.published_energy) < 1e-10

@@ -483,7 +483,8 @@ def test_h8_adapt_on_the_sector_engine(tmp_path):
     out, r = _papermill(tmp_path, "h8", entry=str(h8), engine="sector")
     assert r["done"] is True
     assert r["engine"] == {"requested": "sector", "used": "sector", "reason": None,
-                           "replay_reason": None}
+                           "replay_reason": None, "faithful": False,
+                           "faithful_reason": None}
     assert r["replay"]["engine"] == "sector" and abs(r["replay"]["delta_ha"]) < 1e-10
     rerun = r["rerun"]
     assert rerun["config"]["backend"] == "sector" and rerun["config"]["engine"] == "sector"

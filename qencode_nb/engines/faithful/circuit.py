@@ -62,6 +62,109 @@ def _queue(circuit, params, wires) -> list:
     return [op for op in q.queue if isinstance(op, qml.operation.Operator)]
 
 
+class Observable:
+    """The measurement of ``qml.expval(hamiltonian)`` on ``default.qubit`` with its
+    Hamiltonian-only work done once, shared by every circuit on the same wires
+    (an ADAPT run builds a circuit per selection).
+
+    Args:
+        hamiltonian: the PennyLane observable (Ha).
+        mp: the measurement process as the device receives it (after preprocessing).
+        state: a state of the circuit's shape (numpy), to ask
+            ``get_measurement_function`` which function measures it.
+    """
+
+    def __init__(self, hamiltonian, mp, state):
+        import importlib
+
+        # the module (the package re-exports a function of the same name)
+        measure_module = importlib.import_module("pennylane.devices.qubit.measure")
+        self.hamiltonian, self.mp = hamiltonian, mp
+        self.shape = tuple(state.shape)
+        self.function = measure_module.get_measurement_function(mp, state)
+        self.measurement = self.function.__name__
+        self.measure = self._measurer(state)
+
+    def __call__(self, state):
+        return self.measure(state)
+
+    def _measurer(self, state):
+        if self.measurement == "csr_dot_products":
+            from pennylane.pauli.conversion import is_pauli_sentence
+
+            if is_pauli_sentence(self.mp.obs):
+                return self._csr_measurer(len(state.shape))
+        if self.measurement == "state_diagonalizing_gates" and self.mp.wires:
+            return self._diagonalizing_measurer()
+        mp, fn = self.mp, self.function
+        return lambda state: fn(mp, state, False)
+
+    def _csr_measurer(self, n):
+        """``csr_dot_products``' Pauli-sentence branch (``PauliSentence.dot``) with the
+        Hamiltonian's sparse structures, indices and data computed once."""
+        import numpy as np
+        from pennylane import math
+        from pennylane.pauli.conversion import pauli_sentence
+        from pennylane.pauli.pauli_arithmetic import _ps_to_sparse_index
+        from pennylane.wires import Wires
+
+        ps = pauli_sentence(self.mp.obs)
+        wire_order = Wires(list(range(n)))
+        if not wire_order.contains_wires(ps.wires):
+            raise NotRunnable("the observable's wires are not the device's")
+        words = list(ps)
+        sparse_idx = _ps_to_sparse_index(words, wire_order)
+        _, unique, invs = np.unique(sparse_idx, axis=0, return_index=True,
+                                    return_inverse=True)
+        structures = unique[invs]
+        parts = []
+        for structure in unique:
+            idx, *_ = np.nonzero(structures == structure)
+            entries, data = ps._get_same_structure_csr([words[i] for i in idx], wire_order)
+            parts.append((entries, data.reshape(1, -1)))
+        self.parts = parts
+
+        def measure(state):
+            state = math.toarray(state)
+            state = state.reshape(1, -1)
+            bra = math.conj(state)
+            dtype = np.complex64 if state.dtype in (np.float32, np.complex64) \
+                else np.complex128
+            mv = np.zeros_like(state, dtype=dtype)
+            for entries, data in parts:
+                mv += state[:, entries] * data
+            new_ket = mv.reshape(state.shape)
+            res = (bra * new_ket).sum(axis=1)
+            return math.real(math.squeeze(res))
+
+        return measure
+
+    def _diagonalizing_measurer(self):
+        """``state_diagonalizing_gates`` with the observable's diagonalising gates and
+        eigenvalues (``ExpectationMP.eigvals``) taken once; the probabilities as
+        ``ExpectationMP.process_state`` takes them (``ProbabilityMP.process_state``),
+        their dot product with the eigenvalues as ``_calculate_expectation``."""
+        from pennylane import math
+        from pennylane.devices.qubit.apply_operation import apply_operation
+        from pennylane.devices.qubit.measure import flatten_state
+        from pennylane.measurements import ProbabilityMP
+        from pennylane.wires import Wires
+
+        gates = list(self.mp.diagonalizing_gates())
+        eigvals = self.mp.eigvals()
+        probs = ProbabilityMP(wires=self.mp.wires)
+
+        def measure(state):
+            for op in gates:
+                state = apply_operation(op, state)
+            total = len(state.shape)
+            flat = flatten_state(state, total)
+            probabilities = probs.process_state(state=flat, wire_order=Wires(range(total)))
+            return math.dot(probabilities, eigvals)
+
+        return measure
+
+
 class FaithfulCircuit:
     """``<psi(params)|H|psi(params)>`` (Ha) on ``default.qubit``, bit for bit.
 
@@ -71,6 +174,8 @@ class FaithfulCircuit:
         wires: wire labels ``[0, ..., n - 1]``.
         hamiltonian: the PennyLane observable (Ha).
         probe: parameters (radians, shape ``(num_params,)``) to check the tape at.
+        observable: an :class:`Observable` of ``hamiltonian`` on these wires to share
+            (None: made here).
 
     Raises:
         NotRunnable: the device's preprocessing changes the tape, the circuit does not
@@ -78,16 +183,12 @@ class FaithfulCircuit:
             QNode then runs; the reason says which).
     """
 
-    def __init__(self, circuit, wires, hamiltonian, probe):
-        import importlib
-
+    def __init__(self, circuit, wires, hamiltonian, probe, observable=None):
         import numpy as np
         import pennylane as qml
         from pennylane.devices.qubit.initialize_state import create_initial_state
         from pennylane.operation import StatePrepBase
 
-        # the module (the package re-exports a function of the same name)
-        measure_module = importlib.import_module("pennylane.devices.qubit.measure")
         self.circuit, self.wires, self.hamiltonian = circuit, list(wires), hamiltonian
         probe = np.asarray(probe, dtype=float)
         dev = qml.device("default.qubit", wires=self.wires)
@@ -99,8 +200,7 @@ class FaithfulCircuit:
 
         self.plain = plain
         tape = qml.workflow.construct_tape(plain)(probe)
-        program = dev.preprocess_transforms()
-        tapes, _ = program((tape,))
+        tapes, _ = dev.preprocess_transforms()((tape,))
         if len(tapes) != 1:
             raise NotRunnable(f"default.qubit's preprocessing splits the tape into "
                               f"{len(tapes)}")
@@ -113,13 +213,17 @@ class FaithfulCircuit:
             raise NotRunnable("the circuit does not start with a state preparation")
         if any(getattr(op, "batch_size", None) is not None for op in ops):
             raise NotRunnable("a batched operation")
-        self.op_wires = sorted(final.op_wires)
         self._prep_key = _key(ops[0])
-        self._initial = create_initial_state(self.op_wires, ops[0], like="numpy")
-        self.mp = final.measurements[0]
-        self.measurement = measure_module.get_measurement_function(self.mp, self._initial)
-        self._measure = self._measurer(self.measurement.__name__, measure_module)
+        self._initial = create_initial_state(sorted(final.op_wires), ops[0], like="numpy")
+        if observable is None or observable.shape != tuple(self._initial.shape):
+            observable = Observable(hamiltonian, final.measurements[0], self._initial)
+        self.observable = observable
         self._base_matrices = {}
+
+    @property
+    def measurement(self) -> str:
+        """The name of the measurement function ``default.qubit`` picks."""
+        return self.observable.measurement
 
     # -- the state -------------------------------------------------------------
     def state(self, params):
@@ -158,90 +262,7 @@ class FaithfulCircuit:
 
     def __call__(self, params) -> float:
         """The energy (Ha) as ``float(qnode(params))``."""
-        return float(self._measure(self.state(params)))
-
-    # -- the measurement -------------------------------------------------------
-    def _measurer(self, name, measure_module):
-        if name == "csr_dot_products":
-            from pennylane.pauli.conversion import is_pauli_sentence
-
-            if is_pauli_sentence(self.mp.obs):
-                return self._csr_measurer()
-        if name == "state_diagonalizing_gates":
-            return self._diagonalizing_measurer()
-        mp, fn = self.mp, self.measurement
-        return lambda state: fn(mp, state, False)
-
-    def _csr_measurer(self):
-        """``csr_dot_products``' Pauli-sentence branch (``PauliSentence.dot``) with the
-        Hamiltonian's sparse structures, indices and data computed once."""
-        import numpy as np
-        from pennylane import math
-        from pennylane.pauli.conversion import pauli_sentence
-        from pennylane.pauli.pauli_arithmetic import _ps_to_sparse_index
-        from pennylane.wires import Wires
-
-        n = len(self._initial.shape)
-        ps = pauli_sentence(self.mp.obs)
-        wire_order = Wires(list(range(n)))
-        if not wire_order.contains_wires(ps.wires):
-            raise NotRunnable("the observable's wires are not the device's")
-        words = list(ps)
-        sparse_idx = _ps_to_sparse_index(words, wire_order)
-        _, unique, invs = np.unique(sparse_idx, axis=0, return_index=True,
-                                    return_inverse=True)
-        structures = unique[invs]
-        parts = []
-        for structure in unique:
-            idx, *_ = np.nonzero(structures == structure)
-            entries, data = ps._get_same_structure_csr([words[i] for i in idx], wire_order)
-            parts.append((entries, data.reshape(1, -1)))
-
-        def measure(state):
-            state = math.toarray(state)
-            state = state.reshape(1, -1)
-            bra = math.conj(state)
-            dtype = np.complex64 if state.dtype in (np.float32, np.complex64) \
-                else np.complex128
-            mv = np.zeros_like(state, dtype=dtype)
-            for entries, data in parts:
-                mv += state[:, entries] * data
-            new_ket = mv.reshape(state.shape)
-            res = (bra * new_ket).sum(axis=1)
-            return math.real(math.squeeze(res))
-
-        return measure
-
-    def _diagonalizing_measurer(self):
-        """``state_diagonalizing_gates`` with the observable's diagonalising gates and
-        eigenvalues (``ExpectationMP.eigvals``) taken once."""
-        from pennylane import math
-        from pennylane.devices.qubit.apply_operation import apply_operation
-        from pennylane.devices.qubit.measure import flatten_state
-        from pennylane.measurements import ProbabilityMP
-        from pennylane.wires import Wires
-
-        mp = self.mp
-        gates = list(mp.diagonalizing_gates())
-        eigvals = mp.eigvals()
-        mp_wires = mp.wires
-        if not mp_wires:
-            return self._plain_measurer()
-        probs = ProbabilityMP(wires=mp_wires)
-
-        def measure(state):
-            for op in gates:
-                state = apply_operation(op, state)
-            total = len(state.shape)
-            flat = flatten_state(state, total)
-            probabilities = probs.process_state(state=flat, wire_order=Wires(range(total)))
-            return math.dot(probabilities, eigvals)
-
-        return measure
-
-    def _plain_measurer(self):
-        mp, fn = self.mp, self.measurement
-        return lambda state: fn(mp, state, False)
+        return float(self.observable(self.state(params)))
 
 
 def _key(op) -> tuple:

@@ -13,26 +13,41 @@ Ha/rad.  Numpy, scipy and PennyLane are imported inside the functions.
 
 from __future__ import annotations
 
-def qnode_energy_fn(H, pool, hf_state, wires, backend):
-    """``(device, make)`` with ``make(selected) -> energy(p)`` a PennyLane QNode
-    (``run_vqe_adapt``'s ``energy_fn``) on ``qml.device(backend, wires=wires)``."""
+def selection_circuit(pool, hf_state, selected):
+    """``circuit(p, wires)`` of ``run_vqe_adapt``'s ``energy_fn``: ``qml.BasisState`` of
+    the tapered HF bits ``hf_state`` (shape ``(n,)``), then
+    :func:`qencode_nb.engines.ansatz.apply_tapered_op` of each selected pool operator
+    (pool indices ``selected``, in circuit order) at its angle ``p[i]`` (radians)."""
     import numpy as np
     import pennylane as qml
 
     from qencode_nb.engines.ansatz import apply_tapered_op
 
     hf = np.array(hf_state, dtype=int)
+    ops = [pool[k] for k in selected]
+
+    def circuit(p, wires):
+        qml.BasisState(hf, wires=wires)
+        for i, op in enumerate(ops):
+            apply_tapered_op(op, p[i])
+
+    return circuit
+
+
+def qnode_energy_fn(H, pool, hf_state, wires, backend):
+    """``(device, make)`` with ``make(selected) -> energy(p)`` a PennyLane QNode
+    (``run_vqe_adapt``'s ``energy_fn``) on ``qml.device(backend, wires=wires)``."""
+    import pennylane as qml
+
     wires = list(wires)
     dev = qml.device(backend, wires=wires)
 
     def make(selected):
-        ops = [pool[k] for k in selected]
+        circuit = selection_circuit(pool, hf_state, selected)
 
         @qml.qnode(dev)
         def energy(p):
-            qml.BasisState(hf, wires=wires)
-            for i, op in enumerate(ops):
-                apply_tapered_op(op, p[i])
+            circuit(p, wires)
             return qml.expval(H)
 
         return energy
@@ -66,25 +81,28 @@ class QNodeBackend:
 
     def pool_gradient(self, selected, params):
         import numpy as np
+
+        psi = self.state(selected, np.array(params, dtype=float))
+        Hpsi = self.H_sp @ psi
+        G_sps = self.G_sps
+        # dE/dtheta = -2 * 2 * Im<H psi| G psi> (the generator's _COMM_FACTOR 2.0)
+        return lambda k: -2.0 * 2.0 * float(np.imag(np.vdot(Hpsi, G_sps[k] @ psi)))
+
+    def state(self, selected, params):
+        """The state of the selection at ``params`` as ``qml.state()`` of a QNode gives
+        it, flattened to shape ``(2**n,)`` (complex)."""
+        import numpy as np
         import pennylane as qml
 
-        from qencode_nb.engines.ansatz import apply_tapered_op
-
-        ops = [self.pool[k] for k in selected]
-        hf, wires = self.hf, self.wires
+        circuit = selection_circuit(self.pool, self.hf, selected)
+        wires = self.wires
 
         @qml.qnode(self.dev)
         def state(p):
-            qml.BasisState(hf, wires=wires)
-            for i, op in enumerate(ops):
-                apply_tapered_op(op, p[i])
+            circuit(p, wires)
             return qml.state()
 
-        psi = np.asarray(state(np.array(params, dtype=float)), dtype=complex).ravel()
-        Hpsi = self.H_sp @ psi
-        G_sps = self.G_sps
-        # dE/dtheta = -2 * 2 * Im<H psi|G psi> (the generator's _COMM_FACTOR 2.0)
-        return lambda k: -2.0 * 2.0 * float(np.imag(np.vdot(Hpsi, G_sps[k] @ psi)))
+        return np.asarray(state(params), dtype=complex).ravel()
 
     def energy(self, selected):
         energy_fn = self.make_energy(list(selected))

@@ -68,6 +68,7 @@ class QNodeBound(OnRecordedDevice):
     num_params: int
     engine: str = "qnode"
     replay_reason: str | None = None
+    trainable_replay = True       # a gradient entry's replay takes the trainable call
     hamiltonian_label: str | None = None
 
     @property
