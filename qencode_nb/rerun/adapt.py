@@ -55,7 +55,7 @@ class AdaptBudget:
 
 
 def run_adapt(engine, budget: AdaptBudget, *, callback: Callable[[dict], None] | None = None,
-              checkpoint=None) -> AdaptResult:
+              checkpoint=None, log=None) -> AdaptResult:
     """Re-run ADAPT-VQE with the generator's procedure and order on one engine.
 
     Args:
@@ -67,6 +67,9 @@ def run_adapt(engine, budget: AdaptBudget, *, callback: Callable[[dict], None] |
             max_gradient, selected index, energy, nfev so far).
         checkpoint: a :class:`qencode_nb.rerun.checkpoint.Checkpoint` of the finished
             steps, or None.
+        log: an :class:`~qencode_nb.rerun.evaluation_log.EvaluationLog` every inner
+            evaluation is written to (:class:`~qencode_nb.rerun.evaluation_log.LoggedBackend`),
+            or None.
 
     Returns:
         :class:`~qencode_nb.rerun.adapt_loop.AdaptResult`.
@@ -81,6 +84,10 @@ def run_adapt(engine, budget: AdaptBudget, *, callback: Callable[[dict], None] |
     start = time.perf_counter()
     inner = check_inner(budget.inner)
     backend = engine.adapt_backend(inner)
+    if log is not None:
+        from qencode_nb.rerun.evaluation_log import LoggedBackend
+
+        backend = LoggedBackend(backend, log)
     check_pool(backend.n_pool)
     result = new_result(engine.adapt_procedure, inner, backend.n_pool,
                         budget.gradient_threshold, budget.max_operators,

@@ -6,7 +6,8 @@ optimiser makes, as it makes it::
 
     {"i": 0, "restart": 0, "x": ["0x0.0p+0", ...], "energy": "-0x1.2199e2c3be4b0p+0"}
 
-``i`` is the 0-based evaluation index (the line's), ``restart`` the 0-based restart, ``x``
+``i`` is the 0-based evaluation index (the line's), ``restart`` the 0-based restart (an
+ADAPT re-run: the 0-based outer iteration whose inner optimisation made it), ``x``
 the parameters the objective was called with (radians) and ``energy`` the value it
 returned to the optimiser (Ha, before the tapering constant correction), each as
 :meth:`float.hex`, so a reader compares them to the last bit.  The same format is written
@@ -55,6 +56,43 @@ class EvaluationLog:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+class LoggedBackend:
+    """An ADAPT backend (:class:`qencode_nb.engines.base.AdaptBackend`) whose inner
+    objective writes every evaluation to ``log``: ``restart`` is the 0-based outer
+    iteration (the selection's length minus one), ``x`` the angles, ``energy`` the
+    value returned (Ha).  Screening (``pool_gradient``) is not written."""
+
+    def __init__(self, backend, log: EvaluationLog):
+        self.backend, self.log = backend, log
+        self.n_pool = backend.n_pool
+
+    def pool_gradient(self, selected, params):
+        return self.backend.pool_gradient(selected, params)
+
+    def energy(self, selected):
+        f, step, log = self.backend.energy(selected), len(selected) - 1, self.log
+
+        def logged(p):
+            e = f(p)
+            log.write(step, p, e)
+            return e
+
+        return logged
+
+    def energy_and_grad(self, selected):
+        fg = self.backend.energy_and_grad(selected)
+        if fg is None:
+            return None
+        step, log = len(selected) - 1, self.log
+
+        def logged(p):
+            e, g = fg(p)
+            log.write(step, p, e)
+            return e, g
+
+        return logged
 
 
 def read_log(path) -> list[dict]:

@@ -25,7 +25,8 @@ line per evaluation with its restart (:meth:`Progress.start_restart`), the param
 and the energy returned to the optimiser (before the constant).  A restart restored
 from a checkpoint (:meth:`Progress.restore`) is not evaluated again and writes nothing;
 the ADAPT loop reports operators, not its inner optimiser's evaluations
-(:meth:`Progress.adapt_step`), so an ADAPT re-run writes none.
+(:meth:`Progress.adapt_step`); an ADAPT re-run writes its inner evaluations to the log
+through :class:`qencode_nb.rerun.evaluation_log.LoggedBackend` instead.
 """
 
 from __future__ import annotations
@@ -142,8 +143,9 @@ class Progress:
 
     def adapt_step(self, info: dict) -> None:
         """The ADAPT loop's callback (:func:`qencode_nb.rerun.adapt_loop.run_loop`), once
-        per selected operator (its inner optimiser's evaluations do not pass here: an
-        ADAPT re-run writes no evaluation log lines)."""
+        per selected operator (its inner optimiser's evaluations do not pass here; they
+        reach the evaluation log through
+        :class:`~qencode_nb.rerun.evaluation_log.LoggedBackend`)."""
         self.energies.append(float(info["energy"]) + self.constant_ha)
         self.best = min(self.best, float(info["energy"]))
         if self._bar is not None:

@@ -103,8 +103,8 @@ def rerun(entry, problem, optimizer: str | None = None, resume: bool = False,
             (:mod:`qencode_nb.rerun.evaluation_log`; the parameters and the energy
             returned to the optimiser, before the tapering constant); truncated first.
             Restarts restored from a checkpoint are not evaluated again and write
-            nothing; an ADAPT re-run writes none (its inner evaluations do not pass the
-            progress hook).  The record's ``evaluation_log`` gives the path and the
+            nothing; an ADAPT re-run writes its inner evaluations (``restart``: the
+            outer iteration).  The record's ``evaluation_log`` gives the path and the
             lines written.  None: no log.
 
     Returns:
@@ -154,12 +154,10 @@ def rerun(entry, problem, optimizer: str | None = None, resume: bool = False,
 
 def _log_record(path: str, log, is_adapt: bool, checkpoint) -> dict:
     """The ``rerun`` record's ``evaluation_log``: the path as given, the lines written,
-    and why there are fewer than the evaluations (restored restarts, ADAPT)."""
+    and why there are fewer than the evaluations (restored restarts or ADAPT steps; an
+    ADAPT re-run writes its inner evaluations, ``restart`` the outer iteration)."""
     out = {"path": path, "lines": log.lines}
-    if is_adapt:
-        out["note"] = ("ADAPT: the inner optimiser's evaluations do not pass the progress "
-                       "hook; none is written")
-    elif checkpoint.resumed:
+    if checkpoint.resumed:
         out["note"] = (f"{checkpoint.resumed} part(s) restored from the checkpoint were not "
                        "evaluated again; their evaluations are not written")
     return out
@@ -176,7 +174,7 @@ def _dispatch(entry, problem, optimizer: str | None, progress, checkpoint, paths
                              "refuses an optimiser override); accepted: an override on "
                              "a hea or uccsd entry", field="optimizer")
     if problem.is_adapt:
-        return _rerun_adapt(entry, problem, progress.adapt_step, checkpoint)
+        return _rerun_adapt(entry, problem, progress.adapt_step, checkpoint, progress.log)
     return _rerun_vqe(entry, problem, opt, progress, checkpoint, paths)
 
 
@@ -231,7 +229,7 @@ def _constant_finding(problem, consequence: str = "") -> list[str]:
             + consequence]
 
 
-def _rerun_adapt(entry, problem, callback=None, checkpoint=None) -> Rerun:
+def _rerun_adapt(entry, problem, callback=None, checkpoint=None, log=None) -> Rerun:
     """ADAPT-VQE with the recorded threshold, operator cap, inner optimiser and
     ``max_iterations`` (:class:`qencode_nb.rerun.adapt.AdaptBudget`) on the engine
     that re-runs (:func:`qencode_nb.rerun.adapt.run_adapt`)."""
@@ -239,7 +237,7 @@ def _rerun_adapt(entry, problem, callback=None, checkpoint=None) -> Rerun:
 
     engine = problem.engines.rerun
     res = run_adapt(engine, AdaptBudget.of(entry, problem.e_target), callback=callback,
-                    checkpoint=checkpoint)
+                    checkpoint=checkpoint, log=log)
     meta = entry.adapt
     recorded = meta.get("selected_operator_indices")
     findings = ["the generator's ADAPT draws no random numbers: the recorded seed has no "

@@ -122,11 +122,11 @@ def test_a_sector_style_engine_that_may_not_replay_sends_the_replay_home(stubs):
 def test_unknown_names_list_the_registered_engines():
     assert registry.names()[:5] == ["qnode", "faithful", "statevector", "sector", "fast"]
     with pytest.raises(ParameterError, match="^engine 'gpu' is not registered; registered: "
-                                             "qnode, statevector, sector, fast") as err:
+                                             "qnode, faithful, statevector, sector, fast") as err:
         registry.get("gpu")
     assert err.value.parameter == "engine"
     with pytest.raises(ParameterError, match=r"accepted: None \(the recorded backend\), "
-                                             "qnode, statevector, sector, fast"):
+                                             "qnode, faithful, statevector, sector, fast"):
         check_engine("turbo")
     assert check_engine("None") is None and check_engine(" Sector ") == "sector"
     with pytest.raises(ParameterError, match="lower-case name other than 'none'"):

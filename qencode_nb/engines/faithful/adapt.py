@@ -12,9 +12,9 @@ from qencode_nb.engines.qnode.adapt import QNodeBackend, selection_circuit
 class FaithfulBackend(QNodeBackend):
     """The QNode ADAPT backend with faithful energies and states (same arguments)."""
 
-    def __init__(self, H, pool, hf_state, wires, backend):
+    def __init__(self, H, pool, hf_state, wires, backend, bound=None):
         super().__init__(H, pool, hf_state, wires, backend)
-        self.H = H
+        self.H, self.bound = H, bound
         self._observable = None
 
     def _circuit(self, selected):
@@ -25,6 +25,8 @@ class FaithfulBackend(QNodeBackend):
         fc = FaithfulCircuit(selection_circuit(self.pool, self.hf, selected), self.wires,
                              self.H, np.zeros(len(selected)), self._observable)
         self._observable = fc.observable
+        if self.bound is not None:
+            self.bound.measurement = fc.measurement
         return fc
 
     def state(self, selected, params):

@@ -45,6 +45,8 @@ class FaithfulBound:
 
     plain: object
     engine: str = "faithful"
+    measurement: str | None = None
+    """The measurement function ``default.qubit`` picks (known once an energy was made)."""
     trainable_replay = True
 
     def __getattr__(self, name):          # label, device, num_params, pool, ... as bound
@@ -64,6 +66,7 @@ class FaithfulBound:
         p = self.plain
         plain = p.energy()                    # raises NotRunnable for ADAPT
         fast = self._circuit(p.circuit, np.zeros(p.num_params))
+        self.measurement = fast.measurement
         return FaithfulEnergy(plain.qnode, plain.backend, plain.wires, fast)
 
     def adapt_backend(self, inner: str):
@@ -73,7 +76,8 @@ class FaithfulBound:
             raise ValueError("the generator's QNode ADAPT engine (run_vqe_adapt) runs "
                              "COBYLA only; L-BFGS-B exists on the statevector engine")
         p = self.plain
-        return FaithfulBackend(p.hamiltonian, p.pool, p.hf_state, p.wires, p.device)
+        return FaithfulBackend(p.hamiltonian, p.pool, p.hf_state, p.wires, p.device,
+                               bound=self)
 
     def replay(self, selected_indices, params) -> float:
         import numpy as np
@@ -94,6 +98,7 @@ class FaithfulBound:
         from qencode_nb.engines.faithful.proven import pennylane_version
 
         return {"faithful": {"pennylane": pennylane_version(),
+                             "measurement": self.measurement,
                              "gradients": "plain QNode (qml.grad)"}}
 
 
