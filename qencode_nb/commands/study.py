@@ -113,6 +113,25 @@ def add_parsers(sub) -> None:
                     help="folder for each entry's runs and generator.csv (default "
                          "runs/generator)")
     ge.set_defaults(func=_generator)
+    fa = kinds.add_parser("faithful", help="prove the faithful engine on this host and "
+                          "stack: the plain QNode and the faithful engine at every "
+                          "evaluation; writes faithful.csv",
+                          description="Each entry's audit (mode rerun) twice in the same "
+                          "kernel, stack, threads and kernels: on the plain QNode (--engine "
+                          "qnode) and on the faithful engine, every objective evaluation "
+                          "logged (kept COBYLA paths off). Proven: the logs agree at every "
+                          "evaluation to the bit and the results are the same bits. One "
+                          "row per entry in faithful.csv, with both wall times. Exit status "
+                          "0, 1 when an entry is not proven or a run failed, 2 on bad "
+                          "arguments (before any run).")
+    add_run_options(fa, mode="rerun", study=True, dispatch=False,
+                    replaced=("engine", "hamiltonian"))
+    fa.add_argument("entry", help="a name in params/ (lih, h2, h6, bh), a QEncode .json "
+                    "path or a folder of entries")
+    fa.add_argument("--out", default=None,
+                    help="folder for each entry's runs and faithful.csv (default "
+                         "runs/faithful)")
+    fa.set_defaults(func=_faithful)
     for p in (th, ke, op, en):
         p.add_argument("entry", help="a name in params/ (lih, h2, h6, bh) or a .yaml/.json "
                        "path; with environments --explain also a sweep's --out folder "
@@ -194,6 +213,31 @@ def _generator(args) -> int:
     print(", ".join(f"{k}: {v}" for k, v in result.counts().items()))
     print(f"table: {result.out_dir / 'generator.csv'}")
     return 1 if result.table["failure"].notna().any() else 0
+
+
+def _faithful(args) -> int:
+    """``study faithful TARGET``: the plain QNode and the faithful engine, every
+    evaluation compared."""
+    from qencode_nb.studies.faithful import faithful_study
+
+    try:
+        result = faithful_study(args.entry, args.out or "runs/faithful", run_options(args))
+    except QencodeNbError as exc:
+        print(f"qencode-nb: {as_typed(exc, args)}", file=sys.stderr)
+        return 2
+    for row in result.table.to_dict("records"):
+        parted = row["first_divergence"]
+        state = "proven" if row["proven"] else "NOT proven"
+        print(f"- {row['entry_id']}: {state}: {int(row['evaluations'])} evaluations "
+              + ("equal to the bit" if parted is None or parted != parted
+                 else f"compared, the logs part at evaluation {int(parted)} "
+                      f"({row['diverged_input']})")
+              + f"; plain {row['plain_s']:.1f} s, faithful {row['faithful_s']:.1f} s")
+        if row["failure"]:
+            print(f"  failed: {row['failure']}")
+    print(", ".join(f"{k}: {v}" for k, v in result.counts().items()))
+    print(f"table: {result.out_dir / 'faithful.csv'}")
+    return 0 if result.table["proven"].all() else 1
 
 
 def _study(args) -> int:

@@ -38,8 +38,8 @@ PROOF_SET = {
     "BeH2_ccpvdz_PAR_UCCSD": "UCCSD, parity, 3 qubits",
     "H4_ccpvdz_JW_UCCSD": "UCCSD, Jordan-Wigner, 5 qubits (Exp copies queued twice)",
     "H4_ccpvdz_JW_ADAPT": "ADAPT (QNode procedure), Jordan-Wigner, 5 qubits",
-    "N2_ccpvdz_JW_HEA_v4_casscf_tapered__sha256_1": "HEA, Jordan-Wigner, 8 qubits (CSR)",
-    "H6_ccpvdz_JW_HEA_v4_casscf_tapered__sha256_2": "HEA, Jordan-Wigner, 9 qubits (CSR)",
+    "N2_ccpvdz_JW_HEA_v4_casscf_tapered__sha256_ebc": "HEA, Jordan-Wigner, 8 qubits (CSR)",
+    "H6_ccpvdz_JW_HEA_v4_casscf_tapered__sha256_254": "HEA, Jordan-Wigner, 9 qubits (CSR)",
     "H6_ccpvdz_JW_ADAPT": "ADAPT (QNode procedure), Jordan-Wigner, 9 qubits (CSR)",
 }
 
@@ -227,7 +227,7 @@ def study_entry(target, out: Path, options: RunOptions, *, kernelspec=None) -> d
               and parted["compared"] > 0)
     inputs = {"Hamiltonian": "energy"}
     return {
-        "entry_id": entry.name, "ansatz": entry.ansatz, "mapping": entry.mapping,
+        "entry_id": Path(str(entry.source)).stem, "ansatz": entry.ansatz, "mapping": entry.mapping,
         "optimizer": entry.optimizer.name, "qubits": entry.tapered_num_qubits,
         "proven": proven, "evaluations": parted["compared"],
         "first_divergence": parted["evaluation"],
