@@ -32,7 +32,7 @@ AUDIT_RECORDS = {
                    "ground energies, fingerprint, cache; "
                    "hamiltonian_source proven by rebuilding each generator path (paths), "
                    "status pass / fail / unverified with its reason",
-    "engine": "engine requested (None, sector, fast) and used, and why the requested one did not run",
+    "engine": "engine requested (None, qnode, faithful, sector, fast) and used, and why the requested one did not run; faithful: the recorded QNode arithmetic ran on the faithful engine (the same bits, issue 60), else faithful_reason: why the plain QNode ran (None: another engine was asked for)",
     "replay": "energy of the stored optimal parameters vs the published energy, and the qubit Hamiltonian it ran on (hamiltonian: stored or rebuilt (of_bridge))",
     "rerun": "the re-run: energy, nfev, restarts, configuration used (config.hamiltonian: the qubit Hamiltonian it optimised, stored or rebuilt (of_bridge)), findings, COBYLA restarts verified from a kept path and run (cobyla_paths), the sector pool read or built (sector_pool_cache), and with evaluation_log set the log's path and the lines written (evaluation_log: path, lines; note where fewer than the evaluations: restored restarts, ADAPT)",
     "rerun_energy": "the re-run energy (Ha, tapering constant included), or None",

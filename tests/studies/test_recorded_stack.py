@@ -89,6 +89,8 @@ def test_a_v3_entry_in_its_recorded_environment_is_bit_identical(v3_stack, path,
     assert (profile["requested"], profile["used"]) == ("reference", "v3")
     assert profile["kernels"] == {"numpy": "Haswell", "scipy": "Haswell", "pyscf": "Haswell"}
     assert all(v["match"] for v in r["provenance"]["versions"].values()), r["provenance"]["versions"]
+    # PennyLane 0.44.1: the recorded arithmetic ran on the faithful engine (issue 60)
+    assert r["engine"]["faithful"] is True and r["engine"]["used"] == "default.qubit"
     published = json.loads(path.read_text())["results"]["vqe"]["best_energy_hartree"]
     assert r["rerun_energy"] == published
     t3 = r["tiers"]["bit_identical"]
