@@ -48,11 +48,15 @@ PROOF_SET = {
 #: evaluation where the logs part (empty: none) and ``diverged_input`` there ("x": the
 #: points differ, "energy": the same point gave another energy, "length"); energies as
 #: ``float.hex``; ``faithful_ran`` the faithful engine re-ran (the ``engine`` record),
-#: else ``faithful_reason``; wall seconds of each audit and their ratio.
+#: else ``faithful_reason``; wall seconds of each audit and their ratio (``speedup``; the
+#: first audit of an entry also fills the rebuild cache the second reads), and of each
+#: audit's re-run stage alone (the cell running ``stage("rerun")``, papermill's duration)
+#: and theirs (``rerun_speedup``).
 FAITHFUL_COLUMNS = ("entry_id", "ansatz", "mapping", "optimizer", "qubits", "proven",
                     "evaluations", "first_divergence", "diverged_input", "plain_hex",
                     "faithful_hex", "same_result", "faithful_ran", "faithful_reason",
-                    "pennylane", "kernels", "plain_s", "faithful_s", "speedup", "failure")
+                    "pennylane", "kernels", "plain_s", "faithful_s", "speedup",
+                    "plain_rerun_s", "faithful_rerun_s", "rerun_speedup", "failure")
 
 
 @dataclass
@@ -188,7 +192,25 @@ def _audit(target, folder: Path, engine: str, options: RunOptions, kernelspec) -
     row["pennylane"] = ((records.get("provenance") or {}).get("packages") or {}).get(
         "pennylane")
     row["log"] = read_log(folder / f"{name}.jsonl")
+    row["rerun_s"] = stage_seconds(folder / f"{name}.ipynb", "rerun")
     return row
+
+
+def stage_seconds(notebook, stage: str) -> float | None:
+    """Seconds the cell running ``stage(<stage>)`` took in an executed notebook
+    (papermill's ``duration``), or None (no such cell, or not run)."""
+    import nbformat
+
+    from qencode_nb.notebook.stages import _STAGE_IN_SOURCE
+
+    try:
+        nb = nbformat.read(str(notebook), as_version=4)
+    except (OSError, ValueError):
+        return None
+    for cell in nb.cells:
+        if cell.cell_type == "code" and stage in _STAGE_IN_SOURCE.findall(cell.source):
+            return (cell.metadata.get("papermill") or {}).get("duration")
+    return None
 
 
 def study_entry(target, out: Path, options: RunOptions, *, kernelspec=None) -> dict:
@@ -241,6 +263,9 @@ def study_entry(target, out: Path, options: RunOptions, *, kernelspec=None) -> d
         "plain_s": plain["seconds_total"], "faithful_s": fast["seconds_total"],
         "speedup": plain["seconds_total"] / fast["seconds_total"]
         if fast["seconds_total"] else None,
+        "plain_rerun_s": plain["rerun_s"], "faithful_rerun_s": fast["rerun_s"],
+        "rerun_speedup": plain["rerun_s"] / fast["rerun_s"]
+        if plain["rerun_s"] and fast["rerun_s"] else None,
         "failure": failure}
 
 
