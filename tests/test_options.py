@@ -40,7 +40,7 @@ def _refusal(call) -> tuple[str, str]:
 
 
 def test_the_accepted_sets_come_from_their_sources():
-    assert WRONG["engine"][1].endswith("qnode, statevector, sector, fast")
+    assert WRONG["engine"][1].endswith("qnode, faithful, statevector, sector, fast")
     detail = _refusal(lambda: check_coretype("bogus"))[1]
     for value in blas_profiles.accepted_values():
         assert value in detail

@@ -27,6 +27,12 @@ def failure_line(error: dict) -> str:
 _STAGE_IN_SOURCE = re.compile(r"""\bstage\(\s*["']([A-Za-z0-9_]+)["']""")
 
 
+def stages_in(source) -> list[str]:
+    """The stages a cell's source runs (``with stage("name")``), in order; ``source`` a
+    string or a list of lines (as nbformat may keep it)."""
+    return _STAGE_IN_SOURCE.findall("".join(source) if isinstance(source, list) else source)
+
+
 def stopped_cell(nb) -> dict | None:
     """The code cell an execution stopped in without an answer, or None.
 
@@ -52,10 +58,8 @@ def stopped_cell(nb) -> dict | None:
         started = "iopub.execute_input" in timing or "iopub.status.busy" in timing
         if ((meta.get("papermill") or {}).get("status") == "running"
                 or (started and "shell.execute_reply" not in timing)):
-            source = cell.get("source") or ""
-            found = _STAGE_IN_SOURCE.search("".join(source) if isinstance(source, list)
-                                            else source)
-            return {"cell": index, "stage": found.group(1) if found else None}
+            found = stages_in(cell.get("source") or "")
+            return {"cell": index, "stage": found[0] if found else None}
     return None
 
 

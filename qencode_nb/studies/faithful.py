@@ -201,14 +201,14 @@ def stage_seconds(notebook, stage: str) -> float | None:
     (papermill's ``duration``), or None (no such cell, or not run)."""
     import nbformat
 
-    from qencode_nb.notebook.stages import _STAGE_IN_SOURCE
+    from qencode_nb.notebook.stages import stages_in
 
     try:
         nb = nbformat.read(str(notebook), as_version=4)
     except (OSError, ValueError):
         return None
     for cell in nb.cells:
-        if cell.cell_type == "code" and stage in _STAGE_IN_SOURCE.findall(cell.source):
+        if cell.cell_type == "code" and stage in stages_in(cell.source):
             return (cell.metadata.get("papermill") or {}).get("duration")
     return None
 

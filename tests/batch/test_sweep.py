@@ -53,8 +53,8 @@ def test_sweep_refuses_unknown_targets(tmp_path):
 
 def test_sweep_refuses_an_unknown_engine_before_any_run(tmp_path):
     with pytest.raises(ParameterError, match="^engine 'gpu' is not accepted; accepted: None "
-                                             r"\(the recorded backend\), qnode, statevector, "
-                                             "sector, fast"):
+                                             r"\(the recorded backend\), qnode, faithful, "
+                                             "statevector, sector, fast"):
         sweep([str(H2_JW_UCCSD)], tmp_path, engine="gpu")
     assert not list(tmp_path.glob("*.ipynb"))
 
