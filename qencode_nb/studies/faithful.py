@@ -41,6 +41,8 @@ PROOF_SET = {
     "N2_ccpvdz_JW_HEA_v4_casscf_tapered__sha256_ebc": "HEA, Jordan-Wigner, 8 qubits (CSR)",
     "H6_ccpvdz_JW_HEA_v4_casscf_tapered__sha256_254": "HEA, Jordan-Wigner, 9 qubits (CSR)",
     "H6_ccpvdz_JW_ADAPT": "ADAPT (QNode procedure), Jordan-Wigner, 9 qubits (CSR)",
+    "N2_ccpvdz_JW_HEA_v4_casscf_tapered__sha256_178": "HEA, L-BFGS-B (qml.grad on the "
+                                                       "backprop path), 8 qubits",
 }
 
 #: Columns of ``faithful.csv``: ``proven`` the logs agree at every evaluation and the
@@ -86,7 +88,7 @@ class _Recorder:
 
 
 def prove(entry, rebuilt=None, *, max_iterations: int | None = None,
-          restarts: int | None = None) -> dict:
+          restarts: int | None = None, optimizer: str | None = None) -> dict:
     """The proof in this process: the entry's recorded optimiser on the plain QNode and
     on the faithful engine, every evaluation recorded, compared line by line.
 
@@ -97,6 +99,10 @@ def prove(entry, rebuilt=None, *, max_iterations: int | None = None,
         max_iterations: COBYLA's budget (None: the entry's ``run_config.max_iterations``);
             ADAPT: the operator cap (None: the recorded one).
         restarts: restarts run (None: the entry's ``run_config.multistart_requested``).
+        optimizer: "cobyla", "l-bfgs-b" or "adam" instead of the recorded one (HEA and
+            UCCSD; as audit.ipynb's ``optimizer``), None: the recorded one.  A gradient
+            optimiser's evaluations are its energies on trainable parameters, each with
+            ``qml.grad`` of it; the gradients are compared through the path they give.
 
     Returns:
         ``{"divergence": first_divergence(...), "plain": {...}, "faithful": {...},
@@ -107,16 +113,11 @@ def prove(entry, rebuilt=None, *, max_iterations: int | None = None,
 
     Raises:
         NotRunnable: the faithful engine does not bind the entry (the reason).
-        ValueError: an entry whose recorded optimiser takes gradients (their path is the
-            plain QNode's on both engines).
     """
     from qencode_nb.engines import registry
     from qencode_nb.hamiltonian.check import rebuild
     from qencode_nb.studies.generator_compare import first_divergence
 
-    if entry.optimizer.name in ("l-bfgs-b", "adam"):
-        raise ValueError(f"{entry.optimizer.name}: the gradient optimisers' energies are "
-                         "the plain QNode's on the faithful engine too; nothing to prove")
     rebuilt = rebuilt if rebuilt is not None else rebuild(entry)
     runs = {}
     measurement = None
@@ -124,7 +125,8 @@ def prove(entry, rebuilt=None, *, max_iterations: int | None = None,
         bound = registry.get(name).bind(entry, rebuilt)
         log = _Recorder()
         t = time.perf_counter()
-        runs[name] = _run(entry, bound, log, max_iterations, restarts)
+        runs[name] = _run(entry, bound, log, max_iterations, restarts,
+                          optimizer or entry.optimizer.name)
         runs[name]["seconds"] = time.perf_counter() - t
         runs[name]["log"] = log.lines
         measurement = getattr(bound, "measurement", None) or measurement
@@ -137,7 +139,29 @@ def prove(entry, rebuilt=None, *, max_iterations: int | None = None,
             "same_result": same, "measurement": measurement}
 
 
-def _run(entry, bound, log, max_iterations, restarts) -> dict:
+class _Observed:
+    """An energy whose every evaluation reaches ``log``: plain calls (COBYLA) and, for the
+    gradient optimisers, each trainable evaluation through ``observe`` (as
+    :class:`qencode_nb.rerun.progress.Progress` sees them)."""
+
+    def __init__(self, energy, log):
+        self.energy, self.log = energy, log
+        self.qnode = energy.qnode
+
+    @property
+    def calls(self):
+        return self.energy.calls
+
+    def __call__(self, p):
+        e = self.energy(p)
+        self.log.write(0, p, e)
+        return e
+
+    def observe(self, e, p=None):
+        self.log.write(0, p, e)
+
+
+def _run(entry, bound, log, max_iterations, restarts, optimizer) -> dict:
     from qencode_nb.rerun.adapt import AdaptBudget, run_adapt
     from qencode_nb.rerun.vqe import run_vqe
 
@@ -151,14 +175,7 @@ def _run(entry, bound, log, max_iterations, restarts) -> dict:
         return {"energy": res.best_energy, "params": list(res.params), "nfev": res.nfev,
                 "selected": list(res.selected_indices),
                 "gradients": [float(g).hex() for g in res.max_gradients + res.runner_up_gradients]}
-    energy = bound.energy()
-
-    def logged(p, _restart=[0]):          # restart index: the log's own count of starts
-        e = energy(p)
-        log.write(_restart[0], p, e)
-        return e
-
-    res = run_vqe(logged, bound.num_params, optimizer=entry.optimizer.name,
+    res = run_vqe(_Observed(bound.energy(), log), bound.num_params, optimizer=optimizer,
                   max_iterations=max_iterations or entry.max_iterations,
                   restarts=restarts or entry.restarts_requested, seed=entry.seed,
                   e_target=entry.reference_energy, early_stop=entry.early_stop)

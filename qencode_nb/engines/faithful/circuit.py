@@ -213,12 +213,18 @@ class FaithfulCircuit:
             raise NotRunnable("the circuit does not start with a state preparation")
         if any(getattr(op, "batch_size", None) is not None for op in ops):
             raise NotRunnable("a batched operation")
+        if final.num_wires != len(final.op_wires):
+            raise NotRunnable("a measured wire no operation touches (default.qubit pads "
+                              "the state)")
         self._prep_key = _key(ops[0])
         self._initial = create_initial_state(sorted(final.op_wires), ops[0], like="numpy")
         if observable is None or observable.shape != tuple(self._initial.shape):
             observable = Observable(hamiltonian, final.measurements[0], self._initial)
         self.observable = observable
         self._base_matrices = {}
+        self._terms = None
+        self._op_wires = sorted(final.op_wires)
+        self._prep = ops[0]
 
     @property
     def measurement(self) -> str:
@@ -252,6 +258,69 @@ class FaithfulCircuit:
                 state = apply_operation(op, state)
         return state
 
+    # -- trainable parameters (the gradient optimisers' calls) -------------------
+    def trainable(self, params):
+        """The energy (Ha) as a QNode gives it on trainable parameters (``pennylane.numpy``
+        arrays with ``requires_grad=True``, or autograd's boxes inside ``qml.grad``):
+        backprop mode, every operation through PennyLane's ``apply_operation`` on the
+        autograd state, the Hamiltonian measured term by term (``sum_of_terms_method``:
+        Python's ``sum`` of each term's expectation) with each term's diagonalising gates
+        and eigenvalues taken once.  ``qml.grad`` of it is the QNode's gradient."""
+        from pennylane.devices.qubit.apply_operation import apply_operation
+        from pennylane.devices.qubit.initialize_state import create_initial_state
+
+        ops = _queue(self.circuit, params, self.wires)
+        if _key(ops[0]) != self._prep_key:
+            raise ValueError("the state preparation changed between calls")
+        state = create_initial_state(self._op_wires, ops[0], like="autograd")
+        for op in ops[1:]:
+            state = apply_operation(op, state)
+        return sum(term(state) for term in self._term_measurers())
+
+    def _term_measurers(self) -> list:
+        """One measurer per term of the observable, as ``sum_of_terms_method`` measures
+        each (``measure(ExpectationMP(term), state)``), the state-independent parts once."""
+        if self._terms is not None:
+            return self._terms
+        import importlib
+
+        from pennylane import math
+        from pennylane.devices.qubit.apply_operation import apply_operation
+        from pennylane.devices.qubit.measure import flatten_state
+        from pennylane.measurements import ExpectationMP, ProbabilityMP
+        from pennylane.ops import Sum
+        from pennylane.wires import Wires
+
+        measure_module = importlib.import_module("pennylane.devices.qubit.measure")
+        obs = self.observable.mp.obs
+        if not isinstance(obs, Sum):
+            raise NotRunnable("the observable is not a Sum (not measured term by term)")
+        probe = create_probe_state(self._initial)
+        terms = []
+        for term in obs:
+            emp = ExpectationMP(term)
+            fn = measure_module.get_measurement_function(emp, probe)
+            if fn.__name__ != "state_diagonalizing_gates":
+                terms.append(lambda state, emp=emp, fn=fn: fn(emp, state, False))
+                continue
+            gates, eigvals = list(emp.diagonalizing_gates()), emp.eigvals()
+            if not emp.wires:
+                terms.append(lambda state, eigvals=eigvals: math.squeeze(eigvals))
+                continue
+            probs = ProbabilityMP(wires=emp.wires)
+
+            def measure(state, gates=gates, eigvals=eigvals, probs=probs):
+                for op in gates:
+                    state = apply_operation(op, state)
+                total = len(state.shape)
+                flat = flatten_state(state, total)
+                p = probs.process_state(state=flat, wire_order=Wires(range(total)))
+                return math.dot(p, eigvals)
+
+            terms.append(measure)
+        self._terms = terms
+        return terms
+
     def _base_matrix(self, position, base):
         """``base.matrix()``, computed once for the base object at ``position``."""
         held = self._base_matrices.get(position)
@@ -263,6 +332,14 @@ class FaithfulCircuit:
     def __call__(self, params) -> float:
         """The energy (Ha) as ``float(qnode(params))``."""
         return float(self.observable(self.state(params)))
+
+
+def create_probe_state(state):
+    """``state`` as an autograd-interface array (what ``get_measurement_function`` is
+    asked with in backprop mode)."""
+    import pennylane.numpy as pnp
+
+    return pnp.array(state, requires_grad=True)
 
 
 def _key(op) -> tuple:

@@ -7,9 +7,11 @@ operations as the plain QNode, in the same order, on the same values, with the w
 that cannot change done once.  Records, checkpoints and COBYLA paths name the
 recorded device, as the ``qnode`` engine's do: the bits are the same.
 
-Gradients (L-BFGS-B, Adam) are taken by the plain QNode (``qml.grad``, backprop):
-:func:`qencode_nb.rerun.vqe.gradient_fn` and the Adam loop use the energy's ``qnode``,
-which is the plain one.  It runs under the PennyLane versions of
+Gradients (L-BFGS-B, Adam) are ``qml.grad`` of the faithful circuit's backprop path
+(:meth:`~qencode_nb.engines.faithful.circuit.FaithfulCircuit.trainable`: the same autograd
+primitives as the QNode's, the tape, preprocessing and each term's diagonalising gates and
+eigenvalues done once), which :func:`qencode_nb.rerun.vqe.gradient_fn` and the Adam loop
+reach through the energy's ``qnode``.  It runs under the PennyLane versions of
 :data:`qencode_nb.engines.faithful.proven.PROVEN` only, on ``default.qubit`` only.
 Energies in Ha before the tapering constant correction; angles in radians.
 """
@@ -27,10 +29,15 @@ DEVICE = "default.qubit"
 
 class FaithfulEnergy(Energy):
     """:class:`~qencode_nb.engines.qnode.energy.Energy` whose calls run the faithful
-    circuit; ``qnode`` stays the plain QNode (the gradient optimisers' path)."""
+    circuit.  ``qnode`` is what the gradient optimisers call on trainable parameters
+    (:func:`qencode_nb.rerun.vqe.trainable_value`, ``qml.grad``, Adam's
+    ``step_and_cost``): the faithful circuit's backprop path
+    (:meth:`~qencode_nb.engines.faithful.circuit.FaithfulCircuit.trainable`);
+    ``plain_qnode`` the plain QNode."""
 
-    def __init__(self, qnode, backend, wires, fast):
-        super().__init__(qnode=qnode, backend=backend, wires=list(wires))
+    def __init__(self, plain_qnode, backend, wires, fast):
+        super().__init__(qnode=fast.trainable, backend=backend, wires=list(wires))
+        self.plain_qnode = plain_qnode
         self.fast = fast
 
     def __call__(self, params) -> float:
@@ -99,7 +106,7 @@ class FaithfulBound:
 
         return {"faithful": {"pennylane": pennylane_version(),
                              "measurement": self.measurement,
-                             "gradients": "plain QNode (qml.grad)"}}
+                             "gradients": "qml.grad of the faithful backprop path"}}
 
 
 class FaithfulEngine:
