@@ -202,3 +202,24 @@ def test_a_circuit_the_device_decomposes_is_refused():
     H = qml.Z(0) + 0.5 * qml.X(1)
     with pytest.raises(NotRunnable, match="changes the circuit's operations"):
         FaithfulCircuit(circuit, [0, 1], H, np.zeros(1))
+
+
+def test_the_readmes_release_time_is_the_committed_v3_proofs():
+    """README's "time to audit a whole release to the bit" is read from
+    docs/results/faithful/v3-proof.csv (the v3 study in its recorded stack)."""
+    import pandas as pd
+
+    from conftest import ROOT
+
+    t = pd.read_csv(ROOT / "docs" / "results" / "faithful" / "v3-proof.csv")
+    assert len(t) == 36 and t["proven"].all() and t["same_result"].all()
+    assert set(t["pennylane"]) == {"0.44.1"} and t["faithful_ran"].all()
+    assert int(t["faithful_bit_identical"].sum()) == 34
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+
+    def minutes(s):
+        return f"{int(s // 60)} min {int(round(s % 60))} s"
+
+    assert f"all {int(t['evaluations'].sum()):,} evaluations" in readme
+    assert f"{minutes(t['faithful_s'].sum())} on the faithful engine" in readme
+    assert f"({minutes(t['plain_s'].sum())} on the plain QNode" in readme
