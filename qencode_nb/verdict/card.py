@@ -146,8 +146,7 @@ class Card:
         if isinstance(engine, dict) and engine.get("reason"):
             engine_text += f" ({engine['reason']})"
         if isinstance(engine, dict) and engine.get("faithful"):
-            engine_text += (" (faithful engine: the same arithmetic, the work that "
-                            "cannot change done once)")
+            engine_text += " (faithful engine)"
         elif isinstance(engine, dict) and engine.get("faithful_reason"):
             engine_text += f" (plain QNode: {engine['faithful_reason']})"
         engine_text += hamiltonian_phrase(r)

@@ -98,7 +98,7 @@ def test_h2_rebuilt_hamiltonian_is_said_by_the_card_and_the_records(tmp_path):
     assert r["replay"]["hamiltonian"] == "rebuilt (of_bridge)"
     assert r["parameters_in_force"]["hamiltonian"] == "rebuilt"
     card = _card(r)
-    assert f"engine default.qubit, {REBUILT_WORDS}" in card.splitlines()[1]
+    assert f"engine default.qubit (faithful engine), {REBUILT_WORDS}" in card.splitlines()[1]
     # tier 3 judged the same way: the re-run energy against the published one
     assert r["difference"]["published"] == -1.131286510226469
     assert r["difference"]["energy"] == r["rerun_energy"]
