@@ -258,8 +258,9 @@ def study_entry(target, out: Path, options: RunOptions, *, kernelspec=None) -> d
             and [float(x).hex() for x in a["params"] or []]
             == [float(x).hex() for x in b["params"] or []])
     ran = bool(fast["engine_record"].get("faithful"))
-    failure = "; ".join(f"{r['run']}: {r['error']}" for r in (plain, fast)
-                        if r["status"] != "done" and r.get("error")) or None
+    failure = "; ".join(f"{name}: {r.get('failure') or r['status']}"
+                        for name, r in (("plain", plain), ("faithful", fast))
+                        if r["status"] != "done") or None
     if failure is None and not ran:
         failure = f"the faithful engine did not run: {fast['engine_record'].get('reason')}"
     proven = (failure is None and parted["evaluation"] is None and same
