@@ -126,3 +126,24 @@ def _kept(target, out: Path, todo: list) -> tuple[dict, list]:
         else:
             rest.append(args)
     return keep, rest
+
+
+def run_one(entry, folder: Path, name: str, axis: dict, options: RunOptions,
+            kernelspec=None) -> tuple:
+    """One audit of ``entry`` as a study's job named ``name`` (``axis``: the parameters it
+    sets, :func:`run_jobs`), its notebook ``folder/<name>.ipynb``: ``(row, records)``,
+    the row with ``seconds_total`` (wall seconds of the whole job), the records read back
+    (``{}`` when the notebook has none)."""
+    import time
+
+    from qencode_nb.notebook.record import read_records
+
+    t = time.perf_counter()
+    row = run_jobs(entry, [(name, 0, name, axis)], folder, options, desc=name,
+                   kernelspecs={name: kernelspec} if kernelspec else None)[0]
+    row["seconds_total"] = time.perf_counter() - t
+    try:
+        records = read_records(folder / f"{name}.ipynb")
+    except (OSError, ValueError):
+        records = {}
+    return row, records

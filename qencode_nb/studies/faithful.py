@@ -185,21 +185,13 @@ def _run(entry, bound, log, max_iterations, restarts, optimizer) -> dict:
 def _audit(target, folder: Path, engine: str, options: RunOptions, kernelspec) -> dict:
     """The audit of ``target`` on ``engine`` with an evaluation log: its row, record
     values and log."""
-    from qencode_nb.batch.study_jobs import run_jobs
-    from qencode_nb.notebook.record import read_records
+    from qencode_nb.batch.study_jobs import run_one
     from qencode_nb.rerun.evaluation_log import read_log
 
     name = "plain" if engine == "qnode" else engine
     axis = {"evaluation_log": str(folder / f"{name}.jsonl"), "engine": engine,
             "stack": None, "mode": "rerun"}
-    t = time.perf_counter()
-    row = run_jobs(target, [(name, 0, name, axis)], folder, options, desc=name,
-                   kernelspecs={name: kernelspec} if kernelspec else None)[0]
-    row["seconds_total"] = time.perf_counter() - t
-    try:
-        records = read_records(folder / f"{name}.ipynb")
-    except (OSError, ValueError):
-        records = {}
+    row, records = run_one(target, folder, name, axis, options, kernelspec)
     rerun = records.get("rerun") or {}
     row["result"] = None if row["status"] != "done" or rerun.get("energy") is None else {
         "energy": rerun.get("raw_energy", rerun["energy"]), "nfev": rerun.get("nfev"),

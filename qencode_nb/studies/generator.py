@@ -172,22 +172,14 @@ def _audit(target, folder: Path, name: str, options: RunOptions, coretype: str,
            kernelspec, mode: str | None = None) -> dict:
     """One audit of ``target`` with an evaluation log, in ``kernelspec`` (its row and
     records; ``mode`` replaces the options')."""
-    from qencode_nb.batch.study_jobs import run_jobs
-    from qencode_nb.notebook.record import read_records
+    from qencode_nb.batch.study_jobs import run_one
 
     axis = {"evaluation_log": str(folder / f"{name}.jsonl"), "stack": None}
     if mode is not None:
         axis["mode"] = mode
     if coretype is not None:        # else the options' (default: the notebook's reference)
         axis["blas_coretype"] = coretype
-    t = time.perf_counter()
-    row = run_jobs(target, [(name, 0, name, axis)], folder, options, desc=name,
-                   kernelspecs={name: kernelspec} if kernelspec else None)[0]
-    row["seconds_total"] = time.perf_counter() - t
-    try:
-        records = read_records(folder / f"{name}.ipynb")
-    except (OSError, ValueError):
-        records = {}
+    row, records = run_one(target, folder, name, axis, options, kernelspec)
     rerun = records.get("rerun") or {}
     row["result"] = None if row["status"] != "done" or rerun.get("energy") is None else {
         "energy": rerun["energy"], "nfev": rerun.get("nfev"),

@@ -144,25 +144,7 @@ class Observable:
         eigenvalues (``ExpectationMP.eigvals``) taken once; the probabilities as
         ``ExpectationMP.process_state`` takes them (``ProbabilityMP.process_state``),
         their dot product with the eigenvalues as ``_calculate_expectation``."""
-        from pennylane import math
-        from pennylane.devices.qubit.apply_operation import apply_operation
-        from pennylane.devices.qubit.measure import flatten_state
-        from pennylane.measurements import ProbabilityMP
-        from pennylane.wires import Wires
-
-        gates = list(self.mp.diagonalizing_gates())
-        eigvals = self.mp.eigvals()
-        probs = ProbabilityMP(wires=self.mp.wires)
-
-        def measure(state):
-            for op in gates:
-                state = apply_operation(op, state)
-            total = len(state.shape)
-            flat = flatten_state(state, total)
-            probabilities = probs.process_state(state=flat, wire_order=Wires(range(total)))
-            return math.dot(probabilities, eigvals)
-
-        return measure
+        return diagonalizing_measurer(self.mp)
 
 
 class FaithfulCircuit:
@@ -285,11 +267,8 @@ class FaithfulCircuit:
         import importlib
 
         from pennylane import math
-        from pennylane.devices.qubit.apply_operation import apply_operation
-        from pennylane.devices.qubit.measure import flatten_state
-        from pennylane.measurements import ExpectationMP, ProbabilityMP
+        from pennylane.measurements import ExpectationMP
         from pennylane.ops import Sum
-        from pennylane.wires import Wires
 
         measure_module = importlib.import_module("pennylane.devices.qubit.measure")
         obs = self.observable.mp.obs
@@ -303,21 +282,11 @@ class FaithfulCircuit:
             if fn.__name__ != "state_diagonalizing_gates":
                 terms.append(lambda state, emp=emp, fn=fn: fn(emp, state, False))
                 continue
-            gates, eigvals = list(emp.diagonalizing_gates()), emp.eigvals()
             if not emp.wires:
+                eigvals = emp.eigvals()
                 terms.append(lambda state, eigvals=eigvals: math.squeeze(eigvals))
                 continue
-            probs = ProbabilityMP(wires=emp.wires)
-
-            def measure(state, gates=gates, eigvals=eigvals, probs=probs):
-                for op in gates:
-                    state = apply_operation(op, state)
-                total = len(state.shape)
-                flat = flatten_state(state, total)
-                p = probs.process_state(state=flat, wire_order=Wires(range(total)))
-                return math.dot(p, eigvals)
-
-            terms.append(measure)
+            terms.append(diagonalizing_measurer(emp))
         self._terms = terms
         return terms
 
@@ -332,6 +301,32 @@ class FaithfulCircuit:
     def __call__(self, params) -> float:
         """The energy (Ha) as ``float(qnode(params))``."""
         return float(self.observable(self.state(params)))
+
+
+def diagonalizing_measurer(mp):
+    """``state_diagonalizing_gates`` of the expectation ``mp`` (on wires) with its
+    diagonalising gates and eigenvalues (``ExpectationMP.eigvals``) taken once: the gates
+    applied, the probabilities as ``ExpectationMP.process_state`` takes them
+    (``ProbabilityMP.process_state``), their dot product with the eigenvalues as
+    ``_calculate_expectation``.  Returns ``measure(state)``."""
+    from pennylane import math
+    from pennylane.devices.qubit.apply_operation import apply_operation
+    from pennylane.devices.qubit.measure import flatten_state
+    from pennylane.measurements import ProbabilityMP
+    from pennylane.wires import Wires
+
+    gates, eigvals = list(mp.diagonalizing_gates()), mp.eigvals()
+    probs = ProbabilityMP(wires=mp.wires)
+
+    def measure(state):
+        for op in gates:
+            state = apply_operation(op, state)
+        total = len(state.shape)
+        flat = flatten_state(state, total)
+        probabilities = probs.process_state(state=flat, wire_order=Wires(range(total)))
+        return math.dot(probabilities, eigvals)
+
+    return measure
 
 
 def create_probe_state(state):
